@@ -1,0 +1,17 @@
+#pragma once
+// Small, throwing wrappers around file reads and writes of the kernel's control files.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace sandgate::sandbox {
+
+// Writes `content` to an existing file; throws std::system_error naming the path on failure.
+void write_file(const std::filesystem::path& path, const std::string& content);
+// Reads a whole (small) file; std::nullopt when it cannot be opened.
+std::optional<std::string> read_file(const std::filesystem::path& path);
+// The number after `key ` in a "key value" per line file such as memory.events.
+std::optional<std::uint64_t> read_keyed_value(const std::filesystem::path& path,
+                                              const std::string& key);
+
+}  // namespace sandgate::sandbox

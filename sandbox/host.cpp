@@ -1,0 +1,243 @@
+#include "host.hpp"
+
+#include <linux/landlock.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstring>
+#include <sstream>
+
+#include "fd_passing.hpp"
+#include "file_util.hpp"
+#include "protocol.hpp"
+#include "spawn.hpp"
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(10);
+constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside every sandbox
+
+bool user_namespaces_available() {
+  auto max = read_file("/proc/sys/user/max_user_namespaces");
+  return max && std::atoi(max->c_str()) > 0;
+}
+
+int landlock_abi() {
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi > 0 ? static_cast<int>(abi) : 0;
+}
+
+IsolationReport assess(const HostConfig& config) {
+  IsolationReport r;
+  r.user_namespaces = user_namespaces_available();
+  r.privileged = ::geteuid() == 0;
+  r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+  r.landlock_abi = landlock_abi();
+  r.cgroups = CgroupLayout::probe();
+  if (!r.user_namespaces) {
+    r.mode = "refused";
+    r.problem = "user namespaces are not available (/proc/sys/user/max_user_namespaces is 0)";
+  } else if (!r.seccomp) {
+    r.mode = "refused";
+    r.problem = "seccomp is not available in this kernel";
+  } else if (r.cgroups.complete()) {
+    r.mode = "full";
+  } else if (config.accept_no_cgroups) {
+    r.mode = "no-cgroups";
+  } else {
+    r.mode = "refused";
+    r.problem = "no writable cgroup for every controller (" + r.cgroups.describe() +
+                "); run with --accept-isolation=no-cgroups to accept sandboxes without "
+                "memory/CPU/process limits and spend metering";
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string IsolationReport::to_text() const {
+  std::ostringstream out;
+  out << "user namespaces: " << (user_namespaces ? "yes" : "no") << "\n"
+      << "distinct host uid per sandbox: " << (privileged ? "yes (running as root)" :
+                                                "no (unprivileged: one shared uid)") << "\n"
+      << "seccomp: " << (seccomp ? "yes" : "no") << "\n"
+      << "landlock: " << (landlock_abi > 0 ? "ABI " + std::to_string(landlock_abi) +
+                                                 " (available, not used)" : std::string("no"))
+      << "\n"
+      << "cgroups: " << cgroups.describe() << "\n"
+      << "mode: " << mode << "\n";
+  if (!problem.empty()) out << "problem: " << problem << "\n";
+  return out.str();
+}
+
+// Host uid pairs handed out to sandboxes; shared with each sandbox's release callback.
+struct SandboxHost::Slots {
+  std::mutex mutex;
+  std::vector<bool> used;
+  std::optional<std::uint32_t> take() {
+    std::lock_guard lock(mutex);
+    for (std::uint32_t i = 0; i < used.size(); ++i) {
+      if (!used[i]) {
+        used[i] = true;
+        return i;
+      }
+    }
+    return std::nullopt;
+  }
+  void give_back(std::uint32_t i) {
+    std::lock_guard lock(mutex);
+    used[i] = false;
+  }
+};
+
+SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
+    : executor_(executor),
+      config_(config),
+      report_(assess(config)),
+      slots_(std::make_shared<Slots>()),
+      meter_timer_(executor) {
+  slots_->used.assign(config_.max_sandboxes, false);
+  swept_ = sweep_orphan_cgroups(report_.cgroups);
+  asio::co_spawn(executor_, meter_loop(), asio::detached);
+}
+
+SandboxHost::~SandboxHost() { shutdown(); }
+
+std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Sandbox>> out;
+  for (const auto& w : live_)
+    if (auto s = w.lock()) out.push_back(std::move(s));
+  return out;
+}
+
+std::size_t SandboxHost::live_count() const {
+  std::size_t n = 0;
+  for (const auto& s : snapshot()) n += s->ended() ? 0 : 1;
+  return n;
+}
+
+void SandboxHost::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  asio::post(meter_timer_.get_executor(), [this] { meter_timer_.cancel(); });
+  for (const auto& s : snapshot()) s->end(EndReason::closed, "the gateway is shutting down");
+}
+
+asio::awaitable<void> SandboxHost::meter_loop() {
+  for (;;) {
+    meter_timer_.expires_after(config_.meter_interval);
+    co_await meter_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) co_return;
+      std::erase_if(live_, [](const auto& w) {
+        auto s = w.lock();
+        return !s || s->ended();
+      });
+    }
+    for (const auto& s : snapshot()) s->check();
+  }
+}
+
+asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
+  if (!report_.usable()) throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
+  auto slot = slots_->take();
+  if (!slot) throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
+  auto release = [slots = slots_, i = *slot] { slots->give_back(i); };
+  std::string id;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) {
+      release();
+      throw SandboxError("the gateway is shutting down");
+    }
+    id = "sb" + std::to_string(next_id_++);
+  }
+
+  SpawnedSupervisor spawned;
+  CgroupSet cgroups;
+  try {
+    cgroups = CgroupSet(report_.cgroups, cgroup_name_for(id), limits);
+    SpawnRequest request;
+    request.ids.privileged = report_.privileged;
+    request.ids.host_root_id = config_.uid_base + 2 * *slot;
+    request.ids.host_program_id = config_.uid_base + 2 * *slot + 1;
+    request.ids.program_id = kProgramId;
+    request.work_bytes = limits.work_bytes;
+    request.tmp_bytes = limits.tmp_bytes;
+    request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
+    spawned = spawn_supervisor(request);
+  } catch (const std::exception& e) {
+    cgroups.remove();
+    release();
+    throw SandboxError(std::string("could not create the sandbox: ") + e.what());
+  }
+
+  // Wait for the supervisor to report that the sandbox is built.
+  auto executor = co_await asio::this_coro::executor;
+  asio::posix::stream_descriptor watch(executor, ::dup(spawned.control.get()));
+  asio::steady_timer timer(executor, kStartTimeout);
+  auto which = co_await (watch.async_wait(asio::posix::stream_descriptor::wait_read,
+                                          asio::as_tuple(asio::use_awaitable)) ||
+                         timer.async_wait(asio::as_tuple(asio::use_awaitable)));
+  std::string failure;
+  if (which.index() == 1) {
+    failure = "the sandbox did not start in time";
+  } else {
+    auto msg = receive_message(spawned.control.get(), 4096, 0, true);
+    protocol::Header header{};
+    if (msg.data.size() >= sizeof header) std::memcpy(&header, msg.data.data(), sizeof header);
+    if (msg.data.size() < sizeof header) {
+      failure = "the sandbox's supervisor exited during setup";
+    } else if (header.type == protocol::MessageType::failed) {
+      failure = msg.data.substr(sizeof header);
+    } else if (header.type != protocol::MessageType::ready) {
+      failure = "the sandbox's supervisor sent an unexpected message";
+    }
+  }
+
+  Sandbox::Parts parts{id,       limits,          config_.prices, spawned.pid,
+                       std::move(spawned.control), std::move(cgroups), release};
+  auto sandbox = std::make_shared<Sandbox>(std::move(parts));
+  if (!failure.empty()) {
+    sandbox->end(EndReason::failed, failure);
+    throw SandboxError("could not create the sandbox: " + failure);
+  }
+  std::lock_guard lock(mutex_);
+  live_.push_back(sandbox);
+  co_return sandbox;
+}
+
+asio::awaitable<std::string> SandboxHost::self_test() {
+  try {
+    auto sandbox = co_await create(config_.limits);
+    RunRequest request;
+    request.language = Language::bash;
+    request.code = "true";
+    request.timeout = std::chrono::seconds(10);
+    auto result = co_await sandbox->run(request);
+    sandbox->end(EndReason::closed);
+    if (result.outcome != RunOutcome::completed || result.exit_code != 0)
+      co_return "a probe program did not run: " + result.failure + result.stderr_text;
+    co_return "";
+  } catch (const std::exception& e) {
+    co_return e.what();
+  }
+}
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,84 @@
+#pragma once
+// The host side of all sandboxes of one gateway: what isolation the machine offers, the pool
+// of host uids, the spend/lifetime meter that ticks over live sandboxes, and the crash sweep.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cgroups.hpp"
+#include "limits.hpp"
+#include "sandbox.hpp"
+
+namespace sandgate::sandbox {
+
+struct HostConfig {
+  Limits limits;
+  Prices prices;
+  std::uint32_t uid_base = 1'000'000;  // host uids [base, base + 2 * max_sandboxes) are ours
+  std::uint32_t max_sandboxes = 1024;
+  std::chrono::milliseconds meter_interval{1000};
+  // The named weaker mode an operator may accept when cgroups are not writable: sandboxes then
+  // run without memory/CPU/process limits and without metered spend (lifetime still applies).
+  bool accept_no_cgroups = false;
+};
+
+struct IsolationReport {
+  bool user_namespaces = false;
+  bool privileged = false;  // may map distinct host uids per sandbox
+  bool seccomp = false;
+  int landlock_abi = 0;     // 0: unavailable (not used yet; reported for operators)
+  CgroupLayout cgroups;
+  std::string mode;         // "full", "no-cgroups" or "refused"
+  std::string problem;      // why execute is refused, when mode is "refused"
+  bool usable() const { return mode != "refused"; }
+  std::string to_text() const;
+};
+
+// Thrown when a sandbox cannot be created; what() is safe to show to the model.
+class SandboxError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class SandboxHost {
+ public:
+  SandboxHost(boost::asio::any_io_executor executor, HostConfig config);
+  ~SandboxHost();
+
+  const IsolationReport& isolation() const { return report_; }
+  const HostConfig& config() const { return config_; }
+
+  // Creates and starts a sandbox with these limits. Throws SandboxError.
+  boost::asio::awaitable<std::shared_ptr<Sandbox>> create(Limits limits);
+  // Creates a sandbox, runs `true` in bash, ends it: "" when that worked, else the reason.
+  boost::asio::awaitable<std::string> self_test();
+
+  void shutdown();  // ends every live sandbox and stops the meter
+  std::size_t live_count() const;
+  int swept_at_start() const { return swept_; }
+
+ private:
+  struct Slots;
+  boost::asio::awaitable<void> meter_loop();
+  std::vector<std::shared_ptr<Sandbox>> snapshot() const;
+
+  boost::asio::any_io_executor executor_;
+  HostConfig config_;
+  IsolationReport report_;
+  int swept_ = 0;
+  std::shared_ptr<Slots> slots_;
+  std::uint64_t next_id_ = 1;
+  boost::asio::steady_timer meter_timer_;
+  mutable std::mutex mutex_;
+  std::vector<std::weak_ptr<Sandbox>> live_;
+  bool stopped_ = false;
+};
+
+}  // namespace sandgate::sandbox

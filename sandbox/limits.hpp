@@ -1,0 +1,25 @@
+#pragma once
+// What one sandbox may use, and what that use costs. Defaults follow the spec.
+#include <chrono>
+#include <cstdint>
+
+namespace sandgate::sandbox {
+
+struct Limits {
+  std::uint64_t memory_bytes = 1ull << 30;        // memory cgroup limit (includes tmpfs pages)
+  double cpus = 1.0;                              // CPU quota in vCPUs
+  std::uint32_t max_processes = 256;              // pids cgroup limit
+  std::uint64_t work_bytes = 512ull << 20;        // size of the writable /work tmpfs
+  std::uint64_t tmp_bytes = 64ull << 20;          // size of /tmp tmpfs
+  std::uint64_t output_bytes = 1ull << 20;        // stdout + stderr kept per call
+  double spend_cap_usd = 1.0;                     // the sandbox ends when spend reaches this
+  std::chrono::seconds lifetime{30 * 60};         // the sandbox ends this long after creation
+};
+
+// List prices from the seed guide; spend = cpu_hours * vcpu_hour + gib_hours * gib_hour.
+struct Prices {
+  double usd_per_vcpu_hour = 0.0504;
+  double usd_per_gib_hour = 0.0162;
+};
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,41 @@
+#pragma once
+// The wire format between the gateway and a sandbox's supervisor.
+//
+// The control channel is a SOCK_SEQPACKET socketpair, so every message keeps its boundary and
+// can carry file descriptors (SCM_RIGHTS). The gateway never sends program bytes over it: the
+// code travels in a memfd and stdio in pipes the gateway owns, so a message stays tiny.
+#include <cstdint>
+
+namespace sandgate::sandbox::protocol {
+
+enum class MessageType : std::uint32_t {
+  ready = 1,   // supervisor -> gateway: the sandbox is set up
+  failed = 2,  // supervisor -> gateway: setup failed; text follows the header
+  run = 3,     // gateway -> supervisor: fds [code memfd, stdin, stdout, stderr, status]
+  kill = 4,    // gateway -> supervisor: kill every process of one call
+};
+
+enum class Language : std::uint32_t { python = 0, javascript = 1, bash = 2 };
+
+struct Header {
+  MessageType type;
+  std::uint32_t call_id;
+  Language language;
+  std::uint32_t reserved;
+};
+
+constexpr int kRunFdCount = 5;
+
+// Written once by the call's init process to the status pipe when the program ends.
+enum class StatusKind : std::uint32_t { exited = 1, spawn_failed = 2 };
+struct Status {
+  StatusKind kind;
+  std::int32_t value;  // wait status for `exited`, errno for `spawn_failed`
+};
+
+// The supervisor finds its control socket here after exec.
+constexpr int kControlFd = 3;
+// argv[0] that turns the sandgate binary into a supervisor.
+constexpr const char* kSupervisorArgv0 = "sandgate-supervisor";
+
+}  // namespace sandgate::sandbox::protocol

@@ -1,0 +1,339 @@
+#include "sandbox.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <cstring>
+
+#include "fd_passing.hpp"
+#include "protocol.hpp"
+#include "utf8.hpp"
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using Descriptor = asio::posix::stream_descriptor;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+// After the program ends, output still in the pipes is collected for at most this long (a
+// background process may keep them open).
+constexpr auto kDrainGrace = std::chrono::milliseconds(100);
+// After a kill, the call's init must be gone within this; otherwise the sandbox is broken.
+constexpr auto kKillGrace = std::chrono::seconds(5);
+
+// stdout and stderr share one cap; what is over it is read and dropped.
+struct OutputBudget {
+  std::size_t remaining;
+  bool truncated = false;
+  void take(std::string& sink, const char* data, std::size_t n) {
+    std::size_t keep = std::min(n, remaining);
+    sink.append(data, keep);
+    remaining -= keep;
+    if (keep < n) truncated = true;
+  }
+};
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+Pipe make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget) {
+  std::array<char, 64 * 1024> buffer;
+  for (;;) {
+    auto [ec, n] = co_await from.async_read_some(asio::buffer(buffer), kTuple);
+    if (n > 0) budget.take(sink, buffer.data(), n);
+    if (ec) co_return;
+  }
+}
+
+asio::awaitable<void> feed(Descriptor& to, const std::string& data) {
+  if (!data.empty()) co_await asio::async_write(to, asio::buffer(data), kTuple);
+  boost::system::error_code ignored;
+  to.close(ignored);
+}
+
+asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from) {
+  protocol::Status status{};
+  auto [ec, n] = co_await asio::async_read(from, asio::buffer(&status, sizeof status), kTuple);
+  if (ec || n != sizeof status) co_return std::nullopt;
+  co_return status;
+}
+
+// Waits until `ended` is cancelled (the program has ended), then a short grace period.
+asio::awaitable<void> grace_after(asio::steady_timer& ended) {
+  co_await ended.async_wait(kTuple);
+  asio::steady_timer grace(co_await asio::this_coro::executor, kDrainGrace);
+  co_await grace.async_wait(kTuple);
+}
+
+UniqueFd code_memfd(const std::string& code) {
+  UniqueFd fd(::memfd_create("sandgate-code", MFD_CLOEXEC));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  std::size_t done = 0;
+  while (done < code.size()) {
+    ssize_t n = ::write(fd.get(), code.data() + done, code.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::system_error(errno, std::generic_category(), "write code");
+    done += static_cast<std::size_t>(n);
+  }
+  return fd;
+}
+
+enum class Ending { status, timeout, cancel };
+
+}  // namespace
+
+std::optional<Language> parse_language(std::string_view name) {
+  if (name == "python") return Language::python;
+  if (name == "javascript") return Language::javascript;
+  if (name == "bash") return Language::bash;
+  return std::nullopt;
+}
+
+const char* language_name(Language language) {
+  switch (language) {
+    case Language::javascript: return "javascript";
+    case Language::bash: return "bash";
+    default: return "python";
+  }
+}
+
+const char* end_reason_name(EndReason reason) {
+  switch (reason) {
+    case EndReason::closed: return "closed";
+    case EndReason::spend_cap: return "spend_cap";
+    case EndReason::lifetime: return "lifetime";
+    case EndReason::failed: return "failed";
+    default: return "none";
+  }
+}
+
+Sandbox::Sandbox(Parts parts)
+    : id_(std::move(parts.id)),
+      limits_(parts.limits),
+      created_(Clock::now()),
+      on_end_(std::move(parts.on_end)),
+      supervisor_(parts.supervisor),
+      control_(std::move(parts.control)),
+      cgroups_(std::move(parts.cgroups)),
+      meter_(parts.prices, created_) {}
+
+Sandbox::~Sandbox() { end(EndReason::closed); }
+
+bool Sandbox::ended() const {
+  std::lock_guard lock(mutex_);
+  return end_reason_ != EndReason::none;
+}
+
+EndReason Sandbox::end_reason() const {
+  std::lock_guard lock(mutex_);
+  return end_reason_;
+}
+
+std::string Sandbox::end_detail() const {
+  std::lock_guard lock(mutex_);
+  return end_detail_;
+}
+
+double Sandbox::spend_usd() const {
+  std::lock_guard lock(mutex_);
+  return meter_.usd();
+}
+
+void Sandbox::end(EndReason reason, std::string detail) {
+  std::lock_guard lock(mutex_);
+  end_locked(reason, std::move(detail));
+}
+
+void Sandbox::end_locked(EndReason reason, std::string detail) {
+  if (end_reason_ != EndReason::none) return;
+  end_reason_ = reason;
+  end_detail_ = std::move(detail);
+  if (supervisor_ > 0) {
+    // pid 1 of the sandbox: its death takes every process of the sandbox with it, and its
+    // mount namespace (with /work and /tmp) goes when the last of them is gone.
+    ::kill(supervisor_, SIGKILL);
+    while (::waitpid(supervisor_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    supervisor_ = -1;
+  }
+  cgroups_.remove();
+  if (on_end_) std::exchange(on_end_, nullptr)();
+}
+
+bool Sandbox::supervisor_alive_locked() {
+  if (supervisor_ <= 0) return false;
+  if (::waitpid(supervisor_, nullptr, WNOHANG) == supervisor_) {
+    supervisor_ = -1;
+    return false;
+  }
+  return true;
+}
+
+void Sandbox::check() {
+  std::lock_guard lock(mutex_);
+  if (end_reason_ != EndReason::none) return;
+  if (!supervisor_alive_locked()) {
+    end_locked(EndReason::failed, "the sandbox's supervisor process died");
+    return;
+  }
+  auto now = Clock::now();
+  meter_.sample(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
+  if (meter_.usd() >= limits_.spend_cap_usd) {
+    char text[128];
+    std::snprintf(text, sizeof text, "spend cap of $%.2f reached", limits_.spend_cap_usd);
+    end_locked(EndReason::spend_cap, text);
+  } else if (now - created_ >= limits_.lifetime) {
+    end_locked(EndReason::lifetime,
+               "lifetime of " + std::to_string(limits_.lifetime.count()) + " s is over");
+  }
+}
+
+RunResult Sandbox::finish(RunResult result, Clock::time_point started, std::uint64_t oom_before) {
+  check();
+  std::lock_guard lock(mutex_);
+  if (result.outcome == RunOutcome::completed && result.signal == SIGKILL &&
+      end_reason_ == EndReason::none)
+    result.oom_killed = cgroups_.oom_kills() > oom_before;
+  result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  result.spend_usd = meter_.usd();
+  if (result.outcome == RunOutcome::sandbox_ended) {
+    result.end_reason = end_reason_ == EndReason::none ? EndReason::failed : end_reason_;
+    if (result.failure.empty()) result.failure = end_detail_;
+  } else {
+    result.end_reason = end_reason_;
+  }
+  return result;
+}
+
+asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<CallControl> control) {
+  auto self = shared_from_this();
+  auto executor = co_await asio::this_coro::executor;
+  auto started = Clock::now();
+  RunResult result;
+
+  std::uint64_t oom_before = 0;
+  std::uint32_t call_id = next_call_id_++;
+  Pipe in = make_pipe(), out = make_pipe(), err = make_pipe(), status = make_pipe();
+  {
+    UniqueFd code = code_memfd(request.code);
+    std::lock_guard lock(mutex_);
+    if (end_reason_ != EndReason::none) {
+      result.outcome = RunOutcome::sandbox_ended;
+    } else {
+      oom_before = cgroups_.oom_kills();
+      protocol::Header header{protocol::MessageType::run, call_id,
+                              static_cast<protocol::Language>(request.language), 0};
+      int fds[protocol::kRunFdCount] = {code.get(), in.read.get(), out.write.get(),
+                                        err.write.get(), status.write.get()};
+      if (send_message(control_.get(), &header, sizeof header, fds) != 0) {
+        end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
+        result.outcome = RunOutcome::sandbox_ended;
+      }
+    }
+  }
+  if (result.outcome == RunOutcome::sandbox_ended) co_return finish(std::move(result), started, 0);
+  // The sandbox holds its ends now; ours must go so that EOF means "the program is done".
+  in.read.reset();
+  out.write.reset();
+  err.write.reset();
+  status.write.reset();
+
+  Descriptor stdin_pipe(executor, in.write.release()), stdout_pipe(executor, out.read.release()),
+      stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
+  auto cancel_event = std::make_shared<asio::steady_timer>(executor,
+                                                           asio::steady_timer::time_point::max());
+  asio::steady_timer deadline(executor, request.timeout);
+  asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
+  if (control) {
+    bool live = control->arm([executor, weak = std::weak_ptr(cancel_event)] {
+      asio::post(executor, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
+    if (!live) cancel_event->expires_at(asio::steady_timer::time_point::min());
+  }
+
+  auto send_kill = [&] {
+    protocol::Header kill{protocol::MessageType::kill, call_id, protocol::Language::python, 0};
+    std::lock_guard lock(mutex_);
+    send_message(control_.get(), &kill, sizeof kill);
+  };
+
+  // Waits for the program's end, its timeout or a cancel, and kills the call in the last two.
+  auto wait_end = [&]() -> asio::awaitable<std::pair<Ending, std::optional<protocol::Status>>> {
+    auto first = co_await (read_status(status_pipe) || deadline.async_wait(kTuple) ||
+                           cancel_event->async_wait(kTuple));
+    std::pair<Ending, std::optional<protocol::Status>> ending{Ending::status, std::nullopt};
+    if (first.index() == 0) {
+      ending.second = std::get<0>(first);
+    } else {
+      ending.first = first.index() == 1 ? Ending::timeout : Ending::cancel;
+      send_kill();
+      asio::steady_timer bound(executor, kKillGrace);
+      auto gone = co_await (read_status(status_pipe) || bound.async_wait(kTuple));
+      if (gone.index() == 1) end(EndReason::failed, "the sandbox did not stop a killed call");
+    }
+    ended_event.cancel();
+    co_return ending;
+  };
+
+  std::string stdout_bytes, stderr_bytes;
+  OutputBudget budget{limits_.output_bytes};
+  auto io = pump(stdout_pipe, stdout_bytes, budget) && pump(stderr_pipe, stderr_bytes, budget) &&
+            feed(stdin_pipe, request.stdin_data);
+  auto [drained, ending] = co_await ((std::move(io) || grace_after(ended_event)) && wait_end());
+  (void)drained;
+  if (control) control->disarm();
+
+  result.stdout_text = sanitize_utf8(stdout_bytes);
+  result.stderr_text = sanitize_utf8(stderr_bytes);
+  result.truncated = budget.truncated;
+  switch (ending.first) {
+    case Ending::timeout: result.outcome = RunOutcome::timed_out; break;
+    case Ending::cancel: result.outcome = RunOutcome::cancelled; break;
+    case Ending::status:
+      if (!ending.second) {
+        // The call's init vanished without a word: we did not kill it, so the sandbox is
+        // broken (or was ended under us: cap, lifetime, DELETE).
+        end(EndReason::failed, "the sandbox's processes were killed");
+        result.outcome = RunOutcome::sandbox_ended;
+      } else if (ending.second->kind == protocol::StatusKind::spawn_failed) {
+        end(EndReason::failed, std::string("could not start the program: ") +
+                                   std::strerror(ending.second->value));
+        result.outcome = RunOutcome::sandbox_ended;
+      } else {
+        int ws = ending.second->value;
+        if (WIFEXITED(ws)) {
+          result.exit_code = WEXITSTATUS(ws);
+        } else if (WIFSIGNALED(ws)) {
+          result.signal = WTERMSIG(ws);
+          result.exit_code = 128 + result.signal;  // the shell's convention
+        }
+      }
+      break;
+  }
+  co_return finish(std::move(result), started, oom_before);
+}
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,117 @@
+#pragma once
+// One sandbox: created once for a session, runs many calls one at a time, ends once.
+//
+// Thread-safety: run() must not be called concurrently on one sandbox (the session serialises
+// calls); end(), ended() and spend_usd() may be called from any thread at any time.
+#include <sys/types.h>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "call_control.hpp"
+#include "cgroups.hpp"
+#include "limits.hpp"
+#include "meter.hpp"
+#include "unique_fd.hpp"
+
+namespace sandgate::sandbox {
+
+enum class Language { python, javascript, bash };
+std::optional<Language> parse_language(std::string_view name);
+const char* language_name(Language language);
+
+struct RunRequest {
+  Language language = Language::python;
+  std::string code;
+  std::string stdin_data;
+  std::chrono::milliseconds timeout{60'000};
+};
+
+enum class RunOutcome {
+  completed,      // the program ended by itself (any exit code, or a signal)
+  timed_out,      // killed at its timeout; partial output kept; the sandbox lives on
+  cancelled,      // killed on request; the sandbox lives on
+  sandbox_ended,  // the sandbox ended during or before the call (see end_reason)
+};
+
+enum class EndReason { none, closed, spend_cap, lifetime, failed };
+const char* end_reason_name(EndReason reason);
+
+struct RunResult {
+  RunOutcome outcome = RunOutcome::completed;
+  int exit_code = -1;  // -1 when the program did not exit normally
+  int signal = 0;      // the signal that ended it, if any
+  std::string stdout_text;  // valid UTF-8 (invalid bytes replaced)
+  std::string stderr_text;
+  bool truncated = false;
+  bool oom_killed = false;
+  std::chrono::milliseconds duration{0};
+  double spend_usd = 0;
+  EndReason end_reason = EndReason::none;
+  std::string failure;  // what went wrong, when outcome is sandbox_ended
+};
+
+class Sandbox : public std::enable_shared_from_this<Sandbox> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Parts;  // what SandboxHost hands over at creation
+  Sandbox(Parts parts);
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  boost::asio::awaitable<RunResult> run(RunRequest request,
+                                        std::shared_ptr<CallControl> control = nullptr);
+
+  // Kills every process, removes its cgroups; its mounts and files vanish with its mount
+  // namespace. Idempotent: the first reason wins.
+  void end(EndReason reason, std::string detail = {});
+  bool ended() const;
+  EndReason end_reason() const;
+  std::string end_detail() const;
+  double spend_usd() const;
+  const Limits& limits() const { return limits_; }
+  const std::string& id() const { return id_; }
+
+  // Samples usage, enforces the spend cap and lifetime, and notices a dead supervisor.
+  // Called by the host at least once a second and after each call.
+  void check();
+
+ private:
+  RunResult finish(RunResult result, Clock::time_point started, std::uint64_t oom_before);
+  bool supervisor_alive_locked();
+  void end_locked(EndReason reason, std::string detail);
+
+  std::string id_;
+  Limits limits_;
+  Clock::time_point created_;
+  std::function<void()> on_end_;  // releases the host's slot
+  std::uint32_t next_call_id_ = 1;
+
+  mutable std::mutex mutex_;
+  pid_t supervisor_ = -1;
+  UniqueFd control_;
+  CgroupSet cgroups_;
+  SpendMeter meter_;
+  EndReason end_reason_ = EndReason::none;
+  std::string end_detail_;
+};
+
+struct Sandbox::Parts {
+  std::string id;
+  Limits limits;
+  Prices prices;
+  pid_t supervisor;
+  UniqueFd control;
+  CgroupSet cgroups;
+  std::function<void()> on_end;
+};
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,108 @@
+#include "spawn.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "file_util.hpp"
+#include "protocol.hpp"
+
+namespace sandgate::sandbox {
+namespace {
+
+constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS |
+                                      CLONE_NEWIPC | CLONE_NEWUTS;
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+// The clone child, before exec: raw system calls only (no allocation, no locks).
+[[noreturn]] void child_before_exec(int sync_fd, int control_fd, bool privileged, char** argv) {
+  char go = 0;
+  if (::read(sync_fd, &go, 1) != 1) ::_exit(120);
+  if (privileged) {
+    // Become the sandbox's root (mapped to an unprivileged host id) so that exec keeps the
+    // capabilities the supervisor needs inside its namespaces; drop the host's groups.
+    if (::syscall(SYS_setgroups, 0, nullptr) != 0) ::_exit(121);
+    if (::syscall(SYS_setresgid, 0, 0, 0) != 0) ::_exit(122);
+    if (::syscall(SYS_setresuid, 0, 0, 0) != 0) ::_exit(123);
+  }
+  // A uid change clears the parent-death signal, so it is set after it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (control_fd == protocol::kControlFd) {
+    ::fcntl(control_fd, F_SETFD, 0);
+  } else if (::dup2(control_fd, protocol::kControlFd) < 0) {
+    ::_exit(124);
+  }
+  ::syscall(SYS_close_range, protocol::kControlFd + 1, ~0U, 0);
+  char* const env[] = {nullptr};
+  ::execve("/proc/self/exe", argv, env);
+  ::_exit(125);
+}
+
+void write_id_maps(pid_t pid, const IdMapping& ids) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (ids.privileged) {
+    std::string map = "0 " + std::to_string(ids.host_root_id) + " 1\n" +
+                      std::to_string(ids.program_id) + " " + std::to_string(ids.host_program_id) +
+                      " 1\n";
+    write_file(proc + "/uid_map", map);
+    write_file(proc + "/gid_map", map);
+  } else {
+    write_file(proc + "/setgroups", "deny");
+    write_file(proc + "/uid_map", "0 " + std::to_string(::geteuid()) + " 1\n");
+    write_file(proc + "/gid_map", "0 " + std::to_string(::getegid()) + " 1\n");
+  }
+}
+
+}  // namespace
+
+SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) throw_errno("socketpair");
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+  int sync[2];
+  if (::pipe2(sync, O_CLOEXEC) != 0) throw_errno("pipe2");
+  UniqueFd sync_read(sync[0]), sync_write(sync[1]);
+
+  // Everything the child needs is allocated before clone.
+  std::vector<std::string> args = {protocol::kSupervisorArgv0, std::to_string(request.work_bytes),
+                                   std::to_string(request.tmp_bytes),
+                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0),
+                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  long pid = ::syscall(SYS_clone, kNamespaces | SIGCHLD, nullptr, nullptr, nullptr, 0);
+  if (pid < 0) throw_errno("clone");
+  if (pid == 0) child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged, argv.data());
+
+  SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours)};
+  theirs.reset();
+  sync_read.reset();
+  try {
+    write_id_maps(out.pid, request.ids);
+    if (request.before_release) request.before_release(out.pid);
+    char go = 1;
+    if (::write(sync_write.get(), &go, 1) != 1) throw_errno("release supervisor");
+  } catch (...) {
+    ::kill(out.pid, SIGKILL);
+    ::waitpid(out.pid, nullptr, 0);
+    throw;
+  }
+  return out;
+}
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,38 @@
+#pragma once
+// Gateway side of sandbox creation: clone a process into new namespaces, map its ids, put it in
+// its cgroups, then let it exec the supervisor. The clone child runs only raw system calls
+// until exec, because the gateway is multi-threaded.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "unique_fd.hpp"
+
+namespace sandgate::sandbox {
+
+struct IdMapping {
+  // Inside the sandbox: 0 is the supervisor, `program_id` the programs. Outside: host ids.
+  std::uint32_t host_root_id;
+  std::uint32_t program_id;
+  std::uint32_t host_program_id;
+  bool privileged;  // false: an unprivileged gateway can map only its own id, onto 0
+};
+
+struct SpawnRequest {
+  IdMapping ids;
+  std::uint64_t work_bytes;
+  std::uint64_t tmp_bytes;
+  // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
+  std::function<void(pid_t)> before_release;
+};
+
+struct SpawnedSupervisor {
+  pid_t pid = -1;
+  UniqueFd control;  // SOCK_SEQPACKET, close-on-exec
+};
+
+// Throws std::system_error; on failure the child is killed and reaped.
+SpawnedSupervisor spawn_supervisor(const SpawnRequest& request);
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,280 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <system_error>
+
+#include "fd_passing.hpp"
+#include "privileges.hpp"
+#include "protocol.hpp"
+#include "rootfs.hpp"
+#include "seccomp_filter.hpp"
+
+namespace sandgate::sandbox {
+namespace {
+
+using protocol::Header;
+using protocol::Language;
+using protocol::MessageType;
+
+struct Runtime {
+  const char* path;
+  const char* extension;
+};
+
+Runtime runtime_for(Language language) {
+  switch (language) {
+    case Language::javascript: return {"/usr/bin/node", ".js"};
+    case Language::bash: return {"/bin/bash", ".sh"};
+    default: return {"/usr/bin/python3", ".py"};
+  }
+}
+
+// The program's whole environment: nothing of the gateway's reaches it.
+char* const kProgramEnv[] = {
+    const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("HOME=/work"),
+    const_cast<char*>("LANG=C.UTF-8"),       const_cast<char*>("TMPDIR=/tmp"),
+    const_cast<char*>("USER=sandbox"),       const_cast<char*>("MPLBACKEND=Agg"),
+    const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"), nullptr};
+
+struct Settings {
+  RootfsPlan rootfs;
+  int last_cap = 0;
+};
+
+void send_text(MessageType type, const std::string& text) {
+  std::string msg(sizeof(Header), '\0');
+  Header h{type, 0, Language::python, 0};
+  std::memcpy(msg.data(), &h, sizeof h);
+  msg += text;
+  send_message(protocol::kControlFd, msg.data(), msg.size());
+}
+
+void bring_loopback_up() {
+  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return;
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  if (::ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+    ifr.ifr_flags |= IFF_UP;
+    ::ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  ::close(s);
+}
+
+void write_status(int fd, protocol::StatusKind kind, int value) {
+  protocol::Status st{kind, value};
+  ssize_t n;
+  do n = ::write(fd, &st, sizeof st);
+  while (n < 0 && errno == EINTR);
+}
+
+void write_error(int fd, const char* what, int err) {
+  std::string text = std::string("sandgate: ") + what + ": " + std::strerror(err) + "\n";
+  ssize_t ignored = ::write(fd, text.data(), text.size());
+  (void)ignored;
+}
+
+// In the program's process: stdio, identity, limits, seccomp last, then exec.
+[[noreturn]] void exec_program(const Settings& s, const Runtime& rt, const std::string& code_path,
+                               int in, int out, int err) {
+  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
+  ::close_range(3, ~0U, 0);
+  ::setsid();
+  if (int e = drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap)) {
+    write_error(2, "dropping privileges", e);
+    ::_exit(126);
+  }
+  if (::chdir("/work") != 0) {
+    write_error(2, "chdir /work", errno);
+    ::_exit(126);
+  }
+  // Seccomp is the last step before exec: everything above needed calls it refuses.
+  if (int rc = install_seccomp_filter()) {
+    write_error(2, "seccomp", -rc);
+    ::_exit(126);
+  }
+  const char* name = std::strrchr(rt.path, '/') + 1;
+  char* const argv[] = {const_cast<char*>(name), const_cast<char*>(code_path.c_str()), nullptr};
+  ::execve(rt.path, argv, kProgramEnv);
+  write_error(2, rt.path, errno);
+  ::_exit(127);
+}
+
+// The call's init: pid 1 of a pid namespace of its own. Reports the program's end, then stays
+// until every process the call left behind has ended.
+[[noreturn]] void run_call_init(const Settings& s, const Runtime& rt, const std::string& code_path,
+                                UniqueFd fds[protocol::kRunFdCount]) {
+  int in = fds[1].get(), out = fds[2].get(), err = fds[3].get(), status = fds[4].get();
+  ::signal(SIGCHLD, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  pid_t program = ::fork();
+  if (program < 0) {
+    write_status(status, protocol::StatusKind::spawn_failed, errno);
+    ::_exit(1);
+  }
+  if (program == 0) exec_program(s, rt, code_path, in, out, err);
+  // Only the program holds the output pipes, so they reach EOF when it (and its heirs) end.
+  ::close(in);
+  ::close(out);
+  ::close(err);
+  int wstatus = 0;
+  while (::waitpid(program, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  write_status(status, protocol::StatusKind::exited, wstatus);
+  ::close(status);
+  while (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) {
+  }
+  ::_exit(0);
+}
+
+class Supervisor {
+ public:
+  explicit Supervisor(Settings s) : settings_(std::move(s)) {}
+
+  [[noreturn]] void serve() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+    int sigfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    for (;;) {
+      pollfd fds[2] = {{protocol::kControlFd, POLLIN, 0}, {sigfd, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        ::_exit(2);
+      }
+      if (fds[1].revents & POLLIN) reap(sigfd);
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) handle_message();
+    }
+  }
+
+ private:
+  void reap(int sigfd) {
+    signalfd_siginfo info;
+    while (::read(sigfd, &info, sizeof info) > 0) {
+    }
+    pid_t pid;
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
+      for (auto it = calls_.begin(); it != calls_.end(); ++it) {
+        if (it->second == pid) {
+          calls_.erase(it);
+          break;
+        }
+      }
+    }
+  }
+
+  void handle_message() {
+    auto msg = receive_message(protocol::kControlFd, sizeof(Header), protocol::kRunFdCount, true);
+    if (msg.error == EAGAIN) return;
+    // The gateway has gone (or spoke nonsense): the sandbox ends with its supervisor.
+    if (msg.closed || msg.error != 0 || msg.data.size() != sizeof(Header)) ::_exit(0);
+    Header h;
+    std::memcpy(&h, msg.data.data(), sizeof h);
+    if (h.type == MessageType::kill) {
+      auto it = calls_.find(h.call_id);
+      if (it != calls_.end()) ::kill(it->second, SIGKILL);
+    } else if (h.type == MessageType::run && msg.fds.size() == protocol::kRunFdCount) {
+      start_call(h, msg.fds.data());
+    }
+  }
+
+  void start_call(const Header& h, UniqueFd* fds) {
+    Runtime rt = runtime_for(h.language);
+    int status = fds[4].get();
+    if (!previous_code_.empty()) ::unlink(previous_code_.c_str());
+    std::string code_path =
+        std::string(kCodeDir) + "/cell-" + std::to_string(h.call_id) + rt.extension;
+    if (int e = write_code(fds[0].get(), code_path)) {
+      write_status(status, protocol::StatusKind::spawn_failed, e);
+      return;
+    }
+    previous_code_ = code_path;
+    // Fork-like clone into a new pid namespace; this process is single-threaded, so the child
+    // may run ordinary code.
+    long pid = ::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    if (pid < 0) {
+      write_status(status, protocol::StatusKind::spawn_failed, errno);
+      return;
+    }
+    if (pid == 0) {
+      ::close(protocol::kControlFd);
+      run_call_init(settings_, rt, code_path, fds);
+    }
+    calls_[h.call_id] = static_cast<pid_t>(pid);
+  }
+
+  static int write_code(int memfd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(memfd, &st) != 0) return errno;
+    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
+    if (!file) return errno;
+    off_t offset = 0;
+    while (offset < st.st_size) {
+      ssize_t n = ::sendfile(file.get(), memfd, &offset, static_cast<size_t>(st.st_size - offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n < 0 ? errno : EIO;
+    }
+    return 0;
+  }
+
+  Settings settings_;
+  std::map<std::uint32_t, pid_t> calls_;
+  std::string previous_code_;
+};
+
+std::uint64_t arg_number(char** argv, int index) { return std::strtoull(argv[index], nullptr, 10); }
+
+}  // namespace
+
+bool is_supervisor_invocation(int argc, char** argv) {
+  return argc == 5 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+}
+
+void supervisor_main(int /*argc*/, char** argv) {
+  // If the gateway dies, so does the sandbox: killing pid 1 ends its whole pid namespace.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  Settings s;
+  s.rootfs.work_bytes = arg_number(argv, 1);
+  s.rootfs.tmp_bytes = arg_number(argv, 2);
+  s.rootfs.program_uid = static_cast<uid_t>(arg_number(argv, 3));
+  s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
+  s.last_cap = last_capability();
+  try {
+    // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
+    if (::unshare(CLONE_NEWCGROUP) != 0)
+      throw std::system_error(errno, std::generic_category(), "unshare cgroup namespace");
+    build_rootfs(s.rootfs);
+    if (::sethostname("sandbox", 7) != 0)
+      throw std::system_error(errno, std::generic_category(), "sethostname");
+    bring_loopback_up();
+  } catch (const std::exception& e) {
+    send_text(MessageType::failed, e.what());
+    ::_exit(1);
+  }
+  send_text(MessageType::ready, "");
+  Supervisor(std::move(s)).serve();
+}
+
+}  // namespace sandgate::sandbox

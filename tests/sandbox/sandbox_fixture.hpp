@@ -1,0 +1,68 @@
+#pragma once
+// Runs sandbox coroutines to completion on a private io_context, for tests.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
+
+#include "sandbox/host.hpp"
+
+namespace sandgate::test {
+
+class SandboxFixture {
+ public:
+  explicit SandboxFixture(sandbox::HostConfig config = default_config())
+      : host_(io_.get_executor(), config) {}
+  ~SandboxFixture() {
+    host_.shutdown();
+    io_.run_for(std::chrono::seconds(1));
+  }
+
+  static sandbox::HostConfig default_config() {
+    sandbox::HostConfig c;
+    c.limits.memory_bytes = 256ull << 20;
+    c.limits.work_bytes = 16ull << 20;
+    c.limits.tmp_bytes = 8ull << 20;
+    c.limits.max_processes = 64;
+    c.meter_interval = std::chrono::milliseconds(200);
+    c.max_sandboxes = 16;
+    return c;
+  }
+
+  // Skips the test (never passes it) where this machine cannot make sandboxes.
+  bool require_isolation() {
+    if (host_.isolation().usable()) return true;
+    WARN("SKIPPED: sandboxes unavailable here: " << host_.isolation().problem);
+    return false;
+  }
+
+  template <class T>
+  T await(boost::asio::awaitable<T> task) {
+    auto future = boost::asio::co_spawn(io_, std::move(task), boost::asio::use_future);
+    io_.restart();
+    while (future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io_.run_one();
+    return future.get();
+  }
+
+  std::shared_ptr<sandbox::Sandbox> create() { return await(host_.create(host_.config().limits)); }
+
+  sandbox::RunResult run(const std::shared_ptr<sandbox::Sandbox>& sb, sandbox::Language lang,
+                         std::string code, std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                         std::string stdin_data = {}) {
+    sandbox::RunRequest r;
+    r.language = lang;
+    r.code = std::move(code);
+    r.timeout = timeout;
+    r.stdin_data = std::move(stdin_data);
+    return await(sb->run(std::move(r)));
+  }
+
+  sandbox::SandboxHost& host() { return host_; }
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  boost::asio::io_context io_;
+  sandbox::SandboxHost host_;
+};
+
+}  // namespace sandgate::test
