@@ -1,0 +1,131 @@
+// Normal work in a sandbox, spend cap, lifetime, failures and the absence of leftovers.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "sandbox_fixture.hpp"
+
+using sandgate::sandbox::EndReason;
+using sandgate::sandbox::Language;
+using sandgate::sandbox::RunOutcome;
+
+namespace {
+
+int count_own_cgroups() {
+  int n = 0;
+  std::string prefix = "sandgate-" + std::to_string(::getpid()) + "-";
+  for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it.depth() > 4) it.disable_recursion_pending();
+      if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
+    }
+  }
+  return n;
+}
+
+bool has_children() { return ::waitpid(-1, nullptr, WNOHANG) == 0; }
+
+}  // namespace
+
+TEST_CASE("files in /work persist across calls, and stdin is fed", "[sandbox]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  f.run(sb, Language::python, "open('/work/data.txt', 'w').write('kept')");
+  auto r = f.run(sb, Language::javascript, "console.log(require('fs').readFileSync('/work/data.txt', 'utf8'))");
+  CHECK(r.stdout_text == "kept\n");
+  auto in = f.run(sb, Language::bash, "wc -c; pwd", std::chrono::seconds(10), std::string(100000, 'a'));
+  CHECK(in.stdout_text == "100000\n/work\n");
+}
+
+TEST_CASE("numpy imports when the host has it", "[sandbox]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  if (!std::filesystem::exists("/usr/lib/python3/dist-packages/numpy")) {
+    WARN("SKIPPED: python3-numpy is not installed");
+    return;
+  }
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python, "import numpy as np\nprint(int(np.arange(10).sum()))");
+  CHECK(r.stderr_text == "");
+  CHECK(r.stdout_text == "45\n");
+}
+
+TEST_CASE("invalid UTF-8 output is replaced", "[sandbox]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash, "printf 'ok\\xff\\xfe!'");
+  // Two invalid bytes, two replacement characters (one per maximal invalid subpart).
+  CHECK(r.stdout_text == "ok\xEF\xBF\xBD\xEF\xBF\xBD!");
+}
+
+TEST_CASE("the spend cap ends a busy sandbox mid-call", "[sandbox][spend]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.limits.spend_cap_usd = 0.00001;  // about 0.7 s of one vCPU at list price
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python, "while True: pass", std::chrono::seconds(30));
+  CHECK(r.outcome == RunOutcome::sandbox_ended);
+  CHECK(r.end_reason == EndReason::spend_cap);
+  CHECK(r.spend_usd >= 0.00001);
+  CHECK(sb->ended());
+  CHECK(count_own_cgroups() == 0);
+}
+
+TEST_CASE("a sandbox ends when its lifetime is over", "[sandbox][lifetime]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.limits.lifetime = std::chrono::seconds(1);
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash, "sleep 30", std::chrono::seconds(30));
+  CHECK(r.outcome == RunOutcome::sandbox_ended);
+  CHECK(r.end_reason == EndReason::lifetime);
+}
+
+TEST_CASE("a supervisor killed from the host is a sandbox failure", "[sandbox][faults]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  // Kill every process of the sandbox from outside while a call runs.
+  auto killer = std::thread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::string prefix = "sandgate-" + std::to_string(::getpid()) + "-" + sb->id();
+    std::ifstream procs("/sys/fs/cgroup/pids/" + prefix + "/cgroup.procs");
+    for (pid_t p; procs >> p;) ::kill(p, SIGKILL);
+  });
+  auto r = f.run(sb, Language::bash, "sleep 20", std::chrono::seconds(30));
+  killer.join();
+  CHECK(r.outcome == RunOutcome::sandbox_ended);
+  CHECK(r.end_reason == EndReason::failed);
+  // A fresh sandbox works.
+  auto next = f.create();
+  CHECK(f.run(next, Language::bash, "echo fresh").stdout_text == "fresh\n");
+}
+
+TEST_CASE("ending sandboxes leaves no process, cgroup or mount", "[sandbox][leaks]") {
+  {
+    sandgate::test::SandboxFixture f;
+    if (!f.require_isolation()) return;
+    for (int i = 0; i < 6; ++i) {
+      auto sb = f.create();
+      f.run(sb, Language::bash, "sleep 100 & echo started", std::chrono::seconds(5));
+      if (i % 3 == 1) f.run(sb, Language::bash, "sleep 10", std::chrono::milliseconds(300));
+      if (i % 3 == 2) continue;  // dropped without end(): the destructor must clean up
+      sb->end(EndReason::closed);
+    }
+    CHECK(f.host().live_count() == 0);
+  }
+  CHECK(count_own_cgroups() == 0);
+  CHECK_FALSE(has_children());
+}

@@ -1,0 +1,194 @@
+// Black-box tests: hostile programs in a real sandbox, asserting that what must never happen
+// does not.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "sandbox_fixture.hpp"
+
+using sandgate::sandbox::Language;
+using sandgate::sandbox::RunOutcome;
+
+namespace {
+
+// A TCP listener on the host's loopback, to prove the sandbox cannot reach it.
+struct HostListener {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  HostListener() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~HostListener() { ::close(fd); }
+};
+
+}  // namespace
+
+TEST_CASE("the network is unreachable from a sandbox", "[sandbox][isolation]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  HostListener listener;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python,
+                 "import socket\n"
+                 "try:\n"
+                 "  socket.create_connection(('127.0.0.1', " + std::to_string(listener.port) +
+                     "), timeout=3)\n"
+                 "  print('CONNECTED')\n"
+                 "except OSError as e:\n"
+                 "  print('refused', e.errno)\n"
+                 "try:\n"
+                 "  socket.getaddrinfo('deb.debian.org', 80)\n"
+                 "  print('RESOLVED')\n"
+                 "except OSError as e:\n"
+                 "  print('no dns')\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.stdout_text.find("CONNECTED") == std::string::npos);
+  CHECK(r.stdout_text.find("RESOLVED") == std::string::npos);
+  CHECK(r.stdout_text.find("refused") != std::string::npos);
+  // Raw TCP from bash too (its /dev/tcp uses socket(2)).
+  auto b = f.run(sb, Language::bash,
+                 "echo x > /dev/tcp/127.0.0.1/" + std::to_string(listener.port) + " && echo OPEN");
+  CHECK(b.stdout_text.find("OPEN") == std::string::npos);
+  CHECK(b.exit_code != 0);
+}
+
+TEST_CASE("the system is read-only and host secrets are out of reach", "[sandbox][isolation]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  ::setenv("SANDGATE_TEST_SECRET", "s3cr3t-gateway-token", 1);
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash,
+                 "touch /usr/x 2>/dev/null && echo WROTE_USR\n"
+                 "touch /x 2>/dev/null && echo WROTE_ROOT\n"
+                 "touch /etc/passwd 2>/dev/null && echo WROTE_ETC\n"
+                 "cat /etc/shadow 2>/dev/null && echo READ_SHADOW\n"
+                 "grep -a s3cr3t /proc/*/environ 2>/dev/null && echo FOUND_TOKEN\n"
+                 "env | grep -q SANDGATE && echo ENV_LEAK\n"
+                 "ls /sys 2>/dev/null | head -1 | grep -q . && echo SYS_VISIBLE\n"
+                 "ls /usr/local | grep -q . && echo USR_LOCAL_VISIBLE\n"
+                 "id -u; touch /work/ok && echo work-writable\n");
+  ::unsetenv("SANDGATE_TEST_SECRET");
+  for (const char* bad : {"WROTE_USR", "WROTE_ROOT", "WROTE_ETC", "READ_SHADOW", "FOUND_TOKEN",
+                          "ENV_LEAK", "SYS_VISIBLE", "USR_LOCAL_VISIBLE"}) {
+    INFO(bad);
+    CHECK(r.stdout_text.find(bad) == std::string::npos);
+  }
+  CHECK(r.stdout_text.find("1000\nwork-writable") != std::string::npos);
+}
+
+TEST_CASE("host processes and other sandboxes are invisible", "[sandbox][isolation]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto a = f.create();
+  auto b = f.create();
+  auto started = f.run(a, Language::bash,
+                       "echo private > /work/secret; nohup sleep 300 >/dev/null 2>&1 &\necho ok");
+  REQUIRE(started.stdout_text == "ok\n");
+  std::string host_pid = std::to_string(::getpid());
+  auto r = f.run(b, Language::bash,
+                 "cat /work/secret 2>/dev/null && echo READ_OTHER\n"
+                 "ls /work | wc -l\n"
+                 "grep -la '^sleep' /proc/[0-9]*/cmdline 2>/dev/null | wc -l\n"
+                 "kill -0 " + host_pid + " 2>/dev/null && echo SIGNALLED_HOST\n"
+                 "ls -d /proc/[0-9]* | wc -l\n");
+  CHECK(r.stdout_text.find("READ_OTHER") == std::string::npos);
+  CHECK(r.stdout_text.find("SIGNALLED_HOST") == std::string::npos);
+  // Empty /work, no `sleep` of the other sandbox, and only a handful of our own processes.
+  CHECK(r.stdout_text.rfind("0\n0\n", 0) == 0);
+  auto count = std::atoi(r.stdout_text.substr(r.stdout_text.rfind('\n', r.stdout_text.size() - 2)).c_str());
+  CHECK(count < 8);
+  // The sleeper in A is still there: background processes outlive their call.
+  auto again = f.run(a, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline | wc -l; cat /work/secret");
+  CHECK(again.stdout_text == "1\nprivate\n");
+}
+
+TEST_CASE("mount, ptrace, namespaces and symlink escapes are refused", "[sandbox][isolation]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python,
+                 "import ctypes, os\n"
+                 "libc = ctypes.CDLL(None, use_errno=True)\n"
+                 "print('mount', libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))\n"
+                 "print('ptrace', libc.ptrace(0, 0, 0, 0))\n"
+                 "print('unshare', libc.unshare(0x10000000))\n"
+                 "os.symlink('/etc/shadow', '/work/link')\n"
+                 "try:\n"
+                 "  open('/work/link').read(); print('ESCAPED')\n"
+                 "except OSError: print('no shadow')\n"
+                 "try:\n"
+                 "  os.setuid(0); print('ROOT')\n"
+                 "except OSError: print('no setuid')\n");
+  CHECK(r.stdout_text == "mount -1\nptrace -1\nunshare -1\nno shadow\nno setuid\n");
+}
+
+TEST_CASE("a fork bomb is contained by the process limit", "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
+                 std::chrono::seconds(4));
+  CHECK((r.outcome == RunOutcome::timed_out || r.outcome == RunOutcome::completed));
+  // The sandbox still serves a call once the bomb's call is over.
+  auto after = f.run(sb, Language::bash, "echo alive");
+  CHECK(after.stdout_text == "alive\n");
+}
+
+TEST_CASE("a memory bomb is reported as an OOM kill", "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python, "x = bytearray(1 << 30)\nx[::4096] = b'a' * (len(x) // 4096)\nprint('ALLOCATED')");
+  CHECK(r.outcome == RunOutcome::completed);
+  CHECK(r.oom_killed);
+  CHECK(r.exit_code == 137);
+  CHECK(r.stdout_text.find("ALLOCATED") == std::string::npos);
+}
+
+TEST_CASE("filling /work ends in ENOSPC", "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash, "head -c 64M /dev/zero > /work/big; echo rc=$?; du -sm /work | cut -f1");
+  CHECK(r.stderr_text.find("No space left on device") != std::string::npos);
+  CHECK(r.stdout_text.rfind("rc=1\n", 0) == 0);
+}
+
+TEST_CASE("an output flood is truncated at the cap", "[sandbox][limits]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.limits.output_bytes = 64 * 1024;
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::python,
+                 "import sys\nfor _ in range(2000): sys.stdout.write('x' * 10000)\n"
+                 "sys.stderr.write('done')");
+  CHECK(r.outcome == RunOutcome::completed);
+  CHECK(r.exit_code == 0);
+  CHECK(r.truncated);
+  CHECK(r.stdout_text.size() + r.stderr_text.size() == 64 * 1024);
+}
+
+TEST_CASE("a timeout kills the call's whole tree, setsid children included", "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash,
+                 "echo partial; setsid sleep 1000 & (sleep 1001 &) ; sleep 1002",
+                 std::chrono::seconds(1));
+  CHECK(r.outcome == RunOutcome::timed_out);
+  CHECK(r.stdout_text == "partial\n");
+  auto after = f.run(sb, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline 2>/dev/null | wc -l");
+  CHECK(after.outcome == RunOutcome::completed);
+  CHECK(after.stdout_text == "0\n");
+}
