@@ -1,0 +1,218 @@
+#include "config.hpp"
+
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+
+namespace sandgate::server {
+namespace {
+
+using Setter = std::function<void(Config&, const std::string&)>;
+
+struct Option {
+  const char* flag;      // --name (value options take "--name VALUE" or "--name=VALUE")
+  const char* env;       // SANDGATE_*, or nullptr
+  const char* fallback;  // the default, as shown in help
+  const char* help;
+  Setter set;            // nullptr for a switch handled by `toggle`
+  bool is_switch = false;
+};
+
+std::uint64_t to_u64(const std::string& v, std::uint64_t min, std::uint64_t max) {
+  std::size_t used = 0;
+  unsigned long long n = std::stoull(v, &used);
+  if (used != v.size() || n < min || n > max)
+    throw std::invalid_argument("expected a whole number from " + std::to_string(min) + " to " +
+                                std::to_string(max));
+  return n;
+}
+
+double to_positive(const std::string& v) {
+  std::size_t used = 0;
+  double d = std::stod(v, &used);
+  if (used != v.size() || !(d > 0)) throw std::invalid_argument("expected a positive number");
+  return d;
+}
+
+bool to_bool(const std::string& v) {
+  if (v == "1" || v == "true" || v == "yes" || v.empty()) return true;
+  if (v == "0" || v == "false" || v == "no") return false;
+  throw std::invalid_argument("expected true or false");
+}
+
+std::vector<std::string> to_list(const std::string& v) {
+  std::vector<std::string> out;
+  std::istringstream in(v);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void set_listen(Config& c, const std::string& v) {
+  auto colon = v.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("expected HOST:PORT");
+  std::string host = v.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  c.listen_host = host;
+  c.listen_port = static_cast<std::uint16_t>(to_u64(v.substr(colon + 1), 0, 65535));
+}
+
+constexpr std::uint64_t MiB = 1 << 20;
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = {
+      {"--listen", "SANDGATE_LISTEN", "127.0.0.1:8080", "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
+      {"--token-file", "SANDGATE_TOKEN_FILE", "", "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] [spend_cap_usd=X]'.", [](Config& c, const std::string& v) { c.token_file = v; }},
+      {"--no-auth", "SANDGATE_NO_AUTH", "false", "Serve without tokens. Refused unless listening on loopback.", [](Config& c, const std::string& v) { c.no_auth = to_bool(v); }, true},
+      {"--tls-cert", "SANDGATE_TLS_CERT", "", "PEM certificate chain: serve HTTPS (with --tls-key).", [](Config& c, const std::string& v) { c.tls_cert = v; }},
+      {"--tls-key", "SANDGATE_TLS_KEY", "", "PEM private key for --tls-cert.", [](Config& c, const std::string& v) { c.tls_key = v; }},
+      {"--allowed-origins", "SANDGATE_ALLOWED_ORIGINS", "", "Comma-separated Origin values accepted besides loopback ones (e.g. https://app.example.com).", [](Config& c, const std::string& v) { c.allowed_origins = to_list(v); }},
+      {"--allowed-hosts", "SANDGATE_ALLOWED_HOSTS", "", "Comma-separated Host header values accepted when listening on loopback (a proxy's public name).", [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
+      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "1000", "Sessions open at once, all tenants together.", [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
+      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "100", "Sessions open at once per tenant (the tokens file may override).", [](Config& c, const std::string& v) { c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000)); }},
+      {"--session-idle-timeout", "SANDGATE_SESSION_IDLE_TIMEOUT", "1800", "Seconds without a request after which a session and its sandbox end.", [](Config& c, const std::string& v) { c.registry.idle_timeout = std::chrono::seconds(to_u64(v, 1, 86400 * 7)); }},
+      {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64", "execute calls running at once across all sessions.", [](Config& c, const std::string& v) { c.max_concurrent_calls = static_cast<std::uint32_t>(to_u64(v, 1, 100000)); }},
+      {"--max-queued-calls", "SANDGATE_MAX_QUEUED_CALLS", "1024", "execute calls that may wait for a slot; beyond, a call gets a 'gateway is busy' tool error.", [](Config& c, const std::string& v) { c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000)); }},
+      {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60", "Default timeout_seconds of an execute call.", [](Config& c, const std::string& v) { c.timeout_default_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400)); }},
+      {"--timeout-max", "SANDGATE_TIMEOUT_MAX", "300", "Largest timeout_seconds a call may ask for.", [](Config& c, const std::string& v) { c.timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400)); }},
+      {"--stdin-max-bytes", "SANDGATE_STDIN_MAX_BYTES", "1048576", "Largest stdin an execute call may pass.", [](Config& c, const std::string& v) { c.stdin_max_bytes = to_u64(v, 0, 64 * MiB); }},
+      {"--output-max-bytes", "SANDGATE_OUTPUT_MAX_BYTES", "1048576", "stdout + stderr kept per call; the rest is discarded and `truncated` set.", [](Config& c, const std::string& v) { c.host.limits.output_bytes = to_u64(v, 1024, 64 * MiB); }},
+      {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap", "Largest request body; larger ones get HTTP 413.", [](Config& c, const std::string& v) { c.body_limit_bytes = to_u64(v, 1024, 256 * MiB); }},
+      {"--header-timeout", "SANDGATE_HEADER_TIMEOUT", "30", "Seconds a client has to send a request's headers (also the keep-alive idle limit).", [](Config& c, const std::string& v) { c.header_timeout = std::chrono::seconds(to_u64(v, 1, 3600)); }},
+      {"--body-timeout", "SANDGATE_BODY_TIMEOUT", "60", "Seconds a client has to send a request's body.", [](Config& c, const std::string& v) { c.body_timeout = std::chrono::seconds(to_u64(v, 1, 3600)); }},
+      {"--max-connections", "SANDGATE_MAX_CONNECTIONS", "1024", "Open client connections; beyond, new ones are closed at once.", [](Config& c, const std::string& v) { c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000)); }},
+      {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5", "Seconds between progress notifications of a streamed execute call.", [](Config& c, const std::string& v) { c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600)); }},
+      {"--memory-mb", "SANDGATE_MEMORY_MB", "1024", "Memory per sandbox, MiB (its /work and /tmp files count too).", [](Config& c, const std::string& v) { c.host.limits.memory_bytes = to_u64(v, 16, 1 << 20) * MiB; }},
+      {"--cpus", "SANDGATE_CPUS", "1", "CPU quota per sandbox, in vCPUs.", [](Config& c, const std::string& v) { c.host.limits.cpus = to_positive(v); }},
+      {"--max-processes", "SANDGATE_MAX_PROCESSES", "256", "Processes and threads per sandbox.", [](Config& c, const std::string& v) { c.host.limits.max_processes = static_cast<std::uint32_t>(to_u64(v, 8, 1 << 20)); }},
+      {"--work-mb", "SANDGATE_WORK_MB", "512", "Size of each sandbox's /work, MiB (ENOSPC beyond).", [](Config& c, const std::string& v) { c.host.limits.work_bytes = to_u64(v, 1, 1 << 20) * MiB; }},
+      {"--tmp-mb", "SANDGATE_TMP_MB", "64", "Size of each sandbox's /tmp (and /dev/shm), MiB.", [](Config& c, const std::string& v) { c.host.limits.tmp_bytes = to_u64(v, 1, 1 << 20) * MiB; }},
+      {"--spend-cap-usd", "SANDGATE_SPEND_CAP_USD", "1", "Spend at which a sandbox ends (the tokens file may override per tenant).", [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
+      {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800", "Seconds after creation at which a sandbox ends.", [](Config& c, const std::string& v) { c.host.limits.lifetime = std::chrono::seconds(to_u64(v, 1, 86400 * 7)); }},
+      {"--price-vcpu-hour", "SANDGATE_PRICE_VCPU_HOUR", "0.0504", "USD per vCPU-hour of CPU time used.", [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},
+      {"--price-gib-hour", "SANDGATE_PRICE_GIB_HOUR", "0.0162", "USD per GiB-hour of memory held.", [](Config& c, const std::string& v) { c.host.prices.usd_per_gib_hour = to_positive(v); }},
+      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.", [](Config& c, const std::string& v) { c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20)); }},
+      {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE", "1000000", "First host uid for sandboxes; each uses two ([base, base + 2 * max-sandboxes)). Give gateways on one host distinct ranges.", [](Config& c, const std::string& v) { c.host.uid_base = static_cast<std::uint32_t>(to_u64(v, 1000, 4'000'000'000)); }},
+      {"--accept-isolation", "SANDGATE_ACCEPT_ISOLATION", "full", "'no-cgroups' accepts sandboxes without memory/CPU/process limits or metered spend where cgroups are not writable; otherwise execute is refused there.", [](Config& c, const std::string& v) {
+         if (v == "no-cgroups") c.host.accept_no_cgroups = true;
+         else if (v != "full") throw std::invalid_argument("expected full or no-cgroups");
+       }},
+      {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.", [](Config& c, const std::string& v) { c.threads = static_cast<unsigned>(to_u64(v, 1, 256)); }},
+      {"--shutdown-grace", "SANDGATE_SHUTDOWN_GRACE", "10", "Seconds in-flight requests get to finish on SIGTERM/SIGINT.", [](Config& c, const std::string& v) { c.shutdown_grace = std::chrono::seconds(to_u64(v, 0, 3600)); }},
+      {"--log-level", "SANDGATE_LOG_LEVEL", "info", "debug, info, warn or error. Logs are JSON lines of metadata only.", [](Config& c, const std::string& v) {
+         if (v != "debug" && v != "info" && v != "warn" && v != "error") throw std::invalid_argument("expected debug, info, warn or error");
+         c.log_level = v;
+       }},
+      {"--check-isolation", nullptr, "", "Print which isolation mechanisms this host offers and which will be used, then exit (1 when execute would be refused).", [](Config& c, const std::string& v) { c.check_isolation = to_bool(v); }, true},
+  };
+  return table;
+}
+
+std::string usage() {
+  std::ostringstream out;
+  out << "Usage: sandgate [options]\n\n"
+         "A Streamable HTTP MCP gateway whose `execute` tool runs code in a per-session sandbox.\n"
+         "Each option can also be set by its environment variable; flags win.\n"
+         "SANDGATE_TOKEN (environment only) sets a single token for tenant \"default\".\n\n";
+  for (const auto& o : options()) {
+    out << "  " << o.flag << (o.is_switch ? "" : " VALUE");
+    if (o.env) out << "   [" << o.env << "]";
+    out << "\n      " << o.help;
+    if (o.fallback && *o.fallback) out << " Default: " << o.fallback << ".";
+    out << "\n";
+  }
+  out << "  --help, --version\n";
+  return out.str();
+}
+
+std::string validate(Config& c) {
+  if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
+  if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
+  if (c.no_auth) {
+    if (!is_loopback_host(c.listen_host))
+      return "--no-auth is only allowed when listening on loopback (127.0.0.1, ::1 or localhost)";
+  } else if (c.token_file.empty() && c.token.empty()) {
+    return "no token: set SANDGATE_TOKEN or --token-file (or --no-auth on loopback)";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::uint64_t effective_body_limit(const Config& config) {
+  return config.body_limit_bytes ? config.body_limit_bytes : 2 * MiB + config.stdin_max_bytes;
+}
+
+ParseOutcome parse_config(int argc, char** argv, char** envp) {
+  Config c;
+  auto fail = [](std::string text) { return ParseOutcome{std::nullopt, std::move(text) + "\n", 2}; };
+  // Environment first, flags after: flags win.
+  for (char** e = envp; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string name(kv.substr(0, eq)), value(kv.substr(eq + 1));
+    if (name == "SANDGATE_TOKEN") {
+      c.token = value;
+      continue;
+    }
+    for (const auto& o : options()) {
+      if (!o.env || name != o.env) continue;
+      try {
+        o.set(c, value);
+      } catch (const std::exception& ex) {
+        return fail(std::string(o.env) + ": " + ex.what());
+      }
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return {std::nullopt, usage(), 0};
+    if (arg == "--version") return {std::nullopt, "sandgate 0.1.0\n", 0};
+    if (arg == "--help-markdown") return {std::nullopt, options_markdown(), 0};
+    std::string name = arg, value;
+    bool inline_value = false;
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inline_value = true;
+    }
+    const Option* match = nullptr;
+    for (const auto& o : options())
+      if (name == o.flag) match = &o;
+    if (!match) return fail("unknown option " + name + " (see --help)");
+    if (!match->is_switch && !inline_value) {
+      if (i + 1 >= argc) return fail(name + " needs a value");
+      value = argv[++i];
+    }
+    if (match->is_switch && !inline_value) value = "true";
+    try {
+      match->set(c, value);
+    } catch (const std::exception& ex) {
+      return fail(name + ": " + ex.what());
+    }
+  }
+  if (c.check_isolation) return {c, "", 0};
+  if (auto problem = validate(c); !problem.empty()) return fail("sandgate: " + problem);
+  return {c, "", 0};
+}
+
+std::string options_markdown() {
+  std::ostringstream out;
+  out << "| flag | environment | default | meaning |\n|---|---|---|---|\n";
+  for (const auto& o : options()) {
+    out << "| `" << o.flag << "` | " << (o.env ? std::string("`") + o.env + "`" : "") << " | "
+        << o.fallback << " | " << o.help << " |\n";
+  }
+  out << "| | `SANDGATE_TOKEN` | | A single token for tenant `default` (environment only). |\n";
+  return out.str();
+}
+
+}  // namespace sandgate::server

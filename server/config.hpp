@@ -1,0 +1,62 @@
+#pragma once
+// Every setting of the gateway: a flag, an SANDGATE_* environment variable, a default and a
+// line of help, from one table (config.cpp), so --help and docs/configuration.md cannot drift.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sandbox/host.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+
+struct Config {
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 8080;
+  std::string token_file;
+  std::string token;  // SANDGATE_TOKEN only: a token on the command line shows in `ps`
+  bool no_auth = false;
+  std::string tls_cert, tls_key;
+  std::vector<std::string> allowed_origins;  // in addition to loopback origins
+  std::vector<std::string> allowed_hosts;    // Host header values accepted besides loopback
+
+  std::uint64_t body_limit_bytes = 0;  // 0: 2 MiB + the stdin cap
+  std::uint64_t stdin_max_bytes = 1 << 20;
+  std::uint32_t timeout_default_s = 60;
+  std::uint32_t timeout_max_s = 300;
+  std::chrono::seconds header_timeout{30};
+  std::chrono::seconds body_timeout{60};
+  std::uint32_t max_connections = 1024;
+  std::chrono::seconds progress_interval{5};
+
+  std::uint32_t max_concurrent_calls = 64;
+  std::uint32_t max_queued_calls = 1024;
+  session::RegistryConfig registry;
+  sandbox::HostConfig host;
+
+  unsigned threads = 0;  // 0: one per core
+  std::chrono::seconds shutdown_grace{10};
+  std::string log_level = "info";
+
+  bool check_isolation = false;  // print the isolation report and exit
+};
+
+// Parses flags (which win) over environment variables. Returns a message and no config when
+// the user asked for --help/--version (message to stdout, exit 0) or got something wrong
+// (message to stderr, exit 2).
+struct ParseOutcome {
+  std::optional<Config> config;
+  std::string message;
+  int exit_code = 0;
+};
+ParseOutcome parse_config(int argc, char** argv, char** envp);
+
+// The whole option table in Markdown, for docs/configuration.md (`sandgate --help-markdown`).
+std::string options_markdown();
+
+bool is_loopback_host(const std::string& host);
+std::uint64_t effective_body_limit(const Config& config);
+
+}  // namespace sandgate::server

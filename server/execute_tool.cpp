@@ -1,0 +1,176 @@
+#include "execute_tool.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace sandgate::server {
+using nlohmann::json;
+
+json execute_tool_definition(const ToolLimits& limits) {
+  json input = {
+      {"type", "object"},
+      {"properties",
+       {{"code", {{"type", "string"}, {"minLength", 1}, {"description", "The program to run."}}},
+        {"language",
+         {{"type", "string"},
+          {"enum", {"python", "javascript", "bash"}},
+          {"default", "python"},
+          {"description", "python (python3), javascript (node, CommonJS) or bash."}}},
+        {"timeout_seconds",
+         {{"type", "integer"},
+          {"minimum", 1},
+          {"maximum", limits.timeout_max_s},
+          {"default", limits.timeout_default_s},
+          {"description", "Stop the program if it runs longer than this."}}},
+        {"stdin",
+         {{"type", "string"},
+          {"description", "Text fed to the program's standard input (at most " +
+                              std::to_string(limits.stdin_max_bytes) + " bytes)."}}}}},
+      {"required", {"code"}},
+      {"additionalProperties", false}};
+  json output = {
+      {"type", "object"},
+      {"properties",
+       {{"exit_code", {{"type", "integer"}, {"description", "128 + signal number when killed by a signal."}}},
+        {"stdout", {{"type", "string"}}},
+        {"stderr", {{"type", "string"}}},
+        {"truncated", {{"type", "boolean"}, {"description", "Output beyond the cap was dropped."}}},
+        {"timed_out", {{"type", "boolean"}}},
+        {"oom_killed", {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
+        {"duration_ms", {{"type", "integer"}}},
+        {"spend_usd", {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}}}},
+      {"required", {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed",
+                    "duration_ms", "spend_usd"}}};
+  return {
+      {"name", "execute"},
+      {"title", "Execute code"},
+      {"description",
+       "Run Python, JavaScript (Node.js) or a bash script in an isolated sandbox of this session, "
+       "with no network access, and return its exit code with stdout and stderr. The working "
+       "directory is /work; files written there are kept for later calls in this session (until "
+       "the session ends or its sandbox hits its spend cap or lifetime). A non-zero exit code is "
+       "a normal result. Python has the standard library plus whatever data libraries the host "
+       "installed (typically numpy, pandas, matplotlib)."},
+      {"inputSchema", input},
+      {"outputSchema", output},
+      {"annotations",
+       {{"title", "Execute code"}, {"readOnlyHint", false}, {"destructiveHint", false},
+        {"idempotentHint", false}, {"openWorldHint", false}}}};
+}
+
+ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits) {
+  auto fail = [](std::string why) { return ExecuteArguments{std::nullopt, "Invalid arguments: " + why}; };
+  if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
+  for (const auto& [key, value] : args.items()) {
+    if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin")
+      return fail("unknown argument `" + key + "`; expected code, language, timeout_seconds, stdin.");
+  }
+  sandbox::RunRequest r;
+  auto code = args.find("code");
+  if (code == args.end() || !code->is_string() || code->get_ref<const std::string&>().empty())
+    return fail("`code` must be a non-empty string.");
+  r.code = code->get<std::string>();
+  if (r.code.find('\0') != std::string::npos) return fail("`code` must not contain NUL characters.");
+  if (auto lang = args.find("language"); lang != args.end()) {
+    auto parsed = lang->is_string() ? sandbox::parse_language(lang->get<std::string>()) : std::nullopt;
+    if (!parsed) return fail("`language` must be one of \"python\", \"javascript\", \"bash\".");
+    r.language = *parsed;
+  }
+  std::int64_t timeout = limits.timeout_default_s;
+  if (auto t = args.find("timeout_seconds"); t != args.end()) {
+    bool whole = t->is_number_integer() ||
+                 (t->is_number_float() && std::floor(t->get<double>()) == t->get<double>());
+    if (!whole) return fail("`timeout_seconds` must be a whole number of seconds.");
+    double v = t->get<double>();
+    if (v < 1 || v > limits.timeout_max_s)
+      return fail("`timeout_seconds` must be between 1 and " + std::to_string(limits.timeout_max_s) + ".");
+    timeout = static_cast<std::int64_t>(v);
+  }
+  r.timeout = std::chrono::seconds(timeout);
+  if (auto in = args.find("stdin"); in != args.end() && !in->is_null()) {
+    if (!in->is_string()) return fail("`stdin` must be a string.");
+    if (in->get_ref<const std::string&>().size() > limits.stdin_max_bytes)
+      return fail("`stdin` is larger than " + std::to_string(limits.stdin_max_bytes) + " bytes.");
+    r.stdin_data = in->get<std::string>();
+  }
+  return {std::move(r), ""};
+}
+
+json tool_error(const std::string& text) {
+  return {{"content", json::array({{{"type", "text"}, {"text", text}}})}, {"isError", true}};
+}
+
+namespace {
+
+json structured(const sandbox::RunResult& run) {
+  return {{"exit_code", run.exit_code},
+          {"stdout", run.stdout_text},
+          {"stderr", run.stderr_text},
+          {"truncated", run.truncated},
+          {"timed_out", run.outcome == sandbox::RunOutcome::timed_out},
+          {"oom_killed", run.oom_killed},
+          {"duration_ms", run.duration.count()},
+          {"spend_usd", std::round(run.spend_usd * 1e6) / 1e6}};
+}
+
+std::string dollars(double usd) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "$%.4f", usd);
+  return buf;
+}
+
+std::string sandbox_end_text(const sandbox::RunResult& run) {
+  using sandbox::EndReason;
+  std::string why;
+  switch (run.end_reason) {
+    case EndReason::spend_cap: why = "its spend cap was reached (spent " + dollars(run.spend_usd) + ")"; break;
+    case EndReason::lifetime: why = "its lifetime is over"; break;
+    case EndReason::closed: why = "the session or the gateway is shutting down"; break;
+    default: why = "the sandbox failed";
+  }
+  return "Sandbox ended: " + why + (run.failure.empty() ? "" : " (" + run.failure + ")") +
+         ". Its processes and files are gone; the next call starts a fresh sandbox.";
+}
+
+}  // namespace
+
+MappedResult map_execute_result(const session::ExecuteResult& executed,
+                                const sandbox::RunRequest& request) {
+  using session::ExecuteStatus;
+  switch (executed.status) {
+    case ExecuteStatus::busy:
+      return {tool_error("The gateway is busy: " + executed.message + ". Try again shortly."), ExecOutcome::busy};
+    case ExecuteStatus::sandbox_error:
+      return {tool_error("Sandbox unavailable: " + executed.message), ExecOutcome::sandbox_failure};
+    case ExecuteStatus::session_ended:
+      return {tool_error("The session ended before the call could run."), ExecOutcome::sandbox_failure};
+    case ExecuteStatus::cancelled:
+      return {tool_error("Cancelled."), ExecOutcome::cancelled};
+    case ExecuteStatus::ran: break;
+  }
+  const auto& run = executed.run;
+  json data = structured(run);
+  std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  switch (run.outcome) {
+    case sandbox::RunOutcome::completed:
+      return {{{"content", json::array({{{"type", "text"}, {"text", text}}})},
+               {"structuredContent", data},
+               {"isError", false}},
+              run.exit_code == 0 ? ExecOutcome::ok : ExecOutcome::nonzero_exit};
+    case sandbox::RunOutcome::timed_out: {
+      auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
+      std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
+      return {{{"content", json::array({{{"type", "text"}, {"text", head}}, {{"type", "text"}, {"text", text}}})},
+               {"structuredContent", data},
+               {"isError", true}},
+              ExecOutcome::timeout};
+    }
+    case sandbox::RunOutcome::cancelled:
+      return {tool_error("Cancelled."), ExecOutcome::cancelled};
+    case sandbox::RunOutcome::sandbox_ended:
+      break;
+  }
+  return {tool_error(sandbox_end_text(run)), ExecOutcome::sandbox_failure};
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,140 @@
+#include "gateway.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
+#include <iostream>
+#include <thread>
+
+#include "auth/token_store.hpp"
+#include "http_server.hpp"
+#include "logging.hpp"
+#include "mcp_endpoint.hpp"
+#include "sandbox/host.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+
+namespace {
+
+std::optional<auth::TokenStore> load_tokens(const Config& config) {
+  if (config.no_auth) return std::nullopt;
+  if (!config.token_file.empty()) return auth::TokenStore::load(config.token_file);
+  return auth::TokenStore::single(config.token);
+}
+
+unsigned thread_count(const Config& config) {
+  if (config.threads) return config.threads;
+  return std::max(2u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+int check_isolation(const Config& config) {
+  asio::io_context io;
+  sandbox::SandboxHost host(io.get_executor(), config.host);
+  std::cout << host.isolation().to_text();
+  if (!host.isolation().usable()) return 1;
+  auto probe = asio::co_spawn(io, host.self_test(), asio::use_future);
+  while (probe.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
+  std::string problem = probe.get();
+  std::cout << "probe sandbox: " << (problem.empty() ? "ok" : problem) << "\n";
+  host.shutdown();
+  return problem.empty() ? 0 : 1;
+}
+
+int run_gateway(const Config& config) {
+  std::optional<auth::TokenStore> tokens;
+  try {
+    tokens = load_tokens(config);
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: " << e.what() << "\n";
+    return 2;
+  }
+  asio::io_context io(static_cast<int>(thread_count(config)));
+  auto background = asio::make_strand(io);
+  sandbox::SandboxHost host(background, config.host);
+  if (host.swept_at_start() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
+  session::AsyncSemaphore gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
+  session::Registry registry(background, config.registry, host, gateway_slots);
+  Metrics metrics;
+  McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, metrics);
+  HttpServer server(io, config, endpoint, metrics, [&] {
+    return Gauges{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+  });
+
+  asio::ip::tcp::endpoint bound;
+  try {
+    bound = server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: cannot listen on " << config.listen_host << ":" << config.listen_port
+              << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::string scheme = config.tls_cert.empty() ? "http" : "https";
+  std::string host_text = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                                  : bound.address().to_string();
+  std::cout << "sandgate listening on " << scheme << "://" << host_text << ":" << bound.port()
+            << "/mcp" << std::endl;
+  log_event(LogLevel::info, "listening",
+            {{"address", host_text}, {"port", bound.port()}, {"tls", !config.tls_cert.empty()},
+             {"auth", config.no_auth ? "off" : "on"}, {"isolation", host.isolation().mode}});
+
+  // Ready once a real sandbox has run a real program.
+  if (!host.isolation().usable()) {
+    server.set_not_ready_reason(host.isolation().problem);
+    log_event(LogLevel::error, "isolation_refused", {{"problem", host.isolation().problem}});
+  } else {
+    asio::co_spawn(background, host.self_test(), [&server](std::exception_ptr, std::string problem) {
+      if (problem.empty()) {
+        server.set_ready(true);
+        log_event(LogLevel::info, "ready");
+      } else {
+        server.set_not_ready_reason("sandbox self-test failed: " + problem);
+        log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
+      }
+    });
+  }
+
+  // Shutdown, phase one: stop accepting, end every session (running calls end with a tool
+  // error), close idle connections. Phase two, after the grace period: stop everything.
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer grace(io);
+  std::function<void()> wait_for_drain = [&] {
+    if (server.open_connections() == 0 || std::chrono::steady_clock::now() >= grace.expiry()) {
+      io.stop();
+      return;
+    }
+    asio::steady_timer* poll = new asio::steady_timer(io, std::chrono::milliseconds(50));
+    poll->async_wait([&, poll](auto) {
+      delete poll;
+      wait_for_drain();
+    });
+  };
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    log_event(LogLevel::info, "shutdown", {{"signal", signal}, {"sessions", registry.size()}});
+    server.set_ready(false);
+    server.stop_accepting();
+    grace.expires_after(config.shutdown_grace);
+    registry.end_all();
+    host.shutdown();
+    wait_for_drain();
+  });
+
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < thread_count(config); ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+  registry.end_all();
+  host.shutdown();
+  log_event(LogLevel::info, "stopped");
+  return 0;
+}
+
+}  // namespace sandgate::server

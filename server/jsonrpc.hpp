@@ -1,0 +1,38 @@
+#pragma once
+// JSON-RPC 2.0 messages as MCP uses them: one message per HTTP body (batches were removed in
+// 2025-06-18), classified before anything acts on them.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace sandgate::server::jsonrpc {
+
+using nlohmann::json;
+
+enum ErrorCode : int {
+  parse_error = -32700,
+  invalid_request = -32600,
+  method_not_found = -32601,
+  invalid_params = -32602,
+  internal_error = -32603,
+  server_error = -32000,  // transport-level refusals (no session, limits)
+};
+
+enum class Kind { request, notification, response, invalid };
+
+struct Message {
+  Kind kind = Kind::invalid;
+  json id;  // request id (string or number); null when absent or unknown
+  std::string method;
+  json params = json::object();
+  int error_code = 0;  // for invalid: parse_error or invalid_request
+  std::string error;   // for invalid: what is wrong
+};
+
+Message parse(std::string_view body);
+
+json result(const json& id, json result);
+json error(const json& id, int code, const std::string& message);
+json notification(const std::string& method, json params);
+
+}  // namespace sandgate::server::jsonrpc

@@ -1,0 +1,42 @@
+#pragma once
+// The /mcp endpoint of the Streamable HTTP transport (spec 2025-11-25, also 2025-06-18 and
+// 2025-03-26): Origin and Host checks, tokens, Accept, session ids, protocol version header,
+// and which response a message gets. Every rule answers with its own status code.
+#include <boost/asio/awaitable.hpp>
+
+#include "auth/token_store.hpp"
+#include "config.hpp"
+#include "http_types.hpp"
+#include "mcp_methods.hpp"
+#include "metrics.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+
+class McpEndpoint {
+ public:
+  McpEndpoint(const Config& config, const auth::TokenStore* tokens, session::Registry& registry,
+              Metrics& metrics);
+
+  boost::asio::awaitable<Reply> handle(const Request& request);
+
+  // The DNS-rebinding rules, exposed for tests.
+  bool origin_allowed(std::string_view origin) const;
+  bool host_allowed(std::string_view host) const;
+
+ private:
+  Reply post(const Request& request, const auth::Tenant& tenant);
+  boost::asio::awaitable<Reply> post_to_session(const Request& request, const auth::Tenant& tenant,
+                                                jsonrpc::Message message);
+  Reply initialize(const Request& request, const auth::Tenant& tenant, const jsonrpc::Message& message);
+  Reply stream_tool_call(const Request& request, std::shared_ptr<session::Session> session,
+                         jsonrpc::Message message);
+
+  const Config& config_;
+  const auth::TokenStore* tokens_;
+  session::Registry& registry_;
+  Metrics& metrics_;
+  McpMethods methods_;
+};
+
+}  // namespace sandgate::server

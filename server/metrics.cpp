@@ -1,0 +1,77 @@
+#include "metrics.hpp"
+
+#include <sstream>
+
+namespace sandgate::server {
+
+namespace {
+const char* outcome_label(std::size_t i) {
+  static const char* names[] = {"ok", "nonzero_exit", "timeout", "cancelled", "sandbox_failure",
+                                "invalid_arguments", "busy"};
+  return names[i];
+}
+}  // namespace
+
+const char* exec_outcome_name(ExecOutcome outcome) {
+  return outcome_label(static_cast<std::size_t>(outcome));
+}
+
+void Metrics::count_execution(ExecOutcome outcome, double seconds) {
+  executions_[static_cast<std::size_t>(outcome)]++;
+  std::size_t b = 0;
+  while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
+  duration_buckets_[b]++;
+  duration_micros_ += static_cast<std::uint64_t>(seconds * 1e6);
+}
+
+void Metrics::count_http(unsigned status) {
+  if (status >= 500) http_5xx_++;
+  else if (status >= 400) http_4xx_++;
+  else http_2xx_++;
+}
+
+std::string Metrics::render(const Gauges& g) const {
+  std::ostringstream out;
+  out << "# HELP sandgate_sessions Open MCP sessions.\n# TYPE sandgate_sessions gauge\n"
+      << "sandgate_sessions " << g.sessions << "\n"
+      << "# HELP sandgate_sandboxes Live sandboxes.\n# TYPE sandgate_sandboxes gauge\n"
+      << "sandgate_sandboxes " << g.sandboxes << "\n"
+      << "# HELP sandgate_connections Open client connections.\n# TYPE sandgate_connections gauge\n"
+      << "sandgate_connections " << g.connections << "\n"
+      << "# HELP sandgate_ready 1 when the sandbox self-test passed and the gateway serves.\n"
+      << "# TYPE sandgate_ready gauge\nsandgate_ready " << (g.ready ? 1 : 0) << "\n"
+      << "# HELP sandgate_live_spend_usd Spend of the sandboxes alive now, USD.\n"
+      << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd << "\n"
+      << "# HELP sandgate_sessions_created_total Sessions created.\n"
+      << "# TYPE sandgate_sessions_created_total counter\nsandgate_sessions_created_total "
+      << sessions_created_ << "\n"
+      << "# HELP sandgate_sessions_refused_total initialize refused by a session limit.\n"
+      << "# TYPE sandgate_sessions_refused_total counter\nsandgate_sessions_refused_total "
+      << sessions_refused_ << "\n"
+      << "# HELP sandgate_auth_failures_total Requests refused for a missing or wrong token.\n"
+      << "# TYPE sandgate_auth_failures_total counter\nsandgate_auth_failures_total "
+      << auth_failures_ << "\n"
+      << "# HELP sandgate_http_responses_total HTTP responses by class.\n"
+      << "# TYPE sandgate_http_responses_total counter\n"
+      << "sandgate_http_responses_total{class=\"2xx\"} " << http_2xx_ << "\n"
+      << "sandgate_http_responses_total{class=\"4xx\"} " << http_4xx_ << "\n"
+      << "sandgate_http_responses_total{class=\"5xx\"} " << http_5xx_ << "\n"
+      << "# HELP sandgate_executions_total execute calls by outcome.\n"
+      << "# TYPE sandgate_executions_total counter\n";
+  for (std::size_t i = 0; i < executions_.size(); ++i)
+    out << "sandgate_executions_total{outcome=\"" << outcome_label(i) << "\"} " << executions_[i] << "\n";
+  out << "# HELP sandgate_execution_duration_seconds Wall time of execute calls.\n"
+      << "# TYPE sandgate_execution_duration_seconds histogram\n";
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b < kBuckets.size(); ++b) {
+    cumulative += duration_buckets_[b];
+    out << "sandgate_execution_duration_seconds_bucket{le=\"" << kBuckets[b] << "\"} " << cumulative << "\n";
+  }
+  cumulative += duration_buckets_[kBuckets.size()];
+  out << "sandgate_execution_duration_seconds_bucket{le=\"+Inf\"} " << cumulative << "\n"
+      << "sandgate_execution_duration_seconds_sum " << static_cast<double>(duration_micros_) / 1e6 << "\n"
+      << "sandgate_execution_duration_seconds_count " << cumulative << "\n";
+  return out.str();
+}
+
+}  // namespace sandgate::server

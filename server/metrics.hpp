@@ -1,0 +1,42 @@
+#pragma once
+// Prometheus counters and a duration histogram, lock-free to update, rendered as text.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace sandgate::server {
+
+enum class ExecOutcome { ok, nonzero_exit, timeout, cancelled, sandbox_failure, invalid_arguments, busy, count_ };
+
+const char* exec_outcome_name(ExecOutcome outcome);
+
+struct Gauges {
+  std::size_t sessions;
+  std::size_t sandboxes;
+  std::size_t connections;
+  double live_spend_usd;
+  bool ready;
+};
+
+class Metrics {
+ public:
+  void count_execution(ExecOutcome outcome, double seconds);
+  void count_auth_failure() { auth_failures_++; }
+  void count_session_created() { sessions_created_++; }
+  void count_session_refused() { sessions_refused_++; }
+  void count_http(unsigned status);
+  std::string render(const Gauges& gauges) const;
+
+ private:
+  static constexpr std::array<double, 10> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300};
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(ExecOutcome::count_)> executions_{};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> duration_buckets_{};
+  std::atomic<std::uint64_t> duration_micros_{0};
+  std::atomic<std::uint64_t> auth_failures_{0};
+  std::atomic<std::uint64_t> sessions_created_{0};
+  std::atomic<std::uint64_t> sessions_refused_{0};
+  std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
+};
+
+}  // namespace sandgate::server

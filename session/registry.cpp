@@ -1,0 +1,140 @@
+#include "registry.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "session_id.hpp"
+
+namespace sandgate::session {
+namespace asio = boost::asio;
+
+Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
+                   sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots)
+    : config_(config), host_(host), gateway_slots_(gateway_slots), sweep_timer_(executor) {
+  asio::co_spawn(executor, sweep_loop(), asio::detached);
+}
+
+Registry::~Registry() { end_all(); }
+
+std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant) {
+  sandbox::Limits limits = host_.config().limits;
+  if (tenant.spend_cap_usd) limits.spend_cap_usd = *tenant.spend_cap_usd;
+  std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
+
+  std::lock_guard lock(mutex_);
+  if (sessions_.size() >= config_.max_sessions) return CreateRefusal::too_many_sessions;
+  auto& count = per_tenant_[tenant.name];
+  if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
+  auto session = std::make_shared<Session>(new_session_id(), tenant.name, limits, host_,
+                                           gateway_slots_, config_.calls_queued_per_session);
+  sessions_.emplace(session->id(), session);
+  ++count;
+  return session;
+}
+
+std::shared_ptr<Session> Registry::find(const std::string& id, const std::string& tenant) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  // Another tenant's session is answered exactly like a missing one.
+  if (it == sessions_.end() || it->second->tenant() != tenant || it->second->ended())
+    return nullptr;
+  return it->second;
+}
+
+void Registry::forget_locked(const std::string& id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  auto t = per_tenant_.find(it->second->tenant());
+  if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
+  sessions_.erase(it);
+}
+
+bool Registry::remove(const std::string& id, const std::string& tenant) {
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || it->second->tenant() != tenant) return false;
+    session = it->second;
+    forget_locked(id);
+  }
+  // Ending kills processes and waits for them: done outside the registry's lock.
+  session->end();
+  return true;
+}
+
+std::vector<std::shared_ptr<Session>> Registry::snapshot() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Session>> out;
+  out.reserve(sessions_.size());
+  for (const auto& [id, s] : sessions_) out.push_back(s);
+  return out;
+}
+
+void Registry::end_all() {
+  std::unordered_map<std::string, std::shared_ptr<Session>> all;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    all.swap(sessions_);
+    per_tenant_.clear();
+  }
+  asio::post(sweep_timer_.get_executor(), [this] { sweep_timer_.cancel(); });
+  for (auto& [id, s] : all) s->end();
+}
+
+std::size_t Registry::sweep_idle() {
+  auto now = Session::Clock::now();
+  std::vector<std::shared_ptr<Session>> expired;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      auto& s = it->second;
+      bool idle = !s->busy() && now - s->last_used() >= config_.idle_timeout;
+      if (idle || s->ended()) {
+        expired.push_back(s);
+        auto t = per_tenant_.find(s->tenant());
+        if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& s : expired) s->end();
+  return expired.size();
+}
+
+asio::awaitable<void> Registry::sweep_loop() {
+  for (;;) {
+    sweep_timer_.expires_after(config_.sweep_interval);
+    co_await sweep_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) co_return;
+    }
+    sweep_idle();
+  }
+}
+
+std::size_t Registry::size() const {
+  std::lock_guard lock(mutex_);
+  return sessions_.size();
+}
+
+std::size_t Registry::live_sandboxes() const {
+  std::size_t n = 0;
+  for (const auto& s : snapshot()) n += s->has_live_sandbox() ? 1 : 0;
+  return n;
+}
+
+double Registry::spend_usd() const {
+  double total = 0;
+  for (const auto& s : snapshot()) total += s->spend_usd();
+  return total;
+}
+
+}  // namespace sandgate::session

@@ -1,0 +1,73 @@
+#pragma once
+// All live sessions of this gateway: id -> session, with overall and per-tenant limits, and
+// the idle sweep that ends sessions (and their sandboxes) nobody has used for a while.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "session.hpp"
+
+namespace sandgate::session {
+
+struct RegistryConfig {
+  std::size_t max_sessions = 1000;
+  std::uint32_t max_sessions_per_tenant = 100;
+  std::chrono::seconds idle_timeout{30 * 60};
+  std::chrono::milliseconds sweep_interval{5000};
+  std::size_t calls_queued_per_session = 16;
+};
+
+// Per-tenant overrides (from the tokens file).
+struct TenantPolicy {
+  std::string name;
+  std::optional<std::uint32_t> max_sessions;
+  std::optional<double> spend_cap_usd;
+};
+
+enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
+
+class Registry {
+ public:
+  Registry(boost::asio::any_io_executor executor, RegistryConfig config,
+           sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots);
+  ~Registry();
+
+  std::variant<std::shared_ptr<Session>, CreateRefusal> create(const TenantPolicy& tenant);
+  // The session, if it exists, has not ended and belongs to this tenant; else null.
+  std::shared_ptr<Session> find(const std::string& id, const std::string& tenant);
+  // Ends and forgets the session; false when find() would not have found it.
+  bool remove(const std::string& id, const std::string& tenant);
+  // Ends every session (gateway shutdown) and stops the sweep.
+  void end_all();
+  // Ends sessions idle for longer than the idle timeout; returns how many.
+  std::size_t sweep_idle();
+
+  std::size_t size() const;
+  std::size_t live_sandboxes() const;
+  double spend_usd() const;
+
+ private:
+  boost::asio::awaitable<void> sweep_loop();
+  std::vector<std::shared_ptr<Session>> snapshot() const;
+  void forget_locked(const std::string& id);
+
+  RegistryConfig config_;
+  sandbox::SandboxHost& host_;
+  AsyncSemaphore& gateway_slots_;
+  boost::asio::steady_timer sweep_timer_;
+
+  mutable std::mutex mutex_;
+  bool stopped_ = false;
+  std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;
+  std::unordered_map<std::string, std::uint32_t> per_tenant_;
+};
+
+}  // namespace sandgate::session

@@ -1,0 +1,145 @@
+#include "session.hpp"
+
+namespace sandgate::session {
+namespace asio = boost::asio;
+
+Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
+                 sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots,
+                 std::size_t queue_depth)
+    : id_(std::move(id)),
+      tenant_(std::move(tenant)),
+      limits_(limits),
+      created_(Clock::now()),
+      last_used_(created_.time_since_epoch().count()),
+      host_(host),
+      gateway_slots_(gateway_slots),
+      call_order_(1, queue_depth) {}
+
+Session::~Session() { end(); }
+
+Session::Clock::time_point Session::last_used() const {
+  return Clock::time_point(Clock::duration(last_used_.load()));
+}
+
+void Session::touch() { last_used_ = Clock::now().time_since_epoch().count(); }
+
+bool Session::ended() const {
+  std::lock_guard lock(mutex_);
+  return ended_;
+}
+
+bool Session::busy() const {
+  std::lock_guard lock(mutex_);
+  return !calls_.empty();
+}
+
+bool Session::has_live_sandbox() const {
+  std::lock_guard lock(mutex_);
+  return sandbox_ && !sandbox_->ended();
+}
+
+double Session::spend_usd() const {
+  std::lock_guard lock(mutex_);
+  return sandbox_ ? sandbox_->spend_usd() : 0.0;
+}
+
+void Session::end() {
+  std::shared_ptr<sandbox::Sandbox> sandbox;
+  std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls;
+  {
+    std::lock_guard lock(mutex_);
+    ended_ = true;
+    sandbox = std::move(sandbox_);
+    calls = calls_;
+  }
+  for (auto& [key, control] : calls) control->cancel();
+  if (sandbox) sandbox->end(sandbox::EndReason::closed, "the session ended");
+}
+
+void Session::cancel(const std::string& call_key) {
+  std::shared_ptr<sandbox::CallControl> control;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find(call_key);
+    if (it == calls_.end()) return;
+    control = it->second;
+  }
+  control->cancel();
+}
+
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(std::string& error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (sandbox_ && !sandbox_->ended()) co_return sandbox_;
+    sandbox_.reset();  // ended (cap, lifetime, failure): the next call starts a fresh one
+  }
+  std::shared_ptr<sandbox::Sandbox> fresh;
+  try {
+    fresh = co_await host_.create(limits_);
+  } catch (const sandbox::SandboxError& e) {
+    error = e.what();
+    co_return nullptr;
+  }
+  std::lock_guard lock(mutex_);
+  if (ended_) {
+    // DELETE arrived while the sandbox was being made.
+    fresh->end(sandbox::EndReason::closed, "the session ended");
+    co_return nullptr;
+  }
+  sandbox_ = fresh;
+  co_return fresh;
+}
+
+asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std::string call_key) {
+  ExecuteResult out;
+  touch();
+  auto control = std::make_shared<sandbox::CallControl>();
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_) {
+      out.status = ExecuteStatus::session_ended;
+      co_return out;
+    }
+    calls_[call_key] = control;
+  }
+  struct Forget {
+    Session* self;
+    const std::string& key;
+    ~Forget() {
+      std::lock_guard lock(self->mutex_);
+      self->calls_.erase(key);
+      self->touch();
+    }
+  } forget{this, call_key};
+
+  // Calls of one session run one at a time, in the order they arrived.
+  auto turn = co_await call_order_.acquire();
+  if (!turn) {
+    out.status = ExecuteStatus::busy;
+    out.message = "this session already has too many calls waiting";
+    co_return out;
+  }
+  auto slot = co_await gateway_slots_.acquire();
+  if (!slot) {
+    out.status = ExecuteStatus::busy;
+    out.message = "the gateway is busy: too many calls are waiting";
+    co_return out;
+  }
+  if (control->cancelled()) {
+    out.status = ExecuteStatus::cancelled;
+    co_return out;
+  }
+  auto sandbox = co_await sandbox_for_call(out.message);
+  if (!sandbox) {
+    out.status = ended() ? ExecuteStatus::session_ended : ExecuteStatus::sandbox_error;
+    co_return out;
+  }
+  out.run = co_await sandbox->run(std::move(request), control);
+  if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
+    std::lock_guard lock(mutex_);
+    if (sandbox_ == sandbox) sandbox_.reset();
+  }
+  co_return out;
+}
+
+}  // namespace sandgate::session

@@ -1,0 +1,74 @@
+#pragma once
+// One MCP session's state, independent of how it is named on the wire (today the
+// Mcp-Session-Id header; in the 2026-07-28 revision a handle passed as a tool argument).
+// It owns its sandbox, made on the first execute, and runs its calls one at a time, in order.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "async_semaphore.hpp"
+#include "sandbox/host.hpp"
+
+namespace sandgate::session {
+
+enum class ExecuteStatus {
+  ran,             // the program ran (see run.outcome)
+  busy,            // the session's or the gateway's queue is full
+  sandbox_error,   // the sandbox could not be created (message says why)
+  session_ended,   // the session ended before the call could run
+  cancelled,       // cancelled while waiting its turn
+};
+
+struct ExecuteResult {
+  ExecuteStatus status = ExecuteStatus::ran;
+  sandbox::RunResult run;
+  std::string message;
+};
+
+class Session {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
+          AsyncSemaphore& gateway_slots, std::size_t queue_depth);
+  ~Session();
+
+  const std::string& id() const { return id_; }
+  const std::string& tenant() const { return tenant_; }
+  Clock::time_point created() const { return created_; }
+  Clock::time_point last_used() const;
+  void touch();
+
+  // Runs one program in this session's sandbox. `call_key` names the call for cancel().
+  boost::asio::awaitable<ExecuteResult> execute(sandbox::RunRequest request, std::string call_key);
+  // Kills the named call's processes if it runs, or drops it if it waits. No-op otherwise.
+  void cancel(const std::string& call_key);
+  // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent.
+  void end();
+
+  bool ended() const;
+  bool busy() const;  // a call runs or waits
+  bool has_live_sandbox() const;
+  double spend_usd() const;
+
+ private:
+  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(std::string& error);
+
+  const std::string id_;
+  const std::string tenant_;
+  const sandbox::Limits limits_;
+  const Clock::time_point created_;
+  std::atomic<Clock::rep> last_used_;
+  sandbox::SandboxHost& host_;
+  AsyncSemaphore& gateway_slots_;
+  AsyncSemaphore call_order_;
+
+  mutable std::mutex mutex_;
+  bool ended_ = false;
+  std::shared_ptr<sandbox::Sandbox> sandbox_;
+  std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
+};
+
+}  // namespace sandgate::session
