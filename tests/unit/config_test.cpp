@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+
+#include "server/config.hpp"
+
+using namespace sandgate::server;
+
+namespace {
+ParseOutcome parse(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  std::vector<char*> argv{const_cast<char*>("sandgate")};
+  for (auto& a : args) argv.push_back(a.data());
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  return parse_config(static_cast<int>(argv.size()), argv.data(), envp.data());
+}
+}  // namespace
+
+TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]") {
+  SECTION("the server refuses to start without a token") {
+    auto r = parse({});
+    CHECK_FALSE(r.config);
+    CHECK(r.exit_code == 2);
+    CHECK(r.message.find("no token") != std::string::npos);
+  }
+  SECTION("--no-auth is refused off loopback") {
+    CHECK_FALSE(parse({"--no-auth", "--listen", "0.0.0.0:8080"}).config);
+    CHECK(parse({"--no-auth"}).config);
+  }
+  SECTION("flags win over the environment") {
+    auto r = parse({"--listen=127.0.0.1:9000", "--memory-mb", "256"},
+                   {"SANDGATE_TOKEN=t", "SANDGATE_LISTEN=127.0.0.1:7000", "SANDGATE_CPUS=0.5"});
+    REQUIRE(r.config);
+    CHECK(r.config->listen_port == 9000);
+    CHECK(r.config->host.limits.memory_bytes == 256ull << 20);
+    CHECK(r.config->host.limits.cpus == Approx(0.5));
+    CHECK(r.config->token == "t");
+  }
+  SECTION("bad values are named") {
+    auto r = parse({"--timeout-max", "abc"}, {"SANDGATE_TOKEN=t"});
+    CHECK_FALSE(r.config);
+    CHECK(r.message.find("--timeout-max") != std::string::npos);
+    CHECK(parse({"--bogus"}, {"SANDGATE_TOKEN=t"}).message.find("unknown option") != std::string::npos);
+  }
+  SECTION("--help lists every option with its variable") {
+    auto r = parse({"--help"});
+    CHECK(r.exit_code == 0);
+    CHECK(r.message.find("SANDGATE_SPEND_CAP_USD") != std::string::npos);
+    CHECK(r.message.find("--tls-cert") != std::string::npos);
+  }
+  SECTION("the body limit defaults to 2 MiB plus the stdin cap") {
+    auto r = parse({"--stdin-max-bytes", "1000"}, {"SANDGATE_TOKEN=t"});
+    CHECK(effective_body_limit(*r.config) == (2u << 20) + 1000);
+  }
+}

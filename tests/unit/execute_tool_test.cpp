@@ -1,0 +1,66 @@
+#include <catch2/catch.hpp>
+
+#include "server/execute_tool.hpp"
+
+using namespace sandgate::server;
+using nlohmann::json;
+
+TEST_CASE("execute arguments are validated with errors the model can act on", "[unit][tool]") {
+  ToolLimits limits{60, 300, 10};
+  auto error_of = [&](json args) { return parse_execute_arguments(args, limits).error; };
+  CHECK(error_of(json::object()).find("`code` must be a non-empty string") != std::string::npos);
+  CHECK(error_of({{"code", ""}}).find("non-empty") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"language", "ruby"}}).find("`language` must be one of") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 0}}).find("between 1 and 300") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 301}}).find("between 1 and 300") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 1.5}}).find("whole number") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"stdin", "01234567890"}}).find("larger than 10 bytes") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"cwd", "/"}}).find("unknown argument `cwd`") != std::string::npos);
+
+  auto ok = parse_execute_arguments({{"code", "print(1)"}}, limits);
+  REQUIRE(ok.request);
+  CHECK(ok.request->language == sandgate::sandbox::Language::python);
+  CHECK(ok.request->timeout == std::chrono::seconds(60));
+  auto js = parse_execute_arguments({{"code", "0"}, {"language", "javascript"}, {"timeout_seconds", 5}, {"stdin", "abc"}}, limits);
+  REQUIRE(js.request);
+  CHECK(js.request->language == sandgate::sandbox::Language::javascript);
+  CHECK(js.request->timeout == std::chrono::seconds(5));
+  CHECK(js.request->stdin_data == "abc");
+}
+
+TEST_CASE("the execute tool's definition", "[unit][tool]") {
+  json def = execute_tool_definition({60, 300, 1 << 20});
+  CHECK(def["name"] == "execute");
+  CHECK(def["annotations"]["readOnlyHint"] == false);
+  CHECK(def["annotations"]["openWorldHint"] == false);
+  CHECK(def["inputSchema"]["required"] == json::array({"code"}));
+  CHECK(def["inputSchema"]["properties"]["timeout_seconds"]["maximum"] == 300);
+  CHECK(def["outputSchema"]["properties"].contains("spend_usd"));
+  CHECK(def["description"].get<std::string>().find("no network") != std::string::npos);
+  CHECK(def["description"].get<std::string>().find("/work") != std::string::npos);
+}
+
+TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool errors", "[unit][tool]") {
+  using sandgate::session::ExecuteResult;
+  sandgate::sandbox::RunRequest req;
+  req.timeout = std::chrono::seconds(7);
+  ExecuteResult e;
+  e.run.exit_code = 3;
+  e.run.stdout_text = "out";
+  auto normal = map_execute_result(e, req);
+  CHECK(normal.result["isError"] == false);
+  CHECK(normal.result["structuredContent"]["exit_code"] == 3);
+  CHECK(normal.outcome == ExecOutcome::nonzero_exit);
+
+  e.run.outcome = sandgate::sandbox::RunOutcome::timed_out;
+  auto timeout = map_execute_result(e, req);
+  CHECK(timeout.result["isError"] == true);
+  CHECK(timeout.result["content"][0]["text"] == "Stopped after 7 s, its timeout.");
+  CHECK(timeout.result["structuredContent"]["stdout"] == "out");
+
+  e.run.outcome = sandgate::sandbox::RunOutcome::sandbox_ended;
+  e.run.end_reason = sandgate::sandbox::EndReason::spend_cap;
+  auto capped = map_execute_result(e, req);
+  CHECK(capped.result["isError"] == true);
+  CHECK(capped.result["content"][0]["text"].get<std::string>().find("spend cap") != std::string::npos);
+}
