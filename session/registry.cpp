@@ -11,9 +11,18 @@
 namespace sandgate::session {
 namespace asio = boost::asio;
 
+namespace {
+// Sweep often enough that a session never outlives its idle timeout by more than half of it.
+RegistryConfig config_with_sweep(RegistryConfig c) {
+  auto half = std::chrono::duration_cast<std::chrono::milliseconds>(c.idle_timeout) / 2;
+  c.sweep_interval = std::max(std::chrono::milliseconds(100), std::min(c.sweep_interval, half));
+  return c;
+}
+}  // namespace
+
 Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
                    sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots)
-    : config_(config), host_(host), gateway_slots_(gateway_slots), sweep_timer_(executor) {
+    : config_(config_with_sweep(config)), host_(host), gateway_slots_(gateway_slots), sweep_timer_(executor) {
   asio::co_spawn(executor, sweep_loop(), asio::detached);
 }
 

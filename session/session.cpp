@@ -45,14 +45,13 @@ double Session::spend_usd() const {
 
 void Session::end() {
   std::shared_ptr<sandbox::Sandbox> sandbox;
-  std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls;
   {
     std::lock_guard lock(mutex_);
     ended_ = true;
     sandbox = std::move(sandbox_);
-    calls = calls_;
   }
-  for (auto& [key, control] : calls) control->cancel();
+  // A running call sees its sandbox end and answers with a tool error saying so; calls still
+  // waiting their turn find the session ended.
   if (sandbox) sandbox->end(sandbox::EndReason::closed, "the session ended");
 }
 

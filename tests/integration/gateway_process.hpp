@@ -1,0 +1,182 @@
+#pragma once
+// Starts the real sandgate binary on a free loopback port and talks HTTP to it.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace sandgate::test {
+
+namespace http = boost::beast::http;
+using nlohmann::json;
+
+struct HttpReply {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  json json_body() const { return json::parse(body); }
+};
+
+class GatewayProcess {
+ public:
+  explicit GatewayProcess(std::vector<std::string> args, std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"}) {
+    int out[2];
+    REQUIRE(::pipe(out) == 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<std::string> argv_s = {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level", "warn"};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    std::string path = "PATH=/usr/bin:/bin";
+    envp.push_back(path.data());
+    envp.push_back(nullptr);
+    REQUIRE(posix_spawn(&pid_, SANDGATE_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    // First stdout line: "sandgate listening on http://127.0.0.1:PORT/mcp"
+    std::string line;
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    ::close(out[0]);
+    auto colon = line.rfind(':');
+    REQUIRE(colon != std::string::npos);
+    port_ = std::stoi(line.substr(colon + 1));
+    REQUIRE(port_ > 0);
+    wait_ready();
+  }
+  ~GatewayProcess() {
+    if (pid_ > 0 && stop(SIGTERM) < 0) stop(SIGKILL);
+  }
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+  // Sends `sig` and waits (up to `limit`) for the exit status; -1 on timeout.
+  int stop(int sig = SIGTERM, std::chrono::seconds limit = std::chrono::seconds(20)) {
+    ::kill(pid_, sig);
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+  HttpReply request(http::verb verb, const std::string& target, const std::string& body = {},
+                    std::map<std::string, std::string> headers = {}) {
+    boost::asio::io_context io;
+    boost::beast::tcp_stream stream(io);
+    stream.expires_after(std::chrono::seconds(60));
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+    http::request<http::string_body> req{verb, target, 11};
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
+    for (auto& [k, v] : headers) req.set(k, v);
+    req.body() = body;
+    req.prepare_payload();
+    http::write(stream, req);
+    boost::beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 << 20);
+    http::read(stream, buffer, parser);
+    HttpReply reply;
+    reply.status = parser.get().result_int();
+    for (const auto& f : parser.get()) {
+      std::string name(f.name_string());
+      for (auto& ch : name) ch = static_cast<char>(std::tolower(ch));
+      reply.headers[name] = std::string(f.value());
+    }
+    reply.body = parser.get().body();
+    return reply;
+  }
+
+  static std::map<std::string, std::string> mcp_headers(const std::string& session = {},
+                                                        const std::string& token = "test-token") {
+    std::map<std::string, std::string> h = {{"Content-Type", "application/json"},
+                                            {"Accept", "application/json, text/event-stream"},
+                                            {"Authorization", "Bearer " + token}};
+    if (!session.empty()) {
+      h["Mcp-Session-Id"] = session;
+      h["MCP-Protocol-Version"] = "2025-11-25";
+    }
+    return h;
+  }
+
+  HttpReply post(const json& message, const std::string& session = {}, const std::string& token = "test-token") {
+    return request(http::verb::post, "/mcp", message.dump(), mcp_headers(session, token));
+  }
+
+  std::string initialize(const std::string& token = "test-token") {
+    auto r = post({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                   {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "it"}, {"version", "1"}}}}}},
+                  {}, token);
+    REQUIRE(r.status == 200);
+    std::string id = r.headers["mcp-session-id"];
+    REQUIRE(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, token).status == 202);
+    return id;
+  }
+
+  // tools/call execute; returns the CallToolResult.
+  json execute(const std::string& session, const std::string& code, const std::string& language = "python",
+               int timeout_s = 30, int id = 1) {
+    auto r = post({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
+                   {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}},
+                  session);
+    REQUIRE(r.status == 200);
+    return r.json_body()["result"];
+  }
+
+ private:
+  void wait_ready() {
+    for (int i = 0; i < 200; ++i) {
+      try {
+        if (request(http::verb::get, "/readyz").status == 200) return;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    FAIL("the gateway did not become ready");
+  }
+
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+// cgroup directories a gateway process left: "sandgate-<pid>-*" anywhere in the v1/v2 trees.
+inline int cgroups_of(pid_t gateway) {
+  int n = 0;
+  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it.depth() > 4) it.disable_recursion_pending();
+    if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+}  // namespace sandgate::test
