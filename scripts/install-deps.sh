@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything sandgate needs to build, run and test on Debian 12, from Debian's
+# packages (and npm for the end-to-end tests' packages, see scripts/test.sh). Run as root.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends \
+  cmake g++ make pkg-config ca-certificates \
+  libboost1.81-dev nlohmann-json3-dev libssl-dev libspdlog-dev catch2 libseccomp-dev \
+  openssl iproute2 procps \
+  python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
+  bash coreutils
+# The sandbox's javascript runtime is /usr/bin/node. A host that already has Node.js (with its
+# own npm, e.g. from NodeSource) keeps it: Debian's npm package would conflict with it.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+  apt-get install -y --no-install-recommends nodejs npm
+fi

@@ -1,0 +1,124 @@
+// End-to-end: the official MCP TypeScript SDK client against the real gateway and sandboxes.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startGateway } from "./gateway.mjs";
+
+const TOKEN = "e2e-token";
+let gateway;
+
+async function connect(token = TOKEN) {
+  const transport = new StreamableHTTPClientTransport(gateway.url, {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "sandgate-e2e", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const run = (client, args, options) =>
+  client.callTool({ name: "execute", arguments: args }, undefined, options);
+
+before(async () => {
+  gateway = await startGateway(["--progress-interval", "1"]);
+});
+after(async () => {
+  assert.equal(await gateway.stop(), 0);
+});
+
+describe("the official SDK client", () => {
+  test("lists exactly one tool, execute, with its schemas", async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    assert.equal(tools.length, 1);
+    assert.equal(tools[0].name, "execute");
+    assert.ok(tools[0].outputSchema);
+    assert.equal(tools[0].annotations.openWorldHint, false);
+    await client.close();
+  });
+
+  test("runs python, javascript and bash", async () => {
+    const { client } = await connect();
+    const py = await run(client, { code: "print(sum(range(10)))" });
+    assert.equal(py.isError, false);
+    assert.equal(py.structuredContent.stdout, "45\n");
+    const js = await run(client, { code: "console.log([1,2,3].map(x => x * 2).join(','))", language: "javascript" });
+    assert.equal(js.structuredContent.stdout, "2,4,6\n");
+    const sh = await run(client, { code: "seq 3 | paste -sd+ | bc 2>/dev/null || echo $((1+2+3))", language: "bash" });
+    assert.equal(sh.structuredContent.stdout.trim(), "6");
+    await client.close();
+  });
+
+  test("a file written in one call is read in the next; another session cannot see it", async () => {
+    const a = await connect();
+    await run(a.client, { code: "open('/work/shared.txt','w').write('only mine')" });
+    const back = await run(a.client, { code: "cat /work/shared.txt", language: "bash" });
+    assert.equal(back.structuredContent.stdout, "only mine");
+    const b = await connect();
+    const other = await run(b.client, { code: "import os; print(os.listdir('/work'))" });
+    assert.equal(other.structuredContent.stdout, "[]\n");
+    await a.client.close();
+    await b.client.close();
+  });
+
+  test("a non-zero exit is a normal result; a timeout is a tool error", async () => {
+    const { client } = await connect();
+    const failed = await run(client, { code: "import sys; print('bad', file=sys.stderr); sys.exit(3)" });
+    assert.equal(failed.isError, false);
+    assert.equal(failed.structuredContent.exit_code, 3);
+    assert.equal(failed.structuredContent.stderr, "bad\n");
+    const slow = await run(client, { code: "echo partial; sleep 30", language: "bash", timeout_seconds: 1 });
+    assert.equal(slow.isError, true);
+    assert.equal(slow.content[0].text, "Stopped after 1 s, its timeout.");
+    assert.match(slow.content[1].text, /partial/);
+    await client.close();
+  });
+
+  test("invalid arguments are a tool error saying what is wrong", async () => {
+    const { client } = await connect();
+    const bad = await run(client, { code: "print(1)", language: "cobol" });
+    assert.equal(bad.isError, true);
+    assert.match(bad.content[0].text, /language/);
+    await client.close();
+  });
+
+  test("progress notifications stream while a long call runs", async () => {
+    const { client } = await connect();
+    const seen = [];
+    const result = await run(client, { code: "sleep 2.5; echo done", language: "bash" }, { onprogress: (p) => seen.push(p.progress) });
+    assert.equal(result.structuredContent.stdout, "done\n");
+    assert.ok(seen.length >= 1, "at least one progress notification");
+    await client.close();
+  });
+
+  test("aborting a call cancels it and kills its program", async () => {
+    const { client } = await connect();
+    const controller = new AbortController();
+    const call = run(client, { code: "touch /work/started; sleep 30; touch /work/finished", language: "bash" }, { signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 1500));
+    controller.abort("test");
+    await assert.rejects(call);
+    await new Promise((r) => setTimeout(r, 300));
+    const files = await run(client, { code: "ls /work", language: "bash" });
+    assert.equal(files.structuredContent.stdout, "started\n");
+    await client.close();
+  });
+
+  test("after terminateSession the session is gone (404)", async () => {
+    const { client, transport } = await connect();
+    await run(client, { code: "print(1)" });
+    const id = transport.sessionId;
+    await transport.terminateSession();
+    const res = await fetch(gateway.url, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Session-Id": id },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    assert.equal(res.status, 404);
+  });
+
+  test("a wrong token is refused with 401", async () => {
+    await assert.rejects(connect("not-the-token"), /401|Unauthorized/);
+  });
+});
