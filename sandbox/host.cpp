@@ -1,6 +1,5 @@
 #include "host.hpp"
 
-#include <linux/landlock.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <sstream>
 
 #include "fd_passing.hpp"
+#include "landlock.hpp"
 #include "file_util.hpp"
 #include "protocol.hpp"
 #include "spawn.hpp"
@@ -34,17 +34,12 @@ bool user_namespaces_available() {
   return max && std::atoi(max->c_str()) > 0;
 }
 
-int landlock_abi() {
-  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return abi > 0 ? static_cast<int>(abi) : 0;
-}
-
 IsolationReport assess(const HostConfig& config) {
   IsolationReport r;
   r.user_namespaces = user_namespaces_available();
   r.privileged = ::geteuid() == 0;
   r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
-  r.landlock_abi = landlock_abi();
+  r.landlock_abi = landlock_abi_version();
   r.cgroups = CgroupLayout::probe();
   if (!r.user_namespaces) {
     r.mode = "refused";
@@ -74,7 +69,7 @@ std::string IsolationReport::to_text() const {
                                                 "no (unprivileged: one shared uid)") << "\n"
       << "seccomp: " << (seccomp ? "yes" : "no") << "\n"
       << "landlock: " << (landlock_abi > 0 ? "ABI " + std::to_string(landlock_abi) +
-                                                 " (available, not used)" : std::string("no"))
+                                                 " (used: writes only in /work, /tmp, /dev/shm; exec only from /usr, /work)" : std::string("no"))
       << "\n"
       << "cgroups: " << cgroups.describe() << "\n"
       << "mode: " << mode << "\n";
@@ -180,6 +175,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     request.ids.program_id = kProgramId;
     request.work_bytes = limits.work_bytes;
     request.tmp_bytes = limits.tmp_bytes;
+    // Without distinct host uids the per-uid count would include the gateway's own processes.
+    request.max_processes = report_.privileged ? limits.max_processes : 0;
     request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
     spawned = spawn_supervisor(request);
   } catch (const std::exception& e) {

@@ -33,7 +33,7 @@ struct IsolationReport {
   bool user_namespaces = false;
   bool privileged = false;  // may map distinct host uids per sandbox
   bool seccomp = false;
-  int landlock_abi = 0;     // 0: unavailable (not used yet; reported for operators)
+  int landlock_abi = 0;     // 0: unavailable (then that layer is absent)
   CgroupLayout cgroups;
   std::string mode;         // "full", "no-cgroups" or "refused"
   std::string problem;      // why execute is refused, when mode is "refused"

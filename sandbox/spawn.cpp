@@ -80,7 +80,8 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   std::vector<std::string> args = {protocol::kSupervisorArgv0, std::to_string(request.work_bytes),
                                    std::to_string(request.tmp_bytes),
                                    std::to_string(request.ids.privileged ? request.ids.program_id : 0),
-                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0)};
+                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0),
+                                   std::to_string(request.max_processes)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

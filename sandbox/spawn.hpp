@@ -23,6 +23,7 @@ struct SpawnRequest {
   IdMapping ids;
   std::uint64_t work_bytes;
   std::uint64_t tmp_bytes;
+  std::uint32_t max_processes;  // per-uid process cap for programs (0: none)
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };

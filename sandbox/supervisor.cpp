@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -23,6 +24,7 @@
 #include <system_error>
 
 #include "fd_passing.hpp"
+#include "landlock.hpp"
 #include "privileges.hpp"
 #include "protocol.hpp"
 #include "rootfs.hpp"
@@ -57,7 +59,9 @@ char* const kProgramEnv[] = {
 
 struct Settings {
   RootfsPlan rootfs;
+  std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
+  int landlock_ruleset = -1;        // built once, applied in every program
 };
 
 void send_text(MessageType type, const std::string& text) {
@@ -97,12 +101,21 @@ void write_error(int fd, const char* what, int err) {
 [[noreturn]] void exec_program(const Settings& s, const Runtime& rt, const std::string& code_path,
                                int in, int out, int err) {
   if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-  ::close_range(3, ~0U, 0);
   ::setsid();
   if (int e = drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap)) {
     write_error(2, "dropping privileges", e);
     ::_exit(126);
   }
+  if (s.max_processes > 0) {
+    // Counted per host uid, which is the sandbox's own: a process cap even without cgroups.
+    struct rlimit nproc {s.max_processes, s.max_processes};
+    ::setrlimit(RLIMIT_NPROC, &nproc);
+  }
+  if (int e = apply_landlock(s.landlock_ruleset)) {
+    write_error(2, "landlock", e);
+    ::_exit(126);
+  }
+  ::close_range(3, ~0U, 0);
   if (::chdir("/work") != 0) {
     write_error(2, "chdir /work", errno);
     ::_exit(126);
@@ -249,7 +262,7 @@ std::uint64_t arg_number(char** argv, int index) { return std::strtoull(argv[ind
 }  // namespace
 
 bool is_supervisor_invocation(int argc, char** argv) {
-  return argc == 5 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+  return argc == 6 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
 void supervisor_main(int /*argc*/, char** argv) {
@@ -260,6 +273,7 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.rootfs.tmp_bytes = arg_number(argv, 2);
   s.rootfs.program_uid = static_cast<uid_t>(arg_number(argv, 3));
   s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
+  s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.last_cap = last_capability();
   try {
     // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
@@ -269,6 +283,7 @@ void supervisor_main(int /*argc*/, char** argv) {
     if (::sethostname("sandbox", 7) != 0)
       throw std::system_error(errno, std::generic_category(), "sethostname");
     bring_loopback_up();
+    s.landlock_ruleset = build_landlock_ruleset().release();
   } catch (const std::exception& e) {
     send_text(MessageType::failed, e.what());
     ::_exit(1);

@@ -192,3 +192,19 @@ TEST_CASE("a timeout kills the call's whole tree, setsid children included", "[s
   CHECK(after.outcome == RunOutcome::completed);
   CHECK(after.stdout_text == "0\n");
 }
+
+TEST_CASE("Landlock refuses executing anything outside the allowed trees", "[sandbox][isolation]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  if (f.host().isolation().landlock_abi == 0) {
+    WARN("SKIPPED: this kernel has no Landlock");
+    return;
+  }
+  auto sb = f.create();
+  // /tmp is writable and not mounted noexec: only Landlock stops running a binary from it.
+  auto r = f.run(sb, Language::bash,
+                 "cp /usr/bin/true /tmp/t && chmod +x /tmp/t && /tmp/t; echo tmp=$?\n"
+                 "cp /usr/bin/true /work/t && chmod +x /work/t && /work/t; echo work=$?\n");
+  CHECK(r.stdout_text == "tmp=126\nwork=0\n");
+  CHECK(r.stderr_text.find("Permission denied") != std::string::npos);
+}
