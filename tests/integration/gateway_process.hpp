@@ -33,7 +33,8 @@ struct HttpReply {
 
 class GatewayProcess {
  public:
-  explicit GatewayProcess(std::vector<std::string> args, std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"}) {
+  explicit GatewayProcess(std::vector<std::string> args,
+                          std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"}, bool tls = false) {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     posix_spawn_file_actions_t actions;
@@ -61,7 +62,7 @@ class GatewayProcess {
     REQUIRE(colon != std::string::npos);
     port_ = std::stoi(line.substr(colon + 1));
     REQUIRE(port_ > 0);
-    wait_ready();
+    if (!tls) wait_ready();
   }
   ~GatewayProcess() {
     if (pid_ > 0 && stop(SIGTERM) < 0) stop(SIGKILL);
