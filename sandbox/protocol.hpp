@@ -13,6 +13,7 @@ enum class MessageType : std::uint32_t {
   failed = 2,  // supervisor -> gateway: setup failed; text follows the header
   run = 3,     // gateway -> supervisor: fds [code memfd, stdin, stdout, stderr, status]
   kill = 4,    // gateway -> supervisor: kill every process of one call
+  reaped = 5,  // supervisor -> gateway: a killed call's processes are all gone (after `kill`)
 };
 
 enum class Language : std::uint32_t { python = 0, javascript = 1, bash = 2 };

@@ -226,6 +226,29 @@ RunResult Sandbox::finish(RunResult result, Clock::time_point started, std::uint
   return result;
 }
 
+asio::awaitable<bool> Sandbox::kill_call(std::uint32_t call_id) {
+  auto executor = co_await asio::this_coro::executor;
+  {
+    protocol::Header kill{protocol::MessageType::kill, call_id, protocol::Language::python, 0};
+    std::lock_guard lock(mutex_);
+    if (end_reason_ != EndReason::none) co_return true;  // everything is gone already
+    if (send_message(control_.get(), &kill, sizeof kill) != 0) co_return false;
+  }
+  // Only a kill makes the supervisor speak during a call, so the next message is ours.
+  Descriptor watch(executor, ::dup(control_.get()));
+  asio::steady_timer deadline(executor, kKillGrace);
+  for (;;) {
+    auto which = co_await (watch.async_wait(Descriptor::wait_read, kTuple) || deadline.async_wait(kTuple));
+    if (which.index() == 1) co_return false;
+    auto msg = receive_message(control_.get(), sizeof(protocol::Header), 0, true);
+    if (msg.error == EAGAIN) continue;
+    if (msg.closed || msg.error != 0 || msg.data.size() != sizeof(protocol::Header)) co_return ended();
+    protocol::Header h;
+    std::memcpy(&h, msg.data.data(), sizeof h);
+    if (h.type == protocol::MessageType::reaped && h.call_id == call_id) co_return true;
+  }
+}
+
 asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<CallControl> control) {
   auto self = shared_from_this();
   auto executor = co_await asio::this_coro::executor;
@@ -274,12 +297,6 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
     if (!live) cancel_event->expires_at(asio::steady_timer::time_point::min());
   }
 
-  auto send_kill = [&] {
-    protocol::Header kill{protocol::MessageType::kill, call_id, protocol::Language::python, 0};
-    std::lock_guard lock(mutex_);
-    send_message(control_.get(), &kill, sizeof kill);
-  };
-
   // Waits for the program's end, its timeout or a cancel, and kills the call in the last two.
   auto wait_end = [&]() -> asio::awaitable<std::pair<Ending, std::optional<protocol::Status>>> {
     auto first = co_await (read_status(status_pipe) || deadline.async_wait(kTuple) ||
@@ -289,10 +306,7 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
       ending.second = std::get<0>(first);
     } else {
       ending.first = first.index() == 1 ? Ending::timeout : Ending::cancel;
-      send_kill();
-      asio::steady_timer bound(executor, kKillGrace);
-      auto gone = co_await (read_status(status_pipe) || bound.async_wait(kTuple));
-      if (gone.index() == 1) end(EndReason::failed, "the sandbox did not stop a killed call");
+      if (!co_await kill_call(call_id)) end(EndReason::failed, "the sandbox did not stop a killed call");
     }
     ended_event.cancel();
     co_return ending;
@@ -319,8 +333,12 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
         end(EndReason::failed, "the sandbox's processes were killed");
         result.outcome = RunOutcome::sandbox_ended;
       } else if (ending.second->kind == protocol::StatusKind::spawn_failed) {
-        end(EndReason::failed, std::string("could not start the program: ") +
-                                   std::strerror(ending.second->value));
+        int error = ending.second->value;
+        end(EndReason::failed,
+            error == EAGAIN ? "could not start the program: the sandbox's process limit (" +
+                                  std::to_string(limits_.max_processes) +
+                                  ") is reached; processes left running by earlier calls count too"
+                            : std::string("could not start the program: ") + std::strerror(error));
         result.outcome = RunOutcome::sandbox_ended;
       } else {
         int ws = ending.second->value;

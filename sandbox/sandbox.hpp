@@ -86,6 +86,8 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
 
  private:
   RunResult finish(RunResult result, Clock::time_point started, std::uint64_t oom_before);
+  // Kills one call's processes and waits until the supervisor reports them all gone.
+  boost::asio::awaitable<bool> kill_call(std::uint32_t call_id);
   bool supervisor_alive_locked();
   void end_locked(EndReason reason, std::string detail);
 

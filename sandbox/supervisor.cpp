@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <system_error>
 
@@ -190,12 +191,19 @@ class Supervisor {
     pid_t pid;
     while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
       for (auto it = calls_.begin(); it != calls_.end(); ++it) {
-        if (it->second == pid) {
-          calls_.erase(it);
-          break;
-        }
+        if (it->second != pid) continue;
+        // A call init exits only after every process of its pid namespace is gone, so this
+        // is the moment a killed call's processes no longer count against the limits.
+        if (killed_.erase(it->first)) send_reaped(it->first);
+        calls_.erase(it);
+        break;
       }
     }
+  }
+
+  static void send_reaped(std::uint32_t call_id) {
+    Header h{MessageType::reaped, call_id, Language::python, 0};
+    send_message(protocol::kControlFd, &h, sizeof h);
   }
 
   void handle_message() {
@@ -207,7 +215,12 @@ class Supervisor {
     std::memcpy(&h, msg.data.data(), sizeof h);
     if (h.type == MessageType::kill) {
       auto it = calls_.find(h.call_id);
-      if (it != calls_.end()) ::kill(it->second, SIGKILL);
+      if (it == calls_.end()) {
+        send_reaped(h.call_id);  // already gone
+      } else {
+        killed_.insert(h.call_id);
+        ::kill(it->second, SIGKILL);
+      }
     } else if (h.type == MessageType::run && msg.fds.size() == protocol::kRunFdCount) {
       start_call(h, msg.fds.data());
     }
@@ -254,6 +267,7 @@ class Supervisor {
 
   Settings settings_;
   std::map<std::uint32_t, pid_t> calls_;
+  std::set<std::uint32_t> killed_;
   std::string previous_code_;
 };
 

@@ -29,7 +29,8 @@ std::atomic<std::uint64_t> g_event_id{1};
 template <class Stream>
 class ChunkedEventSink final : public EventSink {
  public:
-  explicit ChunkedEventSink(Stream& stream) : stream_(stream) {}
+  ChunkedEventSink(Stream& stream, std::chrono::seconds write_timeout)
+      : stream_(stream), write_timeout_(write_timeout) {}
   asio::awaitable<bool> send(const nlohmann::json& data) override {
     return write("id: " + std::to_string(g_event_id++) + "\nevent: message\ndata: " +
                  data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n");
@@ -40,10 +41,14 @@ class ChunkedEventSink final : public EventSink {
 
  private:
   asio::awaitable<bool> write(std::string text) {
+    // A client that stops reading its stream is dropped instead of pinning the connection.
+    beast::get_lowest_layer(stream_).expires_after(write_timeout_);
     auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(text)), kTuple);
+    beast::get_lowest_layer(stream_).expires_never();
     co_return !ec;
   }
   Stream& stream_;
+  std::chrono::seconds write_timeout_;
 };
 
 }  // namespace
@@ -207,6 +212,8 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     metrics_.count_http(reply.response.result_int());
     bool keep_alive = request.keep_alive() && !stopping_;
     reply.response.keep_alive(keep_alive);
+    // Writing has a deadline too: a client that does not read cannot pin the connection.
+    lowest.expires_after(config_.body_timeout);
     if (!reply.stream) {
       auto [ec, n] = co_await http::async_write(stream, reply.response, kTuple);
       if (ec || !keep_alive) co_return;
@@ -220,8 +227,9 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     http::response_serializer<http::empty_body> serializer(head);
     auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
     if (ec) co_return;
-    ChunkedEventSink<Stream> sink(stream);
+    ChunkedEventSink<Stream> sink(stream, config_.body_timeout);
     co_await reply.stream(sink);
+    lowest.expires_after(config_.body_timeout);
     auto [end_ec, end_n] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
     if (end_ec || !keep_alive) co_return;
   }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <thread>
 
 #include "sandbox_fixture.hpp"
 
@@ -132,16 +133,37 @@ TEST_CASE("mount, ptrace, namespaces and symlink escapes are refused", "[sandbox
   CHECK(r.stdout_text == "mount -1\nptrace -1\nunshare -1\nno shadow\nno setuid\n");
 }
 
-TEST_CASE("a fork bomb is contained by the process limit", "[sandbox][limits]") {
+TEST_CASE("a fork bomb is contained, and its timeout kills every copy", "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   auto sb = f.create();
-  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
-                 std::chrono::seconds(4));
-  CHECK((r.outcome == RunOutcome::timed_out || r.outcome == RunOutcome::completed));
-  // The sandbox still serves a call once the bomb's call is over.
+  // The bomb fills the process limit; bash then keeps retrying its own fork past the timeout.
+  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; bomb; sleep 30", std::chrono::seconds(3));
+  CHECK(r.outcome == RunOutcome::timed_out);
+  // The timeout took the whole bomb with it: the sandbox serves the next call.
   auto after = f.run(sb, Language::bash, "echo alive");
+  INFO("failure '" << after.failure << "'");
   CHECK(after.stdout_text == "alive\n");
+}
+
+TEST_CASE("a bomb left running after its call makes a clear failure, not a hang", "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; (bomb) > /dev/null 2>&1 & echo left", std::chrono::seconds(5));
+  CHECK(r.stdout_text == "left\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto after = f.run(sb, Language::bash, "echo alive");
+  // Background processes are allowed to outlive their call; when they hold every process
+  // slot, the next call says so and the sandbox ends (a session's next call gets a fresh one).
+  if (after.outcome == RunOutcome::sandbox_ended) {
+    CHECK(after.failure.find("process limit") != std::string::npos);
+    CHECK(sb->ended());
+  } else {
+    CHECK(after.stdout_text == "alive\n");
+  }
+  auto fresh = f.create();
+  CHECK(f.run(fresh, Language::bash, "echo fresh").stdout_text == "fresh\n");
 }
 
 TEST_CASE("a memory bomb is reported as an OOM kill", "[sandbox][limits]") {
