@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
   std::snprintf(line, sizeof line, "\nCreate + end a sandbox: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms.\n",
                 c.p50, c.p90, c.p99);
   md << line;
+  md.close();
   std::cout << std::ifstream(out_dir / "sandbox.md").rdbuf();
   return 0;
 }

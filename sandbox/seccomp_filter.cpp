@@ -1,11 +1,18 @@
 #include "seccomp_filter.hpp"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <initializer_list>
+#include <system_error>
+
+#include "unique_fd.hpp"
 
 namespace sandgate::sandbox {
 
@@ -70,16 +77,33 @@ int add_clone_rules(scmp_filter_ctx ctx) {
 
 }  // namespace
 
-int install_seccomp_filter() {
+SeccompProgram SeccompProgram::compile() {
   // Default allow; syscalls of other architectures (32-bit entry points) kill the process,
   // which is libseccomp's default bad-arch action.
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (ctx == nullptr) return -ENOMEM;
-  int rc = add_rules(ctx);
+  if (ctx == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "seccomp_init");
+  // A binary tree of syscall numbers instead of a linear list: every system call the
+  // program makes runs this filter, so its depth is per-syscall overhead.
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  if (rc == 0) rc = add_rules(ctx);
   if (rc == 0) rc = add_clone_rules(ctx);
-  if (rc == 0) rc = seccomp_load(ctx);
+  // libseccomp 2.5 exports to a file descriptor only: a memfd holds the program briefly.
+  UniqueFd out(::memfd_create("seccomp", MFD_CLOEXEC));
+  if (rc == 0 && !out) rc = -errno;
+  if (rc == 0) rc = seccomp_export_bpf(ctx, out.get());
   seccomp_release(ctx);
-  return rc;
+  if (rc != 0) throw std::system_error(-rc, std::generic_category(), "seccomp filter");
+  SeccompProgram program;
+  off_t size = ::lseek(out.get(), 0, SEEK_END);
+  program.code_.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  if (::pread(out.get(), program.code_.data(), static_cast<std::size_t>(size), 0) != size)
+    throw std::system_error(errno, std::generic_category(), "read seccomp filter");
+  return program;
+}
+
+int SeccompProgram::install() const {
+  sock_fprog prog{static_cast<unsigned short>(code_.size()), const_cast<sock_filter*>(code_.data())};
+  return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 ? 0 : errno;
 }
 
 }  // namespace sandgate::sandbox

@@ -63,6 +63,7 @@ struct Settings {
   std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
   int landlock_ruleset = -1;        // built once, applied in every program
+  SeccompProgram seccomp;           // compiled once, loaded into every program
 };
 
 void send_text(MessageType type, const std::string& text) {
@@ -122,8 +123,8 @@ void write_error(int fd, const char* what, int err) {
     ::_exit(126);
   }
   // Seccomp is the last step before exec: everything above needed calls it refuses.
-  if (int rc = install_seccomp_filter()) {
-    write_error(2, "seccomp", -rc);
+  if (int e = s.seccomp.install()) {
+    write_error(2, "seccomp", e);
     ::_exit(126);
   }
   const char* name = std::strrchr(rt.path, '/') + 1;
@@ -298,6 +299,7 @@ void supervisor_main(int /*argc*/, char** argv) {
       throw std::system_error(errno, std::generic_category(), "sethostname");
     bring_loopback_up();
     s.landlock_ruleset = build_landlock_ruleset().release();
+    s.seccomp = SeccompProgram::compile();
   } catch (const std::exception& e) {
     send_text(MessageType::failed, e.what());
     ::_exit(1);
