@@ -19,10 +19,14 @@ std::optional<Digest> parse_hex_digest(const std::string& hex) {
     for (int k = 0; k < 2; ++k) {
       char c = hex[2 * i + static_cast<std::size_t>(k)];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
-      else return std::nullopt;
+      if (c >= '0' && c <= '9')
+        v |= static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<unsigned>(c - 'A' + 10);
+      else
+        return std::nullopt;
     }
     d[i] = static_cast<unsigned char>(v);
   }
@@ -31,7 +35,8 @@ std::optional<Digest> parse_hex_digest(const std::string& hex) {
 
 void apply_option(Tenant& tenant, const std::string& option, int line_no) {
   auto eq = option.find('=');
-  std::string key = option.substr(0, eq), value = eq == std::string::npos ? "" : option.substr(eq + 1);
+  std::string key = option.substr(0, eq),
+              value = eq == std::string::npos ? "" : option.substr(eq + 1);
   auto bad = [&] {
     return std::runtime_error("tokens file line " + std::to_string(line_no) + ": bad option '" +
                               key + "' (expected max_sessions=N or spend_cap_usd=X)");

@@ -61,7 +61,9 @@ struct Stats {
 
 Stats stats(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))]; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))];
+  };
   double sum = 0;
   for (double x : v) sum += x;
   return {at(0.5), at(0.9), at(0.99), sum / v.size()};
@@ -129,11 +131,12 @@ int main(int argc, char** argv) {
       }
     }
     Stats f = stats(floor), w = stats(warm);
-    results["workloads"].push_back({{"name", p.name},
-                                    {"floor_ms", {{"p50", f.p50}, {"p90", f.p90}, {"p99", f.p99}}},
-                                    {"sandbox_ms", {{"p50", w.p50}, {"p90", w.p90}, {"p99", w.p99}}},
-                                    {"overhead_p50_ms", w.p50 - f.p50},
-                                    {"ratio_p50", w.p50 / f.p50}});
+    results["workloads"].push_back(
+        {{"name", p.name},
+         {"floor_ms", {{"p50", f.p50}, {"p90", f.p90}, {"p99", f.p99}}},
+         {"sandbox_ms", {{"p50", w.p50}, {"p90", w.p90}, {"p99", w.p99}}},
+         {"overhead_p50_ms", w.p50 - f.p50},
+         {"ratio_p50", w.p50 / f.p50}});
   }
   sandbox->end(sb::EndReason::closed);
 
@@ -153,7 +156,8 @@ int main(int argc, char** argv) {
   std::ofstream md(out_dir / "sandbox.md");
   md << "Machine: " << results["machine"].get<std::string>() << "; " << iterations
      << " calls per program, interleaved with the floor.\n\n"
-     << "| program | floor p50 ms | sandbox p50 ms | overhead p50 ms | sandbox/floor | floor p99 | sandbox p99 |\n"
+     << "| program | floor p50 ms | sandbox p50 ms | overhead p50 ms | sandbox/floor | floor p99 | "
+        "sandbox p99 |\n"
      << "|---|---|---|---|---|---|---|\n";
   char line[256];
   for (const auto& w : results["workloads"]) {
@@ -164,8 +168,9 @@ int main(int argc, char** argv) {
                   w["sandbox_ms"]["p99"].get<double>());
     md << line;
   }
-  std::snprintf(line, sizeof line, "\nCreate + end a sandbox: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms.\n",
-                c.p50, c.p90, c.p99);
+  std::snprintf(line, sizeof line,
+                "\nCreate + end a sandbox: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms.\n", c.p50, c.p90,
+                c.p99);
   md << line;
   md.close();
   std::cout << std::ifstream(out_dir / "sandbox.md").rdbuf();

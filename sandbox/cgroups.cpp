@@ -21,10 +21,10 @@ namespace {
 constexpr const char* kPrefix = "sandgate-";
 
 struct Mount {
-  std::string root;        // the mount's root inside its hierarchy
-  fs::path point;          // where it is mounted
-  std::string fstype;      // cgroup or cgroup2
-  std::string options;     // super options: the v1 controllers
+  std::string root;     // the mount's root inside its hierarchy
+  fs::path point;       // where it is mounted
+  std::string fstype;   // cgroup or cgroup2
+  std::string options;  // super options: the v1 controllers
 };
 
 std::vector<Mount> cgroup_mounts() {
@@ -97,7 +97,8 @@ std::set<std::string> words(const std::string& text) {
 }
 
 // cgroup v2: make `controllers` available to children of our cgroup. Returns those enabled.
-std::set<std::string> enable_v2_controllers(const fs::path& own, const std::set<std::string>& want) {
+std::set<std::string> enable_v2_controllers(const fs::path& own,
+                                            const std::set<std::string>& want) {
   auto available = words(read_file(own / "cgroup.controllers").value_or(""));
   std::set<std::string> enabled;
   for (const auto& c : want) {
@@ -124,9 +125,12 @@ std::set<std::string> enable_v2_controllers(const fs::path& own, const std::set<
 
 std::string version_name(CgroupVersion v) {
   switch (v) {
-    case CgroupVersion::v1: return "v1";
-    case CgroupVersion::v2: return "v2";
-    default: return "none";
+    case CgroupVersion::v1:
+      return "v1";
+    case CgroupVersion::v2:
+      return "v2";
+    default:
+      return "none";
   }
 }
 
@@ -263,7 +267,9 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
   }
 }
 
-CgroupSet::~CgroupSet() { remove(); }
+CgroupSet::~CgroupSet() {
+  remove();
+}
 
 void CgroupSet::attach(pid_t pid) const {
   for (const auto& d : dirs_) write_file(d / "cgroup.procs", std::to_string(pid));
@@ -280,8 +286,8 @@ std::uint64_t CgroupSet::cpu_usage_ns() const {
 }
 
 std::uint64_t CgroupSet::memory_bytes() const {
-  const char* file = memory_.version == CgroupVersion::v2 ? "memory.current"
-                                                          : "memory.usage_in_bytes";
+  const char* file =
+      memory_.version == CgroupVersion::v2 ? "memory.current" : "memory.usage_in_bytes";
   if (memory_.version == CgroupVersion::none) return 0;
   auto text = read_file(memory_.parent / file);
   return text ? std::stoull(*text) : 0;

@@ -12,10 +12,10 @@ namespace sandgate::sandbox {
 int send_message(int socket, const void* data, std::size_t size, std::span<const int> fds = {});
 
 struct ReceivedMessage {
-  std::string data;            // empty with `closed` when the peer has gone
+  std::string data;  // empty with `closed` when the peer has gone
   std::vector<UniqueFd> fds;
   bool closed = false;
-  int error = 0;               // errno of a failed receive (EAGAIN when nothing is waiting)
+  int error = 0;  // errno of a failed receive (EAGAIN when nothing is waiting)
 };
 
 // Receives one message of at most `max_size` bytes and up to `max_fds` descriptors.

@@ -16,8 +16,7 @@ void write_file(const std::filesystem::path& path, const std::string& content) {
   if (!fd) throw std::system_error(errno, std::generic_category(), "open " + path.string());
   ssize_t n = ::write(fd.get(), content.data(), content.size());
   if (n != static_cast<ssize_t>(content.size()))
-    throw std::system_error(n < 0 ? errno : EIO, std::generic_category(),
-                            "write " + path.string());
+    throw std::system_error(n < 0 ? errno : EIO, std::generic_category(), "write " + path.string());
 }
 
 std::optional<std::string> read_file(const std::filesystem::path& path) {

@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "fd_passing.hpp"
-#include "landlock.hpp"
 #include "file_util.hpp"
+#include "landlock.hpp"
 #include "protocol.hpp"
 #include "spawn.hpp"
 
@@ -65,11 +65,14 @@ IsolationReport assess(const HostConfig& config) {
 std::string IsolationReport::to_text() const {
   std::ostringstream out;
   out << "user namespaces: " << (user_namespaces ? "yes" : "no") << "\n"
-      << "distinct host uid per sandbox: " << (privileged ? "yes (running as root)" :
-                                                "no (unprivileged: one shared uid)") << "\n"
+      << "distinct host uid per sandbox: "
+      << (privileged ? "yes (running as root)" : "no (unprivileged: one shared uid)") << "\n"
       << "seccomp: " << (seccomp ? "yes" : "no") << "\n"
-      << "landlock: " << (landlock_abi > 0 ? "ABI " + std::to_string(landlock_abi) +
-                                                 " (used: writes only in /work, /tmp, /dev/shm; exec only from /usr, /work)" : std::string("no"))
+      << "landlock: "
+      << (landlock_abi > 0
+              ? "ABI " + std::to_string(landlock_abi) +
+                    " (used: writes only in /work, /tmp, /dev/shm; exec only from /usr, /work)"
+              : std::string("no"))
       << "\n"
       << "cgroups: " << cgroups.describe() << "\n"
       << "mode: " << mode << "\n";
@@ -108,7 +111,9 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
   asio::co_spawn(executor_, meter_loop(), asio::detached);
 }
 
-SandboxHost::~SandboxHost() { shutdown(); }
+SandboxHost::~SandboxHost() {
+  shutdown();
+}
 
 std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
   std::lock_guard lock(mutex_);
@@ -150,9 +155,11 @@ asio::awaitable<void> SandboxHost::meter_loop() {
 }
 
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
-  if (!report_.usable()) throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
+  if (!report_.usable())
+    throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
   auto slot = slots_->take();
-  if (!slot) throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
+  if (!slot)
+    throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
   auto release = [slots = slots_, i = *slot] { slots->give_back(i); };
   std::string id;
   {
@@ -208,8 +215,9 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     }
   }
 
-  Sandbox::Parts parts{id,       limits,          config_.prices, spawned.pid,
-                       std::move(spawned.control), std::move(cgroups), release};
+  Sandbox::Parts parts{
+      id,     limits, config_.prices, spawned.pid, std::move(spawned.control), std::move(cgroups),
+      release};
   auto sandbox = std::make_shared<Sandbox>(std::move(parts));
   if (!failure.empty()) {
     sandbox->end(EndReason::failed, failure);

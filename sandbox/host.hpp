@@ -33,10 +33,10 @@ struct IsolationReport {
   bool user_namespaces = false;
   bool privileged = false;  // may map distinct host uids per sandbox
   bool seccomp = false;
-  int landlock_abi = 0;     // 0: unavailable (then that layer is absent)
+  int landlock_abi = 0;  // 0: unavailable (then that layer is absent)
   CgroupLayout cgroups;
-  std::string mode;         // "full", "no-cgroups" or "refused"
-  std::string problem;      // why execute is refused, when mode is "refused"
+  std::string mode;     // "full", "no-cgroups" or "refused"
+  std::string problem;  // why execute is refused, when mode is "refused"
   bool usable() const { return mode != "refused"; }
   std::string to_text() const;
 };

@@ -13,8 +13,8 @@ namespace sandgate::sandbox {
 namespace {
 
 // Rights newer than Debian 12's headers know, by ABI version.
-constexpr std::uint64_t kTruncate = 1ULL << 14;   // ABI 3
-constexpr std::uint64_t kIoctlDev = 1ULL << 15;   // ABI 5
+constexpr std::uint64_t kTruncate = 1ULL << 14;  // ABI 3
+constexpr std::uint64_t kIoctlDev = 1ULL << 15;  // ABI 5
 
 constexpr std::uint64_t kRead = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 constexpr std::uint64_t kExecute = LANDLOCK_ACCESS_FS_EXECUTE;
@@ -24,8 +24,8 @@ constexpr std::uint64_t kWriteTree =
     LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER;
 
 std::uint64_t handled_for(int abi) {
-  std::uint64_t all = kRead | kExecute | kWriteTree | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                      LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+  std::uint64_t all =
+      kRead | kExecute | kWriteTree | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK;
   if (abi < 2) all &= ~LANDLOCK_ACCESS_FS_REFER;
   if (abi >= 3) all |= kTruncate;
   if (abi >= 5) all |= kIoctlDev;
@@ -54,8 +54,7 @@ UniqueFd build_landlock_ruleset() {
   std::uint64_t handled = handled_for(abi);
   landlock_ruleset_attr attr{};
   attr.handled_access_fs = handled;
-  UniqueFd ruleset(static_cast<int>(
-      ::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0)));
+  UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0)));
   if (!ruleset) throw std::system_error(errno, std::generic_category(), "landlock_create_ruleset");
   std::uint64_t write_tree = kRead | kWriteTree | kTruncate;
   // Programs run from /usr and from the workspace; nothing is exec'd from /tmp or /dev/shm.
@@ -65,9 +64,10 @@ UniqueFd build_landlock_ruleset() {
             allow(ruleset.get(), "/tmp", write_tree, handled) &&
             allow(ruleset.get(), "/dev/shm", write_tree, handled);
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
-    ok = ok && allow(ruleset.get(), node,
-                     LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kTruncate | kIoctlDev,
-                     handled);
+    ok = ok &&
+         allow(ruleset.get(), node,
+               LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | kTruncate | kIoctlDev,
+               handled);
   // /proc/self/fd/N and /dev/stdout are how programs reopen their own pipes.
   ok = ok && allow(ruleset.get(), "/proc", kRead | LANDLOCK_ACCESS_FS_WRITE_FILE, handled);
   // A layer the kernel offers but we failed to set up is an error, never silently skipped.

@@ -6,14 +6,14 @@
 namespace sandgate::sandbox {
 
 struct Limits {
-  std::uint64_t memory_bytes = 1ull << 30;        // memory cgroup limit (includes tmpfs pages)
-  double cpus = 1.0;                              // CPU quota in vCPUs
-  std::uint32_t max_processes = 256;              // pids cgroup limit
-  std::uint64_t work_bytes = 512ull << 20;        // size of the writable /work tmpfs
-  std::uint64_t tmp_bytes = 64ull << 20;          // size of /tmp tmpfs
-  std::uint64_t output_bytes = 1ull << 20;        // stdout + stderr kept per call
-  double spend_cap_usd = 1.0;                     // the sandbox ends when spend reaches this
-  std::chrono::seconds lifetime{30 * 60};         // the sandbox ends this long after creation
+  std::uint64_t memory_bytes = 1ull << 30;  // memory cgroup limit (includes tmpfs pages)
+  double cpus = 1.0;                        // CPU quota in vCPUs
+  std::uint32_t max_processes = 256;        // pids cgroup limit
+  std::uint64_t work_bytes = 512ull << 20;  // size of the writable /work tmpfs
+  std::uint64_t tmp_bytes = 64ull << 20;    // size of /tmp tmpfs
+  std::uint64_t output_bytes = 1ull << 20;  // stdout + stderr kept per call
+  double spend_cap_usd = 1.0;               // the sandbox ends when spend reaches this
+  std::chrono::seconds lifetime{30 * 60};   // the sandbox ends this long after creation
 };
 
 // List prices from the seed guide; spend = cpu_hours * vcpu_hour + gib_hours * gib_hour.

@@ -30,15 +30,16 @@ void check(int rc, const std::string& what) {
   if (rc != 0) fail(what);
 }
 
-std::string in_root(const std::string& path) { return std::string(kNewRoot) + path; }
+std::string in_root(const std::string& path) {
+  return std::string(kNewRoot) + path;
+}
 
 void make_dir(const std::string& path, mode_t mode = 0755) {
   if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) fail("mkdir " + path);
 }
 
 void mount_tmpfs(const std::string& target, const std::string& options, unsigned long flags) {
-  check(::mount("tmpfs", target.c_str(), "tmpfs", flags, options.c_str()),
-        "mount tmpfs " + target);
+  check(::mount("tmpfs", target.c_str(), "tmpfs", flags, options.c_str()), "mount tmpfs " + target);
 }
 
 // Flags of the source mount that a user namespace may not drop on remount (they are locked).
@@ -100,9 +101,10 @@ void write_text(const std::string& path, const std::string& text) {
 void build_etc(const RootfsPlan& plan) {
   make_dir(in_root("/etc"));
   std::string uid = std::to_string(plan.program_uid), gid = std::to_string(plan.program_gid);
-  write_text(in_root("/etc/passwd"), "root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:" + uid +
-                                         ":" + gid + ":sandbox:/work:/bin/bash\n" +
-                                         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+  write_text(in_root("/etc/passwd"),
+             "root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:" + uid + ":" + gid +
+                 ":sandbox:/work:/bin/bash\n" +
+                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
   write_text(in_root("/etc/group"), "root:x:0:\nsandbox:x:" + gid + ":\nnogroup:x:65534:\n");
   write_text(in_root("/etc/nsswitch.conf"), "passwd: files\ngroup: files\nhosts: files\n");
   write_text(in_root("/etc/hosts"), "127.0.0.1 localhost sandbox\n::1 localhost\n");
@@ -145,12 +147,13 @@ void build_rootfs(const RootfsPlan& plan) {
   // /usr/local would leak host tools (a pyenv, say) into the sandbox: mask it.
   if (fs::is_directory(in_root("/usr/local")))
     mount_tmpfs(in_root("/usr/local"), "mode=0755,size=4k", MS_NOSUID | MS_NODEV | MS_RDONLY);
-  for (const char* name : {"bin", "sbin", "lib", "lib32", "lib64", "libx32"}) mirror_top_level(name);
+  for (const char* name : {"bin", "sbin", "lib", "lib32", "lib64", "libx32"})
+    mirror_top_level(name);
   build_etc(plan);
   build_dev();
 
-  std::string owner = ",uid=" + std::to_string(plan.program_uid) +
-                      ",gid=" + std::to_string(plan.program_gid);
+  std::string owner =
+      ",uid=" + std::to_string(plan.program_uid) + ",gid=" + std::to_string(plan.program_gid);
   make_dir(in_root("/work"));
   mount_tmpfs(in_root("/work"), "mode=0755,size=" + std::to_string(plan.work_bytes) + owner,
               MS_NOSUID | MS_NODEV);
@@ -164,9 +167,9 @@ void build_rootfs(const RootfsPlan& plan) {
   make_dir(in_root("/root"), 0700);
   make_dir(in_root("/proc"));
   // A private /proc for the sandbox's pid namespace: host processes are not in it.
-  check(::mount("proc", in_root("/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                nullptr),
-        "mount /proc");
+  check(
+      ::mount("proc", in_root("/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr),
+      "mount /proc");
   // /dev is complete: make it read-only (the node binds stay writable as files).
   check(::mount(nullptr, in_root("/dev").c_str(), nullptr,
                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr),

@@ -7,8 +7,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -53,7 +53,8 @@ struct Pipe {
 
 Pipe make_pipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
@@ -112,19 +113,27 @@ std::optional<Language> parse_language(std::string_view name) {
 
 const char* language_name(Language language) {
   switch (language) {
-    case Language::javascript: return "javascript";
-    case Language::bash: return "bash";
-    default: return "python";
+    case Language::javascript:
+      return "javascript";
+    case Language::bash:
+      return "bash";
+    default:
+      return "python";
   }
 }
 
 const char* end_reason_name(EndReason reason) {
   switch (reason) {
-    case EndReason::closed: return "closed";
-    case EndReason::spend_cap: return "spend_cap";
-    case EndReason::lifetime: return "lifetime";
-    case EndReason::failed: return "failed";
-    default: return "none";
+    case EndReason::closed:
+      return "closed";
+    case EndReason::spend_cap:
+      return "spend_cap";
+    case EndReason::lifetime:
+      return "lifetime";
+    case EndReason::failed:
+      return "failed";
+    default:
+      return "none";
   }
 }
 
@@ -138,7 +147,9 @@ Sandbox::Sandbox(Parts parts)
       cgroups_(std::move(parts.cgroups)),
       meter_(parts.prices, created_) {}
 
-Sandbox::~Sandbox() { end(EndReason::closed); }
+Sandbox::~Sandbox() {
+  end(EndReason::closed);
+}
 
 bool Sandbox::ended() const {
   std::lock_guard lock(mutex_);
@@ -238,11 +249,13 @@ asio::awaitable<bool> Sandbox::kill_call(std::uint32_t call_id) {
   Descriptor watch(executor, ::dup(control_.get()));
   asio::steady_timer deadline(executor, kKillGrace);
   for (;;) {
-    auto which = co_await (watch.async_wait(Descriptor::wait_read, kTuple) || deadline.async_wait(kTuple));
+    auto which =
+        co_await (watch.async_wait(Descriptor::wait_read, kTuple) || deadline.async_wait(kTuple));
     if (which.index() == 1) co_return false;
     auto msg = receive_message(control_.get(), sizeof(protocol::Header), 0, true);
     if (msg.error == EAGAIN) continue;
-    if (msg.closed || msg.error != 0 || msg.data.size() != sizeof(protocol::Header)) co_return ended();
+    if (msg.closed || msg.error != 0 || msg.data.size() != sizeof(protocol::Header))
+      co_return ended();
     protocol::Header h;
     std::memcpy(&h, msg.data.data(), sizeof h);
     if (h.type == protocol::MessageType::reaped && h.call_id == call_id) co_return true;
@@ -267,8 +280,8 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
       oom_before = cgroups_.oom_kills();
       protocol::Header header{protocol::MessageType::run, call_id,
                               static_cast<protocol::Language>(request.language), 0};
-      int fds[protocol::kRunFdCount] = {code.get(), in.read.get(), out.write.get(),
-                                        err.write.get(), status.write.get()};
+      int fds[protocol::kRunFdCount] = {code.get(), in.read.get(), out.write.get(), err.write.get(),
+                                        status.write.get()};
       if (send_message(control_.get(), &header, sizeof header, fds) != 0) {
         end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
         result.outcome = RunOutcome::sandbox_ended;
@@ -284,8 +297,8 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
 
   Descriptor stdin_pipe(executor, in.write.release()), stdout_pipe(executor, out.read.release()),
       stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
-  auto cancel_event = std::make_shared<asio::steady_timer>(executor,
-                                                           asio::steady_timer::time_point::max());
+  auto cancel_event =
+      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
   asio::steady_timer deadline(executor, request.timeout);
   asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
   if (control) {
@@ -306,7 +319,8 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
       ending.second = std::get<0>(first);
     } else {
       ending.first = first.index() == 1 ? Ending::timeout : Ending::cancel;
-      if (!co_await kill_call(call_id)) end(EndReason::failed, "the sandbox did not stop a killed call");
+      if (!co_await kill_call(call_id))
+        end(EndReason::failed, "the sandbox did not stop a killed call");
     }
     ended_event.cancel();
     co_return ending;
@@ -324,8 +338,12 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
   result.stderr_text = sanitize_utf8(stderr_bytes);
   result.truncated = budget.truncated;
   switch (ending.first) {
-    case Ending::timeout: result.outcome = RunOutcome::timed_out; break;
-    case Ending::cancel: result.outcome = RunOutcome::cancelled; break;
+    case Ending::timeout:
+      result.outcome = RunOutcome::timed_out;
+      break;
+    case Ending::cancel:
+      result.outcome = RunOutcome::cancelled;
+      break;
     case Ending::status:
       if (!ending.second) {
         // The call's init vanished without a word: we did not kill it, so the sandbox is

@@ -46,8 +46,8 @@ const char* end_reason_name(EndReason reason);
 
 struct RunResult {
   RunOutcome outcome = RunOutcome::completed;
-  int exit_code = -1;  // -1 when the program did not exit normally
-  int signal = 0;      // the signal that ended it, if any
+  int exit_code = -1;       // -1 when the program did not exit normally
+  int signal = 0;           // the signal that ended it, if any
   std::string stdout_text;  // valid UTF-8 (invalid bytes replaced)
   std::string stderr_text;
   bool truncated = false;

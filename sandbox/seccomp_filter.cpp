@@ -21,21 +21,51 @@ namespace {
 // Refused with EPERM: namespace and mount games, tracing other processes, kernel interfaces
 // that widen the attack surface, and host-wide settings.
 constexpr int kDenied[] = {
-    SCMP_SYS(mount),          SCMP_SYS(umount2),          SCMP_SYS(pivot_root),
-    SCMP_SYS(chroot),         SCMP_SYS(move_mount),       SCMP_SYS(open_tree),
-    SCMP_SYS(fsopen),         SCMP_SYS(fsconfig),         SCMP_SYS(fsmount),
-    SCMP_SYS(fspick),         SCMP_SYS(mount_setattr),    SCMP_SYS(unshare),
-    SCMP_SYS(setns),          SCMP_SYS(ptrace),           SCMP_SYS(process_vm_readv),
-    SCMP_SYS(process_vm_writev), SCMP_SYS(kexec_load),    SCMP_SYS(kexec_file_load),
-    SCMP_SYS(bpf),            SCMP_SYS(perf_event_open),  SCMP_SYS(keyctl),
-    SCMP_SYS(add_key),        SCMP_SYS(request_key),      SCMP_SYS(userfaultfd),
-    SCMP_SYS(init_module),    SCMP_SYS(finit_module),     SCMP_SYS(delete_module),
-    SCMP_SYS(swapon),         SCMP_SYS(swapoff),          SCMP_SYS(reboot),
-    SCMP_SYS(syslog),         SCMP_SYS(acct),             SCMP_SYS(quotactl),
-    SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at), SCMP_SYS(lookup_dcookie),
-    SCMP_SYS(vhangup),        SCMP_SYS(settimeofday),     SCMP_SYS(clock_settime),
-    SCMP_SYS(clock_adjtime),  SCMP_SYS(adjtimex),         SCMP_SYS(fanotify_init),
-    SCMP_SYS(iopl),           SCMP_SYS(ioperm),           SCMP_SYS(pidfd_getfd),
+    SCMP_SYS(mount),
+    SCMP_SYS(umount2),
+    SCMP_SYS(pivot_root),
+    SCMP_SYS(chroot),
+    SCMP_SYS(move_mount),
+    SCMP_SYS(open_tree),
+    SCMP_SYS(fsopen),
+    SCMP_SYS(fsconfig),
+    SCMP_SYS(fsmount),
+    SCMP_SYS(fspick),
+    SCMP_SYS(mount_setattr),
+    SCMP_SYS(unshare),
+    SCMP_SYS(setns),
+    SCMP_SYS(ptrace),
+    SCMP_SYS(process_vm_readv),
+    SCMP_SYS(process_vm_writev),
+    SCMP_SYS(kexec_load),
+    SCMP_SYS(kexec_file_load),
+    SCMP_SYS(bpf),
+    SCMP_SYS(perf_event_open),
+    SCMP_SYS(keyctl),
+    SCMP_SYS(add_key),
+    SCMP_SYS(request_key),
+    SCMP_SYS(userfaultfd),
+    SCMP_SYS(init_module),
+    SCMP_SYS(finit_module),
+    SCMP_SYS(delete_module),
+    SCMP_SYS(swapon),
+    SCMP_SYS(swapoff),
+    SCMP_SYS(reboot),
+    SCMP_SYS(syslog),
+    SCMP_SYS(acct),
+    SCMP_SYS(quotactl),
+    SCMP_SYS(open_by_handle_at),
+    SCMP_SYS(name_to_handle_at),
+    SCMP_SYS(lookup_dcookie),
+    SCMP_SYS(vhangup),
+    SCMP_SYS(settimeofday),
+    SCMP_SYS(clock_settime),
+    SCMP_SYS(clock_adjtime),
+    SCMP_SYS(adjtimex),
+    SCMP_SYS(fanotify_init),
+    SCMP_SYS(iopl),
+    SCMP_SYS(ioperm),
+    SCMP_SYS(pidfd_getfd),
 };
 
 // io_uring bypasses seccomp for the operations it carries; ENOSYS makes libuv fall back.
@@ -56,8 +86,7 @@ int add_rules(scmp_filter_ctx ctx) {
   // Only AF_UNIX sockets: no TCP/UDP/raw/netlink/packet, so no network and no DNS, even if the
   // network namespace were ever shared.
   for (int sc : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, 1,
-                          SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
     if (rc != 0) return rc;
   }
   return 0;
@@ -102,7 +131,8 @@ SeccompProgram SeccompProgram::compile() {
 }
 
 int SeccompProgram::install() const {
-  sock_fprog prog{static_cast<unsigned short>(code_.size()), const_cast<sock_filter*>(code_.data())};
+  sock_fprog prog{static_cast<unsigned short>(code_.size()),
+                  const_cast<sock_filter*>(code_.data())};
   return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 ? 0 : errno;
 }
 

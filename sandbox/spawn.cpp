@@ -20,8 +20,8 @@
 namespace sandgate::sandbox {
 namespace {
 
-constexpr unsigned long kNamespaces = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS |
-                                      CLONE_NEWIPC | CLONE_NEWUTS;
+constexpr unsigned long kNamespaces =
+    CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
 
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
@@ -77,18 +77,21 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   UniqueFd sync_read(sync[0]), sync_write(sync[1]);
 
   // Everything the child needs is allocated before clone.
-  std::vector<std::string> args = {protocol::kSupervisorArgv0, std::to_string(request.work_bytes),
-                                   std::to_string(request.tmp_bytes),
-                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0),
-                                   std::to_string(request.ids.privileged ? request.ids.program_id : 0),
-                                   std::to_string(request.max_processes)};
+  std::vector<std::string> args = {
+      protocol::kSupervisorArgv0,
+      std::to_string(request.work_bytes),
+      std::to_string(request.tmp_bytes),
+      std::to_string(request.ids.privileged ? request.ids.program_id : 0),
+      std::to_string(request.ids.privileged ? request.ids.program_id : 0),
+      std::to_string(request.max_processes)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
   long pid = ::syscall(SYS_clone, kNamespaces | SIGCHLD, nullptr, nullptr, nullptr, 0);
   if (pid < 0) throw_errno("clone");
-  if (pid == 0) child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged, argv.data());
+  if (pid == 0)
+    child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged, argv.data());
 
   SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours)};
   theirs.reset();

@@ -45,25 +45,31 @@ struct Runtime {
 
 Runtime runtime_for(Language language) {
   switch (language) {
-    case Language::javascript: return {"/usr/bin/node", ".js"};
-    case Language::bash: return {"/bin/bash", ".sh"};
-    default: return {"/usr/bin/python3", ".py"};
+    case Language::javascript:
+      return {"/usr/bin/node", ".js"};
+    case Language::bash:
+      return {"/bin/bash", ".sh"};
+    default:
+      return {"/usr/bin/python3", ".py"};
   }
 }
 
 // The program's whole environment: nothing of the gateway's reaches it.
-char* const kProgramEnv[] = {
-    const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("HOME=/work"),
-    const_cast<char*>("LANG=C.UTF-8"),       const_cast<char*>("TMPDIR=/tmp"),
-    const_cast<char*>("USER=sandbox"),       const_cast<char*>("MPLBACKEND=Agg"),
-    const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"), nullptr};
+char* const kProgramEnv[] = {const_cast<char*>("PATH=/usr/bin:/bin"),
+                             const_cast<char*>("HOME=/work"),
+                             const_cast<char*>("LANG=C.UTF-8"),
+                             const_cast<char*>("TMPDIR=/tmp"),
+                             const_cast<char*>("USER=sandbox"),
+                             const_cast<char*>("MPLBACKEND=Agg"),
+                             const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"),
+                             nullptr};
 
 struct Settings {
   RootfsPlan rootfs;
   std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
-  int landlock_ruleset = -1;        // built once, applied in every program
-  SeccompProgram seccomp;           // compiled once, loaded into every program
+  int landlock_ruleset = -1;  // built once, applied in every program
+  SeccompProgram seccomp;     // compiled once, loaded into every program
 };
 
 void send_text(MessageType type, const std::string& text) {
@@ -110,7 +116,9 @@ void write_error(int fd, const char* what, int err) {
   }
   if (s.max_processes > 0) {
     // Counted per host uid, which is the sandbox's own: a process cap even without cgroups.
-    struct rlimit nproc {s.max_processes, s.max_processes};
+    struct rlimit nproc {
+      s.max_processes, s.max_processes
+    };
     ::setrlimit(RLIMIT_NPROC, &nproc);
   }
   if (int e = apply_landlock(s.landlock_ruleset)) {
@@ -272,7 +280,9 @@ class Supervisor {
   std::string previous_code_;
 };
 
-std::uint64_t arg_number(char** argv, int index) { return std::strtoull(argv[index], nullptr, 10); }
+std::uint64_t arg_number(char** argv, int index) {
+  return std::strtoull(argv[index], nullptr, 10);
+}
 
 }  // namespace
 

@@ -16,12 +16,12 @@ std::size_t valid_sequence_length(std::string_view s, std::size_t i) {
     need = 2;
   } else if (c >= 0xE0 && c <= 0xEF) {
     need = 3;
-    if (c == 0xE0) lo = 0xA0;          // no overlong forms
-    if (c == 0xED) hi = 0x9F;          // no surrogates
+    if (c == 0xE0) lo = 0xA0;  // no overlong forms
+    if (c == 0xED) hi = 0x9F;  // no surrogates
   } else if (c >= 0xF0 && c <= 0xF4) {
     need = 4;
     if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;          // nothing above U+10FFFF
+    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
   } else {
     return 0;
   }

@@ -16,7 +16,7 @@ struct Option {
   const char* env;       // SANDGATE_*, or nullptr
   const char* fallback;  // the default, as shown in help
   const char* help;
-  Setter set;            // nullptr for a switch handled by `toggle`
+  Setter set;  // nullptr for a switch handled by `toggle`
   bool is_switch = false;
 };
 
@@ -64,49 +64,165 @@ constexpr std::uint64_t MiB = 1 << 20;
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
-      {"--listen", "SANDGATE_LISTEN", "127.0.0.1:8080", "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
-      {"--token-file", "SANDGATE_TOKEN_FILE", "", "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] [spend_cap_usd=X]'.", [](Config& c, const std::string& v) { c.token_file = v; }},
-      {"--no-auth", "SANDGATE_NO_AUTH", "false", "Serve without tokens. Refused unless listening on loopback.", [](Config& c, const std::string& v) { c.no_auth = to_bool(v); }, true},
-      {"--tls-cert", "SANDGATE_TLS_CERT", "", "PEM certificate chain: serve HTTPS (with --tls-key).", [](Config& c, const std::string& v) { c.tls_cert = v; }},
-      {"--tls-key", "SANDGATE_TLS_KEY", "", "PEM private key for --tls-cert.", [](Config& c, const std::string& v) { c.tls_key = v; }},
-      {"--allowed-origins", "SANDGATE_ALLOWED_ORIGINS", "", "Comma-separated Origin values accepted besides loopback ones (e.g. https://app.example.com).", [](Config& c, const std::string& v) { c.allowed_origins = to_list(v); }},
-      {"--allowed-hosts", "SANDGATE_ALLOWED_HOSTS", "", "Comma-separated Host header values accepted when listening on loopback (a proxy's public name).", [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
-      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "1000", "Sessions open at once, all tenants together.", [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
-      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "100", "Sessions open at once per tenant (the tokens file may override).", [](Config& c, const std::string& v) { c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000)); }},
-      {"--session-idle-timeout", "SANDGATE_SESSION_IDLE_TIMEOUT", "1800", "Seconds without a request after which a session and its sandbox end.", [](Config& c, const std::string& v) { c.registry.idle_timeout = std::chrono::seconds(to_u64(v, 1, 86400 * 7)); }},
-      {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64", "execute calls running at once across all sessions.", [](Config& c, const std::string& v) { c.max_concurrent_calls = static_cast<std::uint32_t>(to_u64(v, 1, 100000)); }},
-      {"--max-queued-calls", "SANDGATE_MAX_QUEUED_CALLS", "1024", "execute calls that may wait for a slot; beyond, a call gets a 'gateway is busy' tool error.", [](Config& c, const std::string& v) { c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000)); }},
-      {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60", "Default timeout_seconds of an execute call.", [](Config& c, const std::string& v) { c.timeout_default_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400)); }},
-      {"--timeout-max", "SANDGATE_TIMEOUT_MAX", "300", "Largest timeout_seconds a call may ask for.", [](Config& c, const std::string& v) { c.timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400)); }},
-      {"--stdin-max-bytes", "SANDGATE_STDIN_MAX_BYTES", "1048576", "Largest stdin an execute call may pass.", [](Config& c, const std::string& v) { c.stdin_max_bytes = to_u64(v, 0, 64 * MiB); }},
-      {"--output-max-bytes", "SANDGATE_OUTPUT_MAX_BYTES", "1048576", "stdout + stderr kept per call; the rest is discarded and `truncated` set.", [](Config& c, const std::string& v) { c.host.limits.output_bytes = to_u64(v, 1024, 64 * MiB); }},
-      {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap", "Largest request body; larger ones get HTTP 413.", [](Config& c, const std::string& v) { c.body_limit_bytes = to_u64(v, 1024, 256 * MiB); }},
-      {"--header-timeout", "SANDGATE_HEADER_TIMEOUT", "30", "Seconds a client has to send a request's headers (also the keep-alive idle limit).", [](Config& c, const std::string& v) { c.header_timeout = std::chrono::seconds(to_u64(v, 1, 3600)); }},
-      {"--body-timeout", "SANDGATE_BODY_TIMEOUT", "60", "Seconds a client has to send a request's body, and to take each response (or event) written to it.", [](Config& c, const std::string& v) { c.body_timeout = std::chrono::seconds(to_u64(v, 1, 3600)); }},
-      {"--max-connections", "SANDGATE_MAX_CONNECTIONS", "1024", "Open client connections; beyond, new ones are closed at once.", [](Config& c, const std::string& v) { c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000)); }},
-      {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5", "Seconds between progress notifications of a streamed execute call.", [](Config& c, const std::string& v) { c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600)); }},
-      {"--memory-mb", "SANDGATE_MEMORY_MB", "1024", "Memory per sandbox, MiB (its /work and /tmp files count too).", [](Config& c, const std::string& v) { c.host.limits.memory_bytes = to_u64(v, 16, 1 << 20) * MiB; }},
-      {"--cpus", "SANDGATE_CPUS", "1", "CPU quota per sandbox, in vCPUs.", [](Config& c, const std::string& v) { c.host.limits.cpus = to_positive(v); }},
-      {"--max-processes", "SANDGATE_MAX_PROCESSES", "256", "Processes and threads per sandbox.", [](Config& c, const std::string& v) { c.host.limits.max_processes = static_cast<std::uint32_t>(to_u64(v, 8, 1 << 20)); }},
-      {"--work-mb", "SANDGATE_WORK_MB", "512", "Size of each sandbox's /work, MiB (ENOSPC beyond).", [](Config& c, const std::string& v) { c.host.limits.work_bytes = to_u64(v, 1, 1 << 20) * MiB; }},
-      {"--tmp-mb", "SANDGATE_TMP_MB", "64", "Size of each sandbox's /tmp (and /dev/shm), MiB.", [](Config& c, const std::string& v) { c.host.limits.tmp_bytes = to_u64(v, 1, 1 << 20) * MiB; }},
-      {"--spend-cap-usd", "SANDGATE_SPEND_CAP_USD", "1", "Spend at which a sandbox ends (the tokens file may override per tenant).", [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
-      {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800", "Seconds after creation at which a sandbox ends.", [](Config& c, const std::string& v) { c.host.limits.lifetime = std::chrono::seconds(to_u64(v, 1, 86400 * 7)); }},
-      {"--price-vcpu-hour", "SANDGATE_PRICE_VCPU_HOUR", "0.0504", "USD per vCPU-hour of CPU time used.", [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},
-      {"--price-gib-hour", "SANDGATE_PRICE_GIB_HOUR", "0.0162", "USD per GiB-hour of memory held.", [](Config& c, const std::string& v) { c.host.prices.usd_per_gib_hour = to_positive(v); }},
-      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.", [](Config& c, const std::string& v) { c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20)); }},
-      {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE", "1000000", "First host uid for sandboxes; each uses two ([base, base + 2 * max-sandboxes)). Give gateways on one host distinct ranges.", [](Config& c, const std::string& v) { c.host.uid_base = static_cast<std::uint32_t>(to_u64(v, 1000, 4'000'000'000)); }},
-      {"--accept-isolation", "SANDGATE_ACCEPT_ISOLATION", "full", "'no-cgroups' accepts sandboxes without memory/CPU/process limits or metered spend where cgroups are not writable; otherwise execute is refused there.", [](Config& c, const std::string& v) {
-         if (v == "no-cgroups") c.host.accept_no_cgroups = true;
-         else if (v != "full") throw std::invalid_argument("expected full or no-cgroups");
+      {"--listen", "SANDGATE_LISTEN", "127.0.0.1:8080",
+       "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
+      {"--token-file", "SANDGATE_TOKEN_FILE", "",
+       "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
+       "[spend_cap_usd=X]'.",
+       [](Config& c, const std::string& v) { c.token_file = v; }},
+      {"--no-auth", "SANDGATE_NO_AUTH", "false",
+       "Serve without tokens. Refused unless listening on loopback.",
+       [](Config& c, const std::string& v) { c.no_auth = to_bool(v); }, true},
+      {"--tls-cert", "SANDGATE_TLS_CERT", "",
+       "PEM certificate chain: serve HTTPS (with --tls-key).",
+       [](Config& c, const std::string& v) { c.tls_cert = v; }},
+      {"--tls-key", "SANDGATE_TLS_KEY", "", "PEM private key for --tls-cert.",
+       [](Config& c, const std::string& v) { c.tls_key = v; }},
+      {"--allowed-origins", "SANDGATE_ALLOWED_ORIGINS", "",
+       "Comma-separated Origin values accepted besides loopback ones (e.g. "
+       "https://app.example.com).",
+       [](Config& c, const std::string& v) { c.allowed_origins = to_list(v); }},
+      {"--allowed-hosts", "SANDGATE_ALLOWED_HOSTS", "",
+       "Comma-separated Host header values accepted when listening on loopback (a proxy's public "
+       "name).",
+       [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
+      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "1000",
+       "Sessions open at once, all tenants together.",
+       [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
+      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "100",
+       "Sessions open at once per tenant (the tokens file may override).",
+       [](Config& c, const std::string& v) {
+         c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
        }},
-      {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.", [](Config& c, const std::string& v) { c.threads = static_cast<unsigned>(to_u64(v, 1, 256)); }},
-      {"--shutdown-grace", "SANDGATE_SHUTDOWN_GRACE", "10", "Seconds in-flight requests get to finish on SIGTERM/SIGINT.", [](Config& c, const std::string& v) { c.shutdown_grace = std::chrono::seconds(to_u64(v, 0, 3600)); }},
-      {"--log-level", "SANDGATE_LOG_LEVEL", "info", "debug, info, warn or error. Logs are JSON lines of metadata only.", [](Config& c, const std::string& v) {
-         if (v != "debug" && v != "info" && v != "warn" && v != "error") throw std::invalid_argument("expected debug, info, warn or error");
+      {"--session-idle-timeout", "SANDGATE_SESSION_IDLE_TIMEOUT", "1800",
+       "Seconds without a request after which a session and its sandbox end.",
+       [](Config& c, const std::string& v) {
+         c.registry.idle_timeout = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
+       }},
+      {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64",
+       "execute calls running at once across all sessions.",
+       [](Config& c, const std::string& v) {
+         c.max_concurrent_calls = static_cast<std::uint32_t>(to_u64(v, 1, 100000));
+       }},
+      {"--max-queued-calls", "SANDGATE_MAX_QUEUED_CALLS", "1024",
+       "execute calls that may wait for a slot; beyond, a call gets a 'gateway is busy' tool "
+       "error.",
+       [](Config& c, const std::string& v) {
+         c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
+       }},
+      {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60",
+       "Default timeout_seconds of an execute call.",
+       [](Config& c, const std::string& v) {
+         c.timeout_default_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
+       }},
+      {"--timeout-max", "SANDGATE_TIMEOUT_MAX", "300",
+       "Largest timeout_seconds a call may ask for.",
+       [](Config& c, const std::string& v) {
+         c.timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
+       }},
+      {"--stdin-max-bytes", "SANDGATE_STDIN_MAX_BYTES", "1048576",
+       "Largest stdin an execute call may pass.",
+       [](Config& c, const std::string& v) { c.stdin_max_bytes = to_u64(v, 0, 64 * MiB); }},
+      {"--output-max-bytes", "SANDGATE_OUTPUT_MAX_BYTES", "1048576",
+       "stdout + stderr kept per call; the rest is discarded and `truncated` set.",
+       [](Config& c, const std::string& v) {
+         c.host.limits.output_bytes = to_u64(v, 1024, 64 * MiB);
+       }},
+      {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap",
+       "Largest request body; larger ones get HTTP 413.",
+       [](Config& c, const std::string& v) { c.body_limit_bytes = to_u64(v, 1024, 256 * MiB); }},
+      {"--header-timeout", "SANDGATE_HEADER_TIMEOUT", "30",
+       "Seconds a client has to send a request's headers (also the keep-alive idle limit).",
+       [](Config& c, const std::string& v) {
+         c.header_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
+       }},
+      {"--body-timeout", "SANDGATE_BODY_TIMEOUT", "60",
+       "Seconds a client has to send a request's body, and to take each response (or event) "
+       "written to it.",
+       [](Config& c, const std::string& v) {
+         c.body_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
+       }},
+      {"--max-connections", "SANDGATE_MAX_CONNECTIONS", "1024",
+       "Open client connections; beyond, new ones are closed at once.",
+       [](Config& c, const std::string& v) {
+         c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
+       }},
+      {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5",
+       "Seconds between progress notifications of a streamed execute call.",
+       [](Config& c, const std::string& v) {
+         c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600));
+       }},
+      {"--memory-mb", "SANDGATE_MEMORY_MB", "1024",
+       "Memory per sandbox, MiB (its /work and /tmp files count too).",
+       [](Config& c, const std::string& v) {
+         c.host.limits.memory_bytes = to_u64(v, 16, 1 << 20) * MiB;
+       }},
+      {"--cpus", "SANDGATE_CPUS", "1", "CPU quota per sandbox, in vCPUs.",
+       [](Config& c, const std::string& v) { c.host.limits.cpus = to_positive(v); }},
+      {"--max-processes", "SANDGATE_MAX_PROCESSES", "256", "Processes and threads per sandbox.",
+       [](Config& c, const std::string& v) {
+         c.host.limits.max_processes = static_cast<std::uint32_t>(to_u64(v, 8, 1 << 20));
+       }},
+      {"--work-mb", "SANDGATE_WORK_MB", "512", "Size of each sandbox's /work, MiB (ENOSPC beyond).",
+       [](Config& c, const std::string& v) {
+         c.host.limits.work_bytes = to_u64(v, 1, 1 << 20) * MiB;
+       }},
+      {"--tmp-mb", "SANDGATE_TMP_MB", "64", "Size of each sandbox's /tmp (and /dev/shm), MiB.",
+       [](Config& c, const std::string& v) {
+         c.host.limits.tmp_bytes = to_u64(v, 1, 1 << 20) * MiB;
+       }},
+      {"--spend-cap-usd", "SANDGATE_SPEND_CAP_USD", "1",
+       "Spend at which a sandbox ends (the tokens file may override per tenant).",
+       [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
+      {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800",
+       "Seconds after creation at which a sandbox ends.",
+       [](Config& c, const std::string& v) {
+         c.host.limits.lifetime = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
+       }},
+      {"--price-vcpu-hour", "SANDGATE_PRICE_VCPU_HOUR", "0.0504",
+       "USD per vCPU-hour of CPU time used.",
+       [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},
+      {"--price-gib-hour", "SANDGATE_PRICE_GIB_HOUR", "0.0162", "USD per GiB-hour of memory held.",
+       [](Config& c, const std::string& v) { c.host.prices.usd_per_gib_hour = to_positive(v); }},
+      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.",
+       [](Config& c, const std::string& v) {
+         c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
+       }},
+      {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE", "1000000",
+       "First host uid for sandboxes; each uses two ([base, base + 2 * max-sandboxes)). Give "
+       "gateways on one host distinct ranges.",
+       [](Config& c, const std::string& v) {
+         c.host.uid_base = static_cast<std::uint32_t>(to_u64(v, 1000, 4'000'000'000));
+       }},
+      {"--accept-isolation", "SANDGATE_ACCEPT_ISOLATION", "full",
+       "'no-cgroups' accepts sandboxes without memory/CPU/process limits or metered spend where "
+       "cgroups are not writable; otherwise execute is refused there.",
+       [](Config& c, const std::string& v) {
+         if (v == "no-cgroups")
+           c.host.accept_no_cgroups = true;
+         else if (v != "full")
+           throw std::invalid_argument("expected full or no-cgroups");
+       }},
+      {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.",
+       [](Config& c, const std::string& v) {
+         c.threads = static_cast<unsigned>(to_u64(v, 1, 256));
+       }},
+      {"--shutdown-grace", "SANDGATE_SHUTDOWN_GRACE", "10",
+       "Seconds in-flight requests get to finish on SIGTERM/SIGINT.",
+       [](Config& c, const std::string& v) {
+         c.shutdown_grace = std::chrono::seconds(to_u64(v, 0, 3600));
+       }},
+      {"--log-level", "SANDGATE_LOG_LEVEL", "info",
+       "debug, info, warn or error. Logs are JSON lines of metadata only.",
+       [](Config& c, const std::string& v) {
+         if (v != "debug" && v != "info" && v != "warn" && v != "error")
+           throw std::invalid_argument("expected debug, info, warn or error");
          c.log_level = v;
        }},
-      {"--check-isolation", nullptr, "", "Print which isolation mechanisms this host offers and which will be used, then exit (1 when execute would be refused).", [](Config& c, const std::string& v) { c.check_isolation = to_bool(v); }, true},
+      {"--check-isolation", nullptr, "",
+       "Print which isolation mechanisms this host offers and which will be used, then exit (1 "
+       "when execute would be refused).",
+       [](Config& c, const std::string& v) { c.check_isolation = to_bool(v); }, true},
   };
   return table;
 }
@@ -152,7 +268,9 @@ std::uint64_t effective_body_limit(const Config& config) {
 
 ParseOutcome parse_config(int argc, char** argv, char** envp) {
   Config c;
-  auto fail = [](std::string text) { return ParseOutcome{std::nullopt, std::move(text) + "\n", 2}; };
+  auto fail = [](std::string text) {
+    return ParseOutcome{std::nullopt, std::move(text) + "\n", 2};
+  };
   // Environment first, flags after: flags win.
   for (char** e = envp; e && *e; ++e) {
     std::string_view kv(*e);

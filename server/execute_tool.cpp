@@ -31,16 +31,20 @@ json execute_tool_definition(const ToolLimits& limits) {
   json output = {
       {"type", "object"},
       {"properties",
-       {{"exit_code", {{"type", "integer"}, {"description", "128 + signal number when killed by a signal."}}},
+       {{"exit_code",
+         {{"type", "integer"}, {"description", "128 + signal number when killed by a signal."}}},
         {"stdout", {{"type", "string"}}},
         {"stderr", {{"type", "string"}}},
         {"truncated", {{"type", "boolean"}, {"description", "Output beyond the cap was dropped."}}},
         {"timed_out", {{"type", "boolean"}}},
-        {"oom_killed", {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
+        {"oom_killed",
+         {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
         {"duration_ms", {{"type", "integer"}}},
-        {"spend_usd", {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}}}},
-      {"required", {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed",
-                    "duration_ms", "spend_usd"}}};
+        {"spend_usd",
+         {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}}}},
+      {"required",
+       {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed", "duration_ms",
+        "spend_usd"}}};
   return {
       {"name", "execute"},
       {"title", "Execute code"},
@@ -54,25 +58,33 @@ json execute_tool_definition(const ToolLimits& limits) {
       {"inputSchema", input},
       {"outputSchema", output},
       {"annotations",
-       {{"title", "Execute code"}, {"readOnlyHint", false}, {"destructiveHint", false},
-        {"idempotentHint", false}, {"openWorldHint", false}}}};
+       {{"title", "Execute code"},
+        {"readOnlyHint", false},
+        {"destructiveHint", false},
+        {"idempotentHint", false},
+        {"openWorldHint", false}}}};
 }
 
 ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits) {
-  auto fail = [](std::string why) { return ExecuteArguments{std::nullopt, "Invalid arguments: " + why}; };
+  auto fail = [](std::string why) {
+    return ExecuteArguments{std::nullopt, "Invalid arguments: " + why};
+  };
   if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
   for (const auto& [key, value] : args.items()) {
     if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin")
-      return fail("unknown argument `" + key + "`; expected code, language, timeout_seconds, stdin.");
+      return fail("unknown argument `" + key +
+                  "`; expected code, language, timeout_seconds, stdin.");
   }
   sandbox::RunRequest r;
   auto code = args.find("code");
   if (code == args.end() || !code->is_string() || code->get_ref<const std::string&>().empty())
     return fail("`code` must be a non-empty string.");
   r.code = code->get<std::string>();
-  if (r.code.find('\0') != std::string::npos) return fail("`code` must not contain NUL characters.");
+  if (r.code.find('\0') != std::string::npos)
+    return fail("`code` must not contain NUL characters.");
   if (auto lang = args.find("language"); lang != args.end()) {
-    auto parsed = lang->is_string() ? sandbox::parse_language(lang->get<std::string>()) : std::nullopt;
+    auto parsed =
+        lang->is_string() ? sandbox::parse_language(lang->get<std::string>()) : std::nullopt;
     if (!parsed) return fail("`language` must be one of \"python\", \"javascript\", \"bash\".");
     r.language = *parsed;
   }
@@ -83,7 +95,8 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
     if (!whole) return fail("`timeout_seconds` must be a whole number of seconds.");
     double v = t->get<double>();
     if (v < 1 || v > limits.timeout_max_s)
-      return fail("`timeout_seconds` must be between 1 and " + std::to_string(limits.timeout_max_s) + ".");
+      return fail("`timeout_seconds` must be between 1 and " +
+                  std::to_string(limits.timeout_max_s) + ".");
     timeout = static_cast<std::int64_t>(v);
   }
   r.timeout = std::chrono::seconds(timeout);
@@ -123,10 +136,17 @@ std::string sandbox_end_text(const sandbox::RunResult& run) {
   using sandbox::EndReason;
   std::string why;
   switch (run.end_reason) {
-    case EndReason::spend_cap: why = "its spend cap was reached (spent " + dollars(run.spend_usd) + ")"; break;
-    case EndReason::lifetime: why = "its lifetime is over"; break;
-    case EndReason::closed: why = "the session or the gateway is shutting down"; break;
-    default: why = "the sandbox failed";
+    case EndReason::spend_cap:
+      why = "its spend cap was reached (spent " + dollars(run.spend_usd) + ")";
+      break;
+    case EndReason::lifetime:
+      why = "its lifetime is over";
+      break;
+    case EndReason::closed:
+      why = "the session or the gateway is shutting down";
+      break;
+    default:
+      why = "the sandbox failed";
   }
   return "Sandbox ended: " + why + (run.failure.empty() ? "" : " (" + run.failure + ")") +
          ". Its processes and files are gone; the next call starts a fresh sandbox.";
@@ -139,14 +159,17 @@ MappedResult map_execute_result(const session::ExecuteResult& executed,
   using session::ExecuteStatus;
   switch (executed.status) {
     case ExecuteStatus::busy:
-      return {tool_error("The gateway is busy: " + executed.message + ". Try again shortly."), ExecOutcome::busy};
+      return {tool_error("The gateway is busy: " + executed.message + ". Try again shortly."),
+              ExecOutcome::busy};
     case ExecuteStatus::sandbox_error:
       return {tool_error("Sandbox unavailable: " + executed.message), ExecOutcome::sandbox_failure};
     case ExecuteStatus::session_ended:
-      return {tool_error("The session ended before the call could run."), ExecOutcome::sandbox_failure};
+      return {tool_error("The session ended before the call could run."),
+              ExecOutcome::sandbox_failure};
     case ExecuteStatus::cancelled:
       return {tool_error("Cancelled."), ExecOutcome::cancelled};
-    case ExecuteStatus::ran: break;
+    case ExecuteStatus::ran:
+      break;
   }
   const auto& run = executed.run;
   json data = structured(run);
@@ -160,7 +183,8 @@ MappedResult map_execute_result(const session::ExecuteResult& executed,
     case sandbox::RunOutcome::timed_out: {
       auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
       std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
-      return {{{"content", json::array({{{"type", "text"}, {"text", head}}, {{"type", "text"}, {"text", text}}})},
+      return {{{"content", json::array({{{"type", "text"}, {"text", head}},
+                                        {{"type", "text"}, {"text", text}}})},
                {"structuredContent", data},
                {"isError", true}},
               ExecOutcome::timeout};

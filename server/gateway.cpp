@@ -82,23 +82,27 @@ int run_gateway(const Config& config) {
   std::cout << "sandgate listening on " << scheme << "://" << host_text << ":" << bound.port()
             << "/mcp" << std::endl;
   log_event(LogLevel::info, "listening",
-            {{"address", host_text}, {"port", bound.port()}, {"tls", !config.tls_cert.empty()},
-             {"auth", config.no_auth ? "off" : "on"}, {"isolation", host.isolation().mode}});
+            {{"address", host_text},
+             {"port", bound.port()},
+             {"tls", !config.tls_cert.empty()},
+             {"auth", config.no_auth ? "off" : "on"},
+             {"isolation", host.isolation().mode}});
 
   // Ready once a real sandbox has run a real program.
   if (!host.isolation().usable()) {
     server.set_not_ready_reason(host.isolation().problem);
     log_event(LogLevel::error, "isolation_refused", {{"problem", host.isolation().problem}});
   } else {
-    asio::co_spawn(background, host.self_test(), [&server](std::exception_ptr, std::string problem) {
-      if (problem.empty()) {
-        server.set_ready(true);
-        log_event(LogLevel::info, "ready");
-      } else {
-        server.set_not_ready_reason("sandbox self-test failed: " + problem);
-        log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
-      }
-    });
+    asio::co_spawn(background, host.self_test(),
+                   [&server](std::exception_ptr, std::string problem) {
+                     if (problem.empty()) {
+                       server.set_ready(true);
+                       log_event(LogLevel::info, "ready");
+                     } else {
+                       server.set_not_ready_reason("sandbox self-test failed: " + problem);
+                       log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
+                     }
+                   });
   }
 
   // Shutdown, phase one: stop accepting, end every session (running calls end with a tool

@@ -43,7 +43,8 @@ class ChunkedEventSink final : public EventSink {
   asio::awaitable<bool> write(std::string text) {
     // A client that stops reading its stream is dropped instead of pinning the connection.
     beast::get_lowest_layer(stream_).expires_after(write_timeout_);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(text)), kTuple);
+    auto [ec, n] =
+        co_await asio::async_write(stream_, http::make_chunk(asio::buffer(text)), kTuple);
     beast::get_lowest_layer(stream_).expires_never();
     co_return !ec;
   }
@@ -55,7 +56,11 @@ class ChunkedEventSink final : public EventSink {
 
 HttpServer::HttpServer(asio::io_context& io, const Config& config, McpEndpoint& endpoint,
                        Metrics& metrics, GaugeSource gauges)
-    : io_(io), config_(config), endpoint_(endpoint), metrics_(metrics), gauges_(std::move(gauges)),
+    : io_(io),
+      config_(config),
+      endpoint_(endpoint),
+      metrics_(metrics),
+      gauges_(std::move(gauges)),
       acceptor_(asio::make_strand(io)) {
   if (!config.tls_cert.empty()) {
     tls_.emplace(asio::ssl::context::tls_server);
@@ -73,7 +78,8 @@ void HttpServer::set_not_ready_reason(std::string reason) {
 }
 
 tcp::endpoint HttpServer::start() {
-  tcp::endpoint where(asio::ip::make_address(config_.listen_host == "localhost" ? "127.0.0.1" : config_.listen_host),
+  tcp::endpoint where(asio::ip::make_address(
+                          config_.listen_host == "localhost" ? "127.0.0.1" : config_.listen_host),
                       config_.listen_port);
   acceptor_.open(where.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
@@ -179,7 +185,8 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     auto [header_ec, header_n] = co_await http::async_read_header(stream, buffer, parser, kTuple);
     mark_idle(false);
     if (header_ec == http::error::body_limit) {
-      Response res = plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
+      Response res =
+          plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
       res.keep_alive(false);
       co_await http::async_write(stream, res, kTuple);
       co_return;
@@ -199,7 +206,8 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     lowest.expires_after(config_.body_timeout);
     auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kTuple);
     if (body_ec == http::error::body_limit) {
-      Response res = plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
+      Response res =
+          plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
       res.keep_alive(false);
       co_await http::async_write(stream, res, kTuple);
       co_return;
@@ -257,15 +265,18 @@ asio::awaitable<Reply> HttpServer::route(const Request& request) {
       std::lock_guard lock(mutex_);
       return not_ready_reason_;
     }();
-    co_return Reply{plain(request, http::status::service_unavailable, "not ready: " + reason + "\n"), nullptr};
+    co_return Reply{
+        plain(request, http::status::service_unavailable, "not ready: " + reason + "\n"), nullptr};
   }
   if (target == "/metrics") {
     Gauges g = gauges_();
     g.connections = connections_.load();
     g.ready = ready_;
-    co_return Reply{plain(request, http::status::ok, metrics_.render(g), "text/plain; version=0.0.4"), nullptr};
+    co_return Reply{
+        plain(request, http::status::ok, metrics_.render(g), "text/plain; version=0.0.4"), nullptr};
   }
-  co_return Reply{plain(request, http::status::not_found, "Not found. The MCP endpoint is /mcp.\n"), nullptr};
+  co_return Reply{plain(request, http::status::not_found, "Not found. The MCP endpoint is /mcp.\n"),
+                  nullptr};
 }
 
 }  // namespace sandgate::server

@@ -17,8 +17,10 @@ Message parse(std::string_view body) {
   json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return invalid(parse_error, "Parse error: the body is not valid JSON");
   if (doc.is_array())
-    return invalid(invalid_request, "Invalid Request: batches are not supported; send one message per request");
-  if (!doc.is_object()) return invalid(invalid_request, "Invalid Request: expected a JSON-RPC object");
+    return invalid(invalid_request,
+                   "Invalid Request: batches are not supported; send one message per request");
+  if (!doc.is_object())
+    return invalid(invalid_request, "Invalid Request: expected a JSON-RPC object");
   json id = nullptr;
   if (auto it = doc.find("id"); it != doc.end()) {
     if (!it->is_string() && !it->is_number_integer())

@@ -9,6 +9,7 @@ namespace sandgate::server {
 enum class LogLevel { debug, info, warn, error };
 
 void init_logging(const std::string& level);
-void log_event(LogLevel level, const std::string& event, nlohmann::json fields = nlohmann::json::object());
+void log_event(LogLevel level, const std::string& event,
+               nlohmann::json fields = nlohmann::json::object());
 
 }  // namespace sandgate::server

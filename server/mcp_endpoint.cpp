@@ -37,7 +37,8 @@ bool lists(std::string_view header, std::string_view type) {
   std::size_t pos = 0;
   while (pos <= header.size()) {
     auto end = header.find(',', pos);
-    auto item = header.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    auto item =
+        header.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     auto semi = item.find(';');
     item = item.substr(0, semi);
@@ -64,7 +65,8 @@ bool loopback_name(std::string_view host) {
 
 // Owns its arguments (they live in the coroutine frame), so the call may outlive the stream
 // that started it: a client that goes away does not cancel a call (spec 2025-11-25).
-asio::awaitable<json> answer_detached(McpMethods& methods, std::shared_ptr<session::Session> session,
+asio::awaitable<json> answer_detached(McpMethods& methods,
+                                      std::shared_ptr<session::Session> session,
                                       jsonrpc::Message message) {
   co_return co_await methods.answer(*session, message);
 }
@@ -85,7 +87,8 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
       tokens_(tokens),
       registry_(registry),
       metrics_(metrics),
-      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes}, metrics) {}
+      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes},
+               metrics) {}
 
 bool McpEndpoint::origin_allowed(std::string_view origin) const {
   for (const auto& allowed : config_.allowed_origins)
@@ -107,16 +110,20 @@ bool McpEndpoint::host_allowed(std::string_view host) const {
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
   // DNS rebinding: a browser page of another origin must not drive a local gateway.
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error, "Forbidden: origin not allowed");
+    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                     "Forbidden: origin not allowed");
   if (!host_allowed(req[http::field::host]))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error, "Forbidden: host not allowed");
+    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                     "Forbidden: host not allowed");
 
   auto auth = auth::authenticate(tokens_, req[http::field::authorization], req["X-MCP-AUTH"]);
   if (auth.status != auth::AuthStatus::ok) {
     metrics_.count_auth_failure();
-    log_event(LogLevel::warn, "auth_failed", {{"reason", auth.status == auth::AuthStatus::missing ? "missing" : "invalid"}});
+    log_event(LogLevel::warn, "auth_failed",
+              {{"reason", auth.status == auth::AuthStatus::missing ? "missing" : "invalid"}});
     Reply r = refuse(req, http::status::unauthorized, -32001,
-                     "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or 'X-MCP-AUTH: <token>'");
+                     "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
+                     "'X-MCP-AUTH: <token>'");
     r.response.set(http::field::www_authenticate, "Bearer realm=\"sandgate\"");
     co_return r;
   }
@@ -129,15 +136,18 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
     co_return co_await post_to_session(req, tenant, jsonrpc::parse(req.body()));
   }
   if (req.method() != http::verb::get && req.method() != http::verb::delete_) {
-    Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
+    Reply r =
+        refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
     r.response.set(http::field::allow, "GET, POST, DELETE");
     co_return r;
   }
   std::string id(req[kSessionHeader]);
   if (id.empty())
-    co_return refuse(req, http::status::bad_request, jsonrpc::server_error, "Bad Request: Mcp-Session-Id header is required");
+    co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
+                     "Bad Request: Mcp-Session-Id header is required");
   if (auto v = req[kVersionHeader]; !v.empty() && !is_supported_protocol_version(std::string(v)))
-    co_return refuse(req, http::status::bad_request, jsonrpc::server_error, "Bad Request: unsupported MCP-Protocol-Version");
+    co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
+                     "Bad Request: unsupported MCP-Protocol-Version");
   if (req.method() == http::verb::get) {
     // No server-initiated messages exist for an execute-only server, so there is no standalone
     // stream to offer; the spec allows 405 here, and clients fall back to POST responses.
@@ -151,7 +161,8 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
   // DELETE: the session and its sandbox end now.
   if (!session::looks_like_session_id(id) || !registry_.remove(id, tenant.name))
     co_return refuse(req, http::status::not_found, jsonrpc::server_error, "Session not found");
-  log_event(LogLevel::info, "session_deleted", {{"session", std::string(session::log_prefix(id))}, {"tenant", tenant.name}});
+  log_event(LogLevel::info, "session_deleted",
+            {{"session", std::string(session::log_prefix(id))}, {"tenant", tenant.name}});
   Response res{http::status::ok, req.version()};
   res.prepare_payload();
   co_return Reply{std::move(res), nullptr};
@@ -168,31 +179,42 @@ Reply McpEndpoint::post(const Request& req, const auth::Tenant& tenant) {
                   "Not Acceptable: Accept must list both application/json and text/event-stream");
   auto message = jsonrpc::parse(req.body());
   if (message.kind == jsonrpc::Kind::invalid)
-    return {json_response(http::status::bad_request, jsonrpc::error(message.id, message.error_code, message.error), req.version()), nullptr};
+    return {
+        json_response(http::status::bad_request,
+                      jsonrpc::error(message.id, message.error_code, message.error), req.version()),
+        nullptr};
   if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
     return initialize(req, tenant, message);
   Response marker{http::status::continue_, req.version()};
   return {std::move(marker), nullptr};
 }
 
-Reply McpEndpoint::initialize(const Request& req, const auth::Tenant& tenant, const jsonrpc::Message& message) {
+Reply McpEndpoint::initialize(const Request& req, const auth::Tenant& tenant,
+                              const jsonrpc::Message& message) {
   json answer = methods_.initialize(message);
-  if (answer.contains("error")) return {json_response(http::status::ok, answer, req.version()), nullptr};
+  if (answer.contains("error"))
+    return {json_response(http::status::ok, answer, req.version()), nullptr};
   auto created = registry_.create({tenant.name, tenant.max_sessions, tenant.spend_cap_usd});
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
-    std::string why = per_tenant ? "this tenant has its maximum number of sessions open; end one (DELETE) or wait for idle ones to expire"
-                                 : "the gateway has its maximum number of sessions open; try again later";
-    Reply r{json_response(per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
-                          jsonrpc::error(message.id, jsonrpc::server_error, "Too many sessions: " + why), req.version()),
+    std::string why = per_tenant
+                          ? "this tenant has its maximum number of sessions open; end one (DELETE) "
+                            "or wait for idle ones to expire"
+                          : "the gateway has its maximum number of sessions open; try again later";
+    Reply r{json_response(
+                per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
+                jsonrpc::error(message.id, jsonrpc::server_error, "Too many sessions: " + why),
+                req.version()),
             nullptr};
     r.response.set(http::field::retry_after, "30");
     return r;
   }
   auto session = std::get<std::shared_ptr<session::Session>>(created);
   metrics_.count_session_created();
-  log_event(LogLevel::info, "session_created", {{"session", std::string(session::log_prefix(session->id()))}, {"tenant", tenant.name}});
+  log_event(
+      LogLevel::info, "session_created",
+      {{"session", std::string(session::log_prefix(session->id()))}, {"tenant", tenant.name}});
   Reply r{json_response(http::status::ok, answer, req.version()), nullptr};
   r.response.set(kSessionHeader, session->id());
   return r;
@@ -218,7 +240,8 @@ asio::awaitable<Reply> McpEndpoint::post_to_session(const Request& req, const au
   }
   if (message.kind == jsonrpc::Kind::response) co_return accepted(req);
 
-  const json& meta = message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
+  const json& meta =
+      message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
   if (message.method == "tools/call" && meta.is_object() && meta.contains("progressToken"))
     co_return stream_tool_call(req, session, std::move(message));
   json answer = co_await methods_.answer(*session, message);
@@ -234,13 +257,15 @@ Reply McpEndpoint::stream_tool_call(const Request& req, std::shared_ptr<session:
   head.set(http::field::content_type, "text/event-stream");
   head.set(http::field::cache_control, "no-cache");
   auto interval = config_.progress_interval;
-  auto stream = [this, session, message = std::move(message), interval](EventSink& sink) -> asio::awaitable<void> {
+  auto stream = [this, session, message = std::move(message),
+                 interval](EventSink& sink) -> asio::awaitable<void> {
     using Done = asio::experimental::concurrent_channel<void(boost::system::error_code, json)>;
     auto executor = co_await asio::this_coro::executor;
     auto done = std::make_shared<Done>(executor, 1);
     asio::co_spawn(executor, answer_detached(methods_, session, message),
                    [done](std::exception_ptr error, json answer) {
-                     if (error) answer = jsonrpc::error(nullptr, jsonrpc::internal_error, "internal error");
+                     if (error)
+                       answer = jsonrpc::error(nullptr, jsonrpc::internal_error, "internal error");
                      done->try_send(boost::system::error_code{}, std::move(answer));
                    });
     if (!co_await sink.prime()) co_return;
@@ -256,10 +281,13 @@ Reply McpEndpoint::stream_tool_call(const Request& req, std::shared_ptr<session:
         if (!answer.is_null()) co_await sink.send(answer);
         co_return;
       }
-      auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started).count();
+      auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::steady_clock::now() - started)
+                         .count();
       json progress = jsonrpc::notification(
-          "notifications/progress",
-          {{"progressToken", token}, {"progress", elapsed}, {"message", "running for " + std::to_string(elapsed) + " s"}});
+          "notifications/progress", {{"progressToken", token},
+                                     {"progress", elapsed},
+                                     {"message", "running for " + std::to_string(elapsed) + " s"}});
       if (!co_await sink.send(progress)) co_return;  // the call goes on; its result is dropped
     }
   };

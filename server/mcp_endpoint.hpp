@@ -28,7 +28,8 @@ class McpEndpoint {
   Reply post(const Request& request, const auth::Tenant& tenant);
   boost::asio::awaitable<Reply> post_to_session(const Request& request, const auth::Tenant& tenant,
                                                 jsonrpc::Message message);
-  Reply initialize(const Request& request, const auth::Tenant& tenant, const jsonrpc::Message& message);
+  Reply initialize(const Request& request, const auth::Tenant& tenant,
+                   const jsonrpc::Message& message);
   Reply stream_tool_call(const Request& request, std::shared_ptr<session::Session> session,
                          jsonrpc::Message message);
 

@@ -25,12 +25,12 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
       request.id,
       {{"protocolVersion", version},
        {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
-       {"serverInfo", {{"name", "sandgate"}, {"title", "sandgate code sandbox"}, {"version", "0.1.0"}}},
+       {"serverInfo",
+        {{"name", "sandgate"}, {"title", "sandgate code sandbox"}, {"version", "0.1.0"}}},
        {"instructions",
         "Use the execute tool to run Python, JavaScript or bash in this session's sandbox. "
         "There is no network. Files in /work persist across calls of this session."}});
 }
-
 
 void McpMethods::notify(session::Session& session, const jsonrpc::Message& note) {
   if (note.method != "notifications/cancelled") return;
@@ -40,30 +40,36 @@ void McpMethods::notify(session::Session& session, const jsonrpc::Message& note)
 }
 
 boost::asio::awaitable<json> McpMethods::answer(session::Session& session,
-                                               const jsonrpc::Message& request) {
+                                                const jsonrpc::Message& request) {
   const std::string& m = request.method;
   if (m == "ping") co_return jsonrpc::result(request.id, json::object());
   if (m == "tools/list")
-    co_return jsonrpc::result(request.id, {{"tools", json::array({execute_tool_definition(limits_)})}});
+    co_return jsonrpc::result(request.id,
+                              {{"tools", json::array({execute_tool_definition(limits_)})}});
   if (m == "logging/setLevel") {
-    static const char* levels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+    static const char* levels[] = {"debug", "info",     "notice", "warning",
+                                   "error", "critical", "alert",  "emergency"};
     const json& p = request.params;
     bool ok = p.is_object() && p.contains("level") && p["level"].is_string();
     if (ok) {
       ok = false;
       for (const char* l : levels) ok = ok || p["level"] == l;
     }
-    if (!ok) co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+    if (!ok)
+      co_return jsonrpc::error(
+          request.id, jsonrpc::invalid_params,
+          "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
     co_return jsonrpc::result(request.id, json::object());
   }
   if (m == "tools/call") co_return co_await call_tool(session, request);
   if (m == "initialize")
-    co_return jsonrpc::error(request.id, jsonrpc::invalid_request, "this session is already initialized");
+    co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
+                             "this session is already initialized");
   co_return jsonrpc::error(request.id, jsonrpc::method_not_found, "Method not found: " + m);
 }
 
 boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
-                                                  const jsonrpc::Message& request) {
+                                                   const jsonrpc::Message& request) {
   const json& p = request.params;
   if (!p.is_object() || !p.contains("name") || !p["name"].is_string())
     co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "tools/call needs params.name");
@@ -80,7 +86,8 @@ boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
   std::size_t code_bytes = run.code.size(), stdin_bytes = run.stdin_data.size();
   auto executed = co_await session.execute(*args.request, request.id.dump());
   auto mapped = map_execute_result(executed, run);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);
   log_event(LogLevel::info, "execute",
             {{"session", std::string(session::log_prefix(session.id()))},

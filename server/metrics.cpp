@@ -6,8 +6,8 @@ namespace sandgate::server {
 
 namespace {
 const char* outcome_label(std::size_t i) {
-  static const char* names[] = {"ok", "nonzero_exit", "timeout", "cancelled", "sandbox_failure",
-                                "invalid_arguments", "busy"};
+  static const char* names[] = {
+      "ok", "nonzero_exit", "timeout", "cancelled", "sandbox_failure", "invalid_arguments", "busy"};
   return names[i];
 }
 }  // namespace
@@ -25,9 +25,12 @@ void Metrics::count_execution(ExecOutcome outcome, double seconds) {
 }
 
 void Metrics::count_http(unsigned status) {
-  if (status >= 500) http_5xx_++;
-  else if (status >= 400) http_4xx_++;
-  else http_2xx_++;
+  if (status >= 500)
+    http_5xx_++;
+  else if (status >= 400)
+    http_4xx_++;
+  else
+    http_2xx_++;
 }
 
 std::string Metrics::render(const Gauges& g) const {
@@ -41,7 +44,8 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_ready 1 when the sandbox self-test passed and the gateway serves.\n"
       << "# TYPE sandgate_ready gauge\nsandgate_ready " << (g.ready ? 1 : 0) << "\n"
       << "# HELP sandgate_live_spend_usd Spend of the sandboxes alive now, USD.\n"
-      << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd << "\n"
+      << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
+      << "\n"
       << "# HELP sandgate_sessions_created_total Sessions created.\n"
       << "# TYPE sandgate_sessions_created_total counter\nsandgate_sessions_created_total "
       << sessions_created_ << "\n"
@@ -59,17 +63,20 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_executions_total execute calls by outcome.\n"
       << "# TYPE sandgate_executions_total counter\n";
   for (std::size_t i = 0; i < executions_.size(); ++i)
-    out << "sandgate_executions_total{outcome=\"" << outcome_label(i) << "\"} " << executions_[i] << "\n";
+    out << "sandgate_executions_total{outcome=\"" << outcome_label(i) << "\"} " << executions_[i]
+        << "\n";
   out << "# HELP sandgate_execution_duration_seconds Wall time of execute calls.\n"
       << "# TYPE sandgate_execution_duration_seconds histogram\n";
   std::uint64_t cumulative = 0;
   for (std::size_t b = 0; b < kBuckets.size(); ++b) {
     cumulative += duration_buckets_[b];
-    out << "sandgate_execution_duration_seconds_bucket{le=\"" << kBuckets[b] << "\"} " << cumulative << "\n";
+    out << "sandgate_execution_duration_seconds_bucket{le=\"" << kBuckets[b] << "\"} " << cumulative
+        << "\n";
   }
   cumulative += duration_buckets_[kBuckets.size()];
   out << "sandgate_execution_duration_seconds_bucket{le=\"+Inf\"} " << cumulative << "\n"
-      << "sandgate_execution_duration_seconds_sum " << static_cast<double>(duration_micros_) / 1e6 << "\n"
+      << "sandgate_execution_duration_seconds_sum " << static_cast<double>(duration_micros_) / 1e6
+      << "\n"
       << "sandgate_execution_duration_seconds_count " << cumulative << "\n";
   return out.str();
 }

@@ -7,7 +7,16 @@
 
 namespace sandgate::server {
 
-enum class ExecOutcome { ok, nonzero_exit, timeout, cancelled, sandbox_failure, invalid_arguments, busy, count_ };
+enum class ExecOutcome {
+  ok,
+  nonzero_exit,
+  timeout,
+  cancelled,
+  sandbox_failure,
+  invalid_arguments,
+  busy,
+  count_
+};
 
 const char* exec_outcome_name(ExecOutcome outcome);
 
@@ -29,8 +38,10 @@ class Metrics {
   std::string render(const Gauges& gauges) const;
 
  private:
-  static constexpr std::array<double, 10> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300};
-  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(ExecOutcome::count_)> executions_{};
+  static constexpr std::array<double, 10> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1,
+                                                      0.25,  1,    5,     30,   300};
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(ExecOutcome::count_)>
+      executions_{};
   std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> duration_buckets_{};
   std::atomic<std::uint64_t> duration_micros_{0};
   std::atomic<std::uint64_t> auth_failures_{0};

@@ -22,11 +22,16 @@ RegistryConfig config_with_sweep(RegistryConfig c) {
 
 Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
                    sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots)
-    : config_(config_with_sweep(config)), host_(host), gateway_slots_(gateway_slots), sweep_timer_(executor) {
+    : config_(config_with_sweep(config)),
+      host_(host),
+      gateway_slots_(gateway_slots),
+      sweep_timer_(executor) {
   asio::co_spawn(executor, sweep_loop(), asio::detached);
 }
 
-Registry::~Registry() { end_all(); }
+Registry::~Registry() {
+  end_all();
+}
 
 std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant) {
   sandbox::Limits limits = host_.config().limits;

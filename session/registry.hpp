@@ -36,8 +36,8 @@ enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
 
 class Registry {
  public:
-  Registry(boost::asio::any_io_executor executor, RegistryConfig config,
-           sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots);
+  Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
+           AsyncSemaphore& gateway_slots);
   ~Registry();
 
   std::variant<std::shared_ptr<Session>, CreateRefusal> create(const TenantPolicy& tenant);

@@ -4,8 +4,7 @@ namespace sandgate::session {
 namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
-                 sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots,
-                 std::size_t queue_depth)
+                 sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots, std::size_t queue_depth)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       limits_(limits),
@@ -15,13 +14,17 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       gateway_slots_(gateway_slots),
       call_order_(1, queue_depth) {}
 
-Session::~Session() { end(); }
+Session::~Session() {
+  end();
+}
 
 Session::Clock::time_point Session::last_used() const {
   return Clock::time_point(Clock::duration(last_used_.load()));
 }
 
-void Session::touch() { last_used_ = Clock::now().time_since_epoch().count(); }
+void Session::touch() {
+  last_used_ = Clock::now().time_since_epoch().count();
+}
 
 bool Session::ended() const {
   std::lock_guard lock(mutex_);

@@ -15,11 +15,11 @@
 namespace sandgate::session {
 
 enum class ExecuteStatus {
-  ran,             // the program ran (see run.outcome)
-  busy,            // the session's or the gateway's queue is full
-  sandbox_error,   // the sandbox could not be created (message says why)
-  session_ended,   // the session ended before the call could run
-  cancelled,       // cancelled while waiting its turn
+  ran,            // the program ran (see run.outcome)
+  busy,           // the session's or the gateway's queue is full
+  sandbox_error,  // the sandbox could not be created (message says why)
+  session_ended,  // the session ended before the call could run
+  cancelled,      // cancelled while waiting its turn
 };
 
 struct ExecuteResult {

@@ -25,6 +25,8 @@ bool looks_like_session_id(std::string_view id) {
   return true;
 }
 
-std::string_view log_prefix(std::string_view id) { return id.substr(0, 8); }
+std::string_view log_prefix(std::string_view id) {
+  return id.substr(0, 8);
+}
 
 }  // namespace sandgate::session

@@ -34,14 +34,16 @@ struct HttpReply {
 class GatewayProcess {
  public:
   explicit GatewayProcess(std::vector<std::string> args,
-                          std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"}, bool tls = false) {
+                          std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"},
+                          bool tls = false) {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> argv_s = {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level", "warn"};
+    std::vector<std::string> argv_s = {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level",
+                                       "warn"};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv, envp;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -91,7 +93,8 @@ class GatewayProcess {
     boost::asio::io_context io;
     boost::beast::tcp_stream stream(io);
     stream.expires_after(std::chrono::seconds(60));
-    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)));
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                                                  static_cast<unsigned short>(port_)));
     http::request<http::string_body> req{verb, target, 11};
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
     for (auto& [k, v] : headers) req.set(k, v);
@@ -125,26 +128,37 @@ class GatewayProcess {
     return h;
   }
 
-  HttpReply post(const json& message, const std::string& session = {}, const std::string& token = "test-token") {
+  HttpReply post(const json& message, const std::string& session = {},
+                 const std::string& token = "test-token") {
     return request(http::verb::post, "/mcp", message.dump(), mcp_headers(session, token));
   }
 
   std::string initialize(const std::string& token = "test-token") {
-    auto r = post({{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                   {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
-                               {"clientInfo", {{"name", "it"}, {"version", "1"}}}}}},
+    auto r = post({{"jsonrpc", "2.0"},
+                   {"id", 0},
+                   {"method", "initialize"},
+                   {"params",
+                    {{"protocolVersion", "2025-11-25"},
+                     {"capabilities", json::object()},
+                     {"clientInfo", {{"name", "it"}, {"version", "1"}}}}}},
                   {}, token);
     REQUIRE(r.status == 200);
     std::string id = r.headers["mcp-session-id"];
-    REQUIRE(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, token).status == 202);
+    REQUIRE(post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, id, token).status ==
+            202);
     return id;
   }
 
   // tools/call execute; returns the CallToolResult.
-  json execute(const std::string& session, const std::string& code, const std::string& language = "python",
-               int timeout_s = 30, int id = 1) {
-    auto r = post({{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"},
-                   {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}},
+  json execute(const std::string& session, const std::string& code,
+               const std::string& language = "python", int timeout_s = 30, int id = 1) {
+    auto r = post({{"jsonrpc", "2.0"},
+                   {"id", id},
+                   {"method", "tools/call"},
+                   {"params",
+                    {{"name", "execute"},
+                     {"arguments",
+                      {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}},
                   session);
     REQUIRE(r.status == 200);
     return r.json_body()["result"];

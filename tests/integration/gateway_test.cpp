@@ -12,7 +12,9 @@ using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
-json structured(const json& result) { return result["structuredContent"]; }
+json structured(const json& result) {
+  return result["structuredContent"];
+}
 }  // namespace
 
 TEST_CASE("a session runs code in its own sandbox over HTTP", "[integration]") {
@@ -51,8 +53,8 @@ TEST_CASE("a wrong token is refused with 401 and counted", "[integration]") {
 }
 
 TEST_CASE("a session created with one tenant's token is invisible to another's", "[integration]") {
-  std::filesystem::path tokens = std::filesystem::temp_directory_path() /
-                                 ("sandgate-tokens-" + std::to_string(::getpid()));
+  std::filesystem::path tokens =
+      std::filesystem::temp_directory_path() / ("sandgate-tokens-" + std::to_string(::getpid()));
   {
     std::ofstream f(tokens);
     f << "# tenants of this test\n"
@@ -64,10 +66,14 @@ TEST_CASE("a session created with one tenant's token is invisible to another's",
   std::string mine = gw.initialize("token-a");
   json ping = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}};
   CHECK(gw.post(ping, mine, "token-b").status == 404);
-  CHECK(gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(mine, "token-b")).status == 404);
+  CHECK(gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(mine, "token-b"))
+            .status == 404);
   CHECK(gw.post(ping, mine, "token-a").status == 200);
   // alpha's override: one session at most.
-  json init = {{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"}, {"params", {{"protocolVersion", "2025-11-25"}}}};
+  json init = {{"jsonrpc", "2.0"},
+               {"id", 0},
+               {"method", "initialize"},
+               {"params", {{"protocolVersion", "2025-11-25"}}}};
   CHECK(gw.post(init, {}, "token-a").status == 429);
   CHECK(gw.post(init, {}, "token-b").status == 200);
 }
@@ -75,17 +81,22 @@ TEST_CASE("a session created with one tenant's token is invisible to another's",
 TEST_CASE("a body over the limit gets 413 and the server keeps serving", "[integration]") {
   GatewayProcess gw({"--body-limit-bytes", "4096"});
   std::string id = gw.initialize();
-  json big = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+  json big = {{"jsonrpc", "2.0"},
+              {"id", 1},
+              {"method", "tools/call"},
               {"params", {{"name", "execute"}, {"arguments", {{"code", std::string(8000, '#')}}}}}};
-  CHECK(gw.request(http::verb::post, "/mcp", big.dump(), GatewayProcess::mcp_headers(id)).status == 413);
+  CHECK(gw.request(http::verb::post, "/mcp", big.dump(), GatewayProcess::mcp_headers(id)).status ==
+        413);
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, id).status == 200);
 }
 
-TEST_CASE("a client dribbling its headers is cut off; others are served meanwhile", "[integration]") {
+TEST_CASE("a client dribbling its headers is cut off; others are served meanwhile",
+          "[integration]") {
   GatewayProcess gw({"--header-timeout", "2"});
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket slow(io);
-  slow.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(gw.port())});
+  slow.connect(
+      {boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(gw.port())});
   boost::asio::write(slow, boost::asio::buffer(std::string("POST /mcp HTTP/1.1\r\nHo")));
   // Another client is served while the slow one hangs.
   CHECK(gw.request(http::verb::get, "/healthz").status == 200);
@@ -100,13 +111,24 @@ TEST_CASE("notifications/cancelled kills the running program", "[integration]") 
   GatewayProcess gw({});
   std::string id = gw.initialize();
   auto call = std::async(std::launch::async, [&] {
-    return gw.post({{"jsonrpc", "2.0"}, {"id", 42}, {"method", "tools/call"},
-                    {"params", {{"name", "execute"}, {"arguments", {{"code", "touch /work/started; sleep 60; touch /work/finished"}, {"language", "bash"}, {"timeout_seconds", 120}}}}}},
+    return gw.post({{"jsonrpc", "2.0"},
+                    {"id", 42},
+                    {"method", "tools/call"},
+                    {"params",
+                     {{"name", "execute"},
+                      {"arguments",
+                       {{"code", "touch /work/started; sleep 60; touch /work/finished"},
+                        {"language", "bash"},
+                        {"timeout_seconds", 120}}}}}},
                    id);
   });
   // Wait until the program runs (a second session can't see it; poll this session's metrics).
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  CHECK(gw.post({{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 42}, {"reason", "test"}}}}, id).status == 202);
+  CHECK(gw.post({{"jsonrpc", "2.0"},
+                 {"method", "notifications/cancelled"},
+                 {"params", {{"requestId", 42}, {"reason", "test"}}}},
+                id)
+            .status == 202);
   REQUIRE(call.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
   auto reply = call.get();
   CHECK(reply.status == 202);  // no JSON-RPC response for a cancelled request
@@ -118,9 +140,12 @@ TEST_CASE("notifications/cancelled kills the running program", "[integration]") 
 TEST_CASE("a session's calls run one at a time in arrival order", "[integration]") {
   GatewayProcess gw({});
   std::string id = gw.initialize();
-  auto first = std::async(std::launch::async, [&] { return gw.execute(id, "sleep 1; echo A >> /work/log", "bash", 30, 1); });
+  auto first = std::async(std::launch::async, [&] {
+    return gw.execute(id, "sleep 1; echo A >> /work/log", "bash", 30, 1);
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto second = std::async(std::launch::async, [&] { return gw.execute(id, "echo B >> /work/log", "bash", 30, 2); });
+  auto second = std::async(std::launch::async,
+                           [&] { return gw.execute(id, "echo B >> /work/log", "bash", 30, 2); });
   first.get();
   second.get();
   CHECK(structured(gw.execute(id, "cat /work/log", "bash"))["stdout"] == "A\nB\n");
@@ -149,8 +174,15 @@ TEST_CASE("idle sessions expire with their sandbox", "[integration]") {
 TEST_CASE("SIGTERM mid-call: the call gets an answer, sandboxes end, exit 0", "[integration]") {
   GatewayProcess gw({"--shutdown-grace", "5"});
   std::string id = gw.initialize();
-  auto call = std::async(std::launch::async, [&] { return gw.post({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"},
-      {"params", {{"name", "execute"}, {"arguments", {{"code", "sleep 60"}, {"language", "bash"}}}}}}, id); });
+  auto call = std::async(std::launch::async, [&] {
+    return gw.post(
+        {{"jsonrpc", "2.0"},
+         {"id", 7},
+         {"method", "tools/call"},
+         {"params",
+          {{"name", "execute"}, {"arguments", {{"code", "sleep 60"}, {"language", "bash"}}}}}},
+        id);
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   pid_t pid = gw.pid();
   CHECK(gw.stop(SIGTERM) == 0);

@@ -31,7 +31,9 @@ int count_own_cgroups() {
   return n;
 }
 
-bool has_children() { return ::waitpid(-1, nullptr, WNOHANG) == 0; }
+bool has_children() {
+  return ::waitpid(-1, nullptr, WNOHANG) == 0;
+}
 
 }  // namespace
 
@@ -40,9 +42,11 @@ TEST_CASE("files in /work persist across calls, and stdin is fed", "[sandbox]") 
   if (!f.require_isolation()) return;
   auto sb = f.create();
   f.run(sb, Language::python, "open('/work/data.txt', 'w').write('kept')");
-  auto r = f.run(sb, Language::javascript, "console.log(require('fs').readFileSync('/work/data.txt', 'utf8'))");
+  auto r = f.run(sb, Language::javascript,
+                 "console.log(require('fs').readFileSync('/work/data.txt', 'utf8'))");
   CHECK(r.stdout_text == "kept\n");
-  auto in = f.run(sb, Language::bash, "wc -c; pwd", std::chrono::seconds(10), std::string(100000, 'a'));
+  auto in =
+      f.run(sb, Language::bash, "wc -c; pwd", std::chrono::seconds(10), std::string(100000, 'a'));
   CHECK(in.stdout_text == "100000\n/work\n");
 }
 

@@ -42,16 +42,17 @@ TEST_CASE("the network is unreachable from a sandbox", "[sandbox][isolation]") {
   auto r = f.run(sb, Language::python,
                  "import socket\n"
                  "try:\n"
-                 "  socket.create_connection(('127.0.0.1', " + std::to_string(listener.port) +
+                 "  socket.create_connection(('127.0.0.1', " +
+                     std::to_string(listener.port) +
                      "), timeout=3)\n"
-                 "  print('CONNECTED')\n"
-                 "except OSError as e:\n"
-                 "  print('refused', e.errno)\n"
-                 "try:\n"
-                 "  socket.getaddrinfo('deb.debian.org', 80)\n"
-                 "  print('RESOLVED')\n"
-                 "except OSError as e:\n"
-                 "  print('no dns')\n");
+                     "  print('CONNECTED')\n"
+                     "except OSError as e:\n"
+                     "  print('refused', e.errno)\n"
+                     "try:\n"
+                     "  socket.getaddrinfo('deb.debian.org', 80)\n"
+                     "  print('RESOLVED')\n"
+                     "except OSError as e:\n"
+                     "  print('no dns')\n");
   CHECK(r.exit_code == 0);
   CHECK(r.stdout_text.find("CONNECTED") == std::string::npos);
   CHECK(r.stdout_text.find("RESOLVED") == std::string::npos);
@@ -100,16 +101,20 @@ TEST_CASE("host processes and other sandboxes are invisible", "[sandbox][isolati
                  "cat /work/secret 2>/dev/null && echo READ_OTHER\n"
                  "ls /work | wc -l\n"
                  "grep -la '^sleep' /proc/[0-9]*/cmdline 2>/dev/null | wc -l\n"
-                 "kill -0 " + host_pid + " 2>/dev/null && echo SIGNALLED_HOST\n"
-                 "ls -d /proc/[0-9]* | wc -l\n");
+                 "kill -0 " +
+                     host_pid +
+                     " 2>/dev/null && echo SIGNALLED_HOST\n"
+                     "ls -d /proc/[0-9]* | wc -l\n");
   CHECK(r.stdout_text.find("READ_OTHER") == std::string::npos);
   CHECK(r.stdout_text.find("SIGNALLED_HOST") == std::string::npos);
   // Empty /work, no `sleep` of the other sandbox, and only a handful of our own processes.
   CHECK(r.stdout_text.rfind("0\n0\n", 0) == 0);
-  auto count = std::atoi(r.stdout_text.substr(r.stdout_text.rfind('\n', r.stdout_text.size() - 2)).c_str());
+  auto count =
+      std::atoi(r.stdout_text.substr(r.stdout_text.rfind('\n', r.stdout_text.size() - 2)).c_str());
   CHECK(count < 8);
   // The sleeper in A is still there: background processes outlive their call.
-  auto again = f.run(a, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline | wc -l; cat /work/secret");
+  auto again =
+      f.run(a, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline | wc -l; cat /work/secret");
   CHECK(again.stdout_text == "1\nprivate\n");
 }
 
@@ -138,7 +143,8 @@ TEST_CASE("a fork bomb is contained, and its timeout kills every copy", "[sandbo
   if (!f.require_isolation()) return;
   auto sb = f.create();
   // The bomb fills the process limit; bash then keeps retrying its own fork past the timeout.
-  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; bomb; sleep 30", std::chrono::seconds(3));
+  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; bomb; sleep 30",
+                 std::chrono::seconds(3));
   CHECK(r.outcome == RunOutcome::timed_out);
   // The timeout took the whole bomb with it: the sandbox serves the next call.
   auto after = f.run(sb, Language::bash, "echo alive");
@@ -146,11 +152,14 @@ TEST_CASE("a fork bomb is contained, and its timeout kills every copy", "[sandbo
   CHECK(after.stdout_text == "alive\n");
 }
 
-TEST_CASE("a bomb left running after its call makes a clear failure, not a hang", "[sandbox][limits]") {
+TEST_CASE("a bomb left running after its call makes a clear failure, not a hang",
+          "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   auto sb = f.create();
-  auto r = f.run(sb, Language::bash, "bomb() { bomb | bomb & }; (bomb) > /dev/null 2>&1 & echo left", std::chrono::seconds(5));
+  auto r =
+      f.run(sb, Language::bash, "bomb() { bomb | bomb & }; (bomb) > /dev/null 2>&1 & echo left",
+            std::chrono::seconds(5));
   CHECK(r.stdout_text == "left\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto after = f.run(sb, Language::bash, "echo alive");
@@ -170,7 +179,8 @@ TEST_CASE("a memory bomb is reported as an OOM kill", "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   auto sb = f.create();
-  auto r = f.run(sb, Language::python, "x = bytearray(1 << 30)\nx[::4096] = b'a' * (len(x) // 4096)\nprint('ALLOCATED')");
+  auto r = f.run(sb, Language::python,
+                 "x = bytearray(1 << 30)\nx[::4096] = b'a' * (len(x) // 4096)\nprint('ALLOCATED')");
   CHECK(r.outcome == RunOutcome::completed);
   CHECK(r.oom_killed);
   CHECK(r.exit_code == 137);
@@ -181,7 +191,8 @@ TEST_CASE("filling /work ends in ENOSPC", "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   auto sb = f.create();
-  auto r = f.run(sb, Language::bash, "head -c 64M /dev/zero > /work/big; echo rc=$?; du -sm /work | cut -f1");
+  auto r = f.run(sb, Language::bash,
+                 "head -c 64M /dev/zero > /work/big; echo rc=$?; du -sm /work | cut -f1");
   CHECK(r.stderr_text.find("No space left on device") != std::string::npos);
   CHECK(r.stdout_text.rfind("rc=1\n", 0) == 0);
 }
@@ -205,12 +216,13 @@ TEST_CASE("a timeout kills the call's whole tree, setsid children included", "[s
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   auto sb = f.create();
-  auto r = f.run(sb, Language::bash,
-                 "echo partial; setsid sleep 1000 & (sleep 1001 &) ; sleep 1002",
-                 std::chrono::seconds(1));
+  auto r =
+      f.run(sb, Language::bash, "echo partial; setsid sleep 1000 & (sleep 1001 &) ; sleep 1002",
+            std::chrono::seconds(1));
   CHECK(r.outcome == RunOutcome::timed_out);
   CHECK(r.stdout_text == "partial\n");
-  auto after = f.run(sb, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline 2>/dev/null | wc -l");
+  auto after =
+      f.run(sb, Language::bash, "grep -la '^sleep' /proc/[0-9]*/cmdline 2>/dev/null | wc -l");
   CHECK(after.outcome == RunOutcome::completed);
   CHECK(after.stdout_text == "0\n");
 }

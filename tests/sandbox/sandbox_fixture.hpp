@@ -47,7 +47,8 @@ class SandboxFixture {
   std::shared_ptr<sandbox::Sandbox> create() { return await(host_.create(host_.config().limits)); }
 
   sandbox::RunResult run(const std::shared_ptr<sandbox::Sandbox>& sb, sandbox::Language lang,
-                         std::string code, std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                         std::string code,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(20),
                          std::string stdin_data = {}) {
     sandbox::RunRequest r;
     r.language = lang;

@@ -7,7 +7,8 @@ using namespace sandgate::auth;
 TEST_CASE("a tokens file maps token digests to tenants", "[unit][auth]") {
   std::string acme = to_hex(sha256("acme-token"));
   std::string beta = to_hex(sha256("beta-token"));
-  auto store = TokenStore::parse("# tenants\n" + acme + " acme max_sessions=5 spend_cap_usd=2.5\n\n" + beta + " beta\n");
+  auto store = TokenStore::parse("# tenants\n" + acme +
+                                 " acme max_sessions=5 spend_cap_usd=2.5\n\n" + beta + " beta\n");
   REQUIRE(store.size() == 2);
   const Tenant* a = store.find("acme-token");
   REQUIRE(a);

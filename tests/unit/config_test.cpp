@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "server/config.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace sandgate::server;
 
@@ -39,7 +39,8 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     auto r = parse({"--timeout-max", "abc"}, {"SANDGATE_TOKEN=t"});
     CHECK_FALSE(r.config);
     CHECK(r.message.find("--timeout-max") != std::string::npos);
-    CHECK(parse({"--bogus"}, {"SANDGATE_TOKEN=t"}).message.find("unknown option") != std::string::npos);
+    CHECK(parse({"--bogus"}, {"SANDGATE_TOKEN=t"}).message.find("unknown option") !=
+          std::string::npos);
   }
   SECTION("--help lists every option with its variable") {
     auto r = parse({"--help"});

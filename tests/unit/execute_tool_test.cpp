@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "server/execute_tool.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace sandgate::server;
 using nlohmann::json;
@@ -10,18 +10,26 @@ TEST_CASE("execute arguments are validated with errors the model can act on", "[
   auto error_of = [&](json args) { return parse_execute_arguments(args, limits).error; };
   CHECK(error_of(json::object()).find("`code` must be a non-empty string") != std::string::npos);
   CHECK(error_of({{"code", ""}}).find("non-empty") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"language", "ruby"}}).find("`language` must be one of") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 0}}).find("between 1 and 300") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 301}}).find("between 1 and 300") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 1.5}}).find("whole number") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"stdin", "01234567890"}}).find("larger than 10 bytes") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"cwd", "/"}}).find("unknown argument `cwd`") != std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"language", "ruby"}}).find("`language` must be one of") !=
+        std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 0}}).find("between 1 and 300") !=
+        std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 301}}).find("between 1 and 300") !=
+        std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 1.5}}).find("whole number") !=
+        std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"stdin", "01234567890"}}).find("larger than 10 bytes") !=
+        std::string::npos);
+  CHECK(error_of({{"code", "x"}, {"cwd", "/"}}).find("unknown argument `cwd`") !=
+        std::string::npos);
 
   auto ok = parse_execute_arguments({{"code", "print(1)"}}, limits);
   REQUIRE(ok.request);
   CHECK(ok.request->language == sandgate::sandbox::Language::python);
   CHECK(ok.request->timeout == std::chrono::seconds(60));
-  auto js = parse_execute_arguments({{"code", "0"}, {"language", "javascript"}, {"timeout_seconds", 5}, {"stdin", "abc"}}, limits);
+  auto js = parse_execute_arguments(
+      {{"code", "0"}, {"language", "javascript"}, {"timeout_seconds", 5}, {"stdin", "abc"}},
+      limits);
   REQUIRE(js.request);
   CHECK(js.request->language == sandgate::sandbox::Language::javascript);
   CHECK(js.request->timeout == std::chrono::seconds(5));
@@ -40,7 +48,8 @@ TEST_CASE("the execute tool's definition", "[unit][tool]") {
   CHECK(def["description"].get<std::string>().find("/work") != std::string::npos);
 }
 
-TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool errors", "[unit][tool]") {
+TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool errors",
+          "[unit][tool]") {
   using sandgate::session::ExecuteResult;
   sandgate::sandbox::RunRequest req;
   req.timeout = std::chrono::seconds(7);
@@ -62,5 +71,6 @@ TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool er
   e.run.end_reason = sandgate::sandbox::EndReason::spend_cap;
   auto capped = map_execute_result(e, req);
   CHECK(capped.result["isError"] == true);
-  CHECK(capped.result["content"][0]["text"].get<std::string>().find("spend cap") != std::string::npos);
+  CHECK(capped.result["content"][0]["text"].get<std::string>().find("spend cap") !=
+        std::string::npos);
 }

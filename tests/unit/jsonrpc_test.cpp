@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "server/jsonrpc.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace sandgate::server;
 
@@ -21,16 +21,22 @@ TEST_CASE("JSON-RPC messages are classified", "[unit][jsonrpc]") {
     CHECK(m.id == 7);
   }
   SECTION("an id that is neither string nor integer is invalid") {
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":{},"method":"ping"})").kind == jsonrpc::Kind::invalid);
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})").kind == jsonrpc::Kind::invalid);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":{},"method":"ping"})").kind ==
+          jsonrpc::Kind::invalid);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})").kind ==
+          jsonrpc::Kind::invalid);
   }
   SECTION("request, notification and response") {
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":"a","method":"ping"})").kind == jsonrpc::Kind::request);
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").kind == jsonrpc::Kind::notification);
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":3,"result":{}})").kind == jsonrpc::Kind::response);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":"a","method":"ping"})").kind ==
+          jsonrpc::Kind::request);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").kind ==
+          jsonrpc::Kind::notification);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":3,"result":{}})").kind ==
+          jsonrpc::Kind::response);
   }
   SECTION("params must be structured") {
-    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":3})").kind == jsonrpc::Kind::invalid);
+    CHECK(jsonrpc::parse(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":3})").kind ==
+          jsonrpc::Kind::invalid);
   }
   SECTION("a non-object body is invalid") {
     CHECK(jsonrpc::parse("42").error_code == jsonrpc::invalid_request);

@@ -1,11 +1,11 @@
+#include "session/registry.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 #include <thread>
-
-#include "session/registry.hpp"
 
 using namespace sandgate;
 
@@ -21,10 +21,12 @@ TEST_CASE("the registry enforces session limits and tenant ownership", "[unit][r
 
   auto a1 = std::get<std::shared_ptr<session::Session>>(registry.create({"a", {}, {}}));
   registry.create({"a", {}, {}});
-  CHECK(std::get<session::CreateRefusal>(registry.create({"a", {}, {}})) == session::CreateRefusal::too_many_for_tenant);
+  CHECK(std::get<session::CreateRefusal>(registry.create({"a", {}, {}})) ==
+        session::CreateRefusal::too_many_for_tenant);
   // A tenant override raises its own limit, but not the overall one.
   registry.create({"b", 5, {}});
-  CHECK(std::get<session::CreateRefusal>(registry.create({"b", 5, {}})) == session::CreateRefusal::too_many_sessions);
+  CHECK(std::get<session::CreateRefusal>(registry.create({"b", 5, {}})) ==
+        session::CreateRefusal::too_many_sessions);
 
   CHECK(registry.find(a1->id(), "a") == a1);
   CHECK(registry.find(a1->id(), "b") == nullptr);

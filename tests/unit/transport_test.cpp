@@ -44,8 +44,10 @@ struct Transport {
       req.set(http::field::accept, "application/json, text/event-stream");
     }
     for (auto& [k, v] : headers) {
-      if (v.empty()) req.erase(k);
-      else req.set(k, v);
+      if (v.empty())
+        req.erase(k);
+      else
+        req.set(k, v);
     }
     req.body() = std::move(body);
     req.prepare_payload();
@@ -60,16 +62,22 @@ struct Transport {
   }
 
   std::string initialize(const std::string& token = "tok-a") {
-    auto res = post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-                     {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
-                                 {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
+    auto res = post({{"jsonrpc", "2.0"},
+                     {"id", 1},
+                     {"method", "initialize"},
+                     {"params",
+                      {{"protocolVersion", "2025-11-25"},
+                       {"capabilities", json::object()},
+                       {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
                     {{"Authorization", "Bearer " + token}});
     REQUIRE(res.result() == http::status::ok);
     return std::string(res["Mcp-Session-Id"]);
   }
 };
 
-json body_of(const Response& r) { return json::parse(r.body()); }
+json body_of(const Response& r) {
+  return json::parse(r.body());
+}
 json request(int id, const std::string& method, json params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
 }
@@ -92,7 +100,8 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(body_of(future)["result"]["protocolVersion"] == "2025-11-25");
   }
   SECTION("Accept must list application/json and text/event-stream, else 406") {
-    auto r = t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}), {{"Accept", "application/json"}});
+    auto r = t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}),
+                    {{"Accept", "application/json"}});
     CHECK(r.result() == http::status::not_acceptable);
   }
   SECTION("a body that is not application/json gets 415") {
@@ -104,7 +113,8 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(r.result() == http::status::unauthorized);
     CHECK(std::string(r[http::field::www_authenticate]).rfind("Bearer", 0) == 0);
     CHECK(body_of(r)["error"]["message"].get<std::string>().find("Unauthorized") == 0);
-    CHECK(t.post(request(1, "ping"), {{"Authorization", "Bearer nope"}}).result() == http::status::unauthorized);
+    CHECK(t.post(request(1, "ping"), {{"Authorization", "Bearer nope"}}).result() ==
+          http::status::unauthorized);
   }
   SECTION("X-MCP-AUTH is accepted as the token header") {
     auto r = t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}),
@@ -112,46 +122,60 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(r.result() == http::status::ok);
   }
   SECTION("an Origin that is not allowed gets 403; loopback origins are allowed") {
-    CHECK(t.post(request(1, "ping"), {{"Origin", "https://evil.example.com"}}).result() == http::status::forbidden);
-    CHECK(t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}), {{"Origin", "http://localhost:3000"}}).result() == http::status::ok);
+    CHECK(t.post(request(1, "ping"), {{"Origin", "https://evil.example.com"}}).result() ==
+          http::status::forbidden);
+    CHECK(t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}),
+                 {{"Origin", "http://localhost:3000"}})
+              .result() == http::status::ok);
     CHECK(t.endpoint.origin_allowed("http://127.0.0.1:6274"));
     CHECK(t.endpoint.origin_allowed("http://[::1]:80"));
     CHECK_FALSE(t.endpoint.origin_allowed("http://localhost.evil.com"));
     CHECK_FALSE(t.endpoint.origin_allowed("null"));
   }
   SECTION("a Host that is not loopback gets 403 while bound to loopback") {
-    CHECK(t.post(request(1, "ping"), {{"Host", "evil.example.com"}}).result() == http::status::forbidden);
+    CHECK(t.post(request(1, "ping"), {{"Host", "evil.example.com"}}).result() ==
+          http::status::forbidden);
     CHECK(t.endpoint.host_allowed("localhost:8080"));
   }
   SECTION("a non-initialize request without Mcp-Session-Id gets 400") {
     CHECK(t.post(request(2, "tools/list")).result() == http::status::bad_request);
   }
   SECTION("an unknown or ended session gets 404") {
-    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", std::string(32, 'a')}}).result() == http::status::not_found);
-    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", "garbage\x01"}}).result() == http::status::not_found);
+    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", std::string(32, 'a')}}).result() ==
+          http::status::not_found);
+    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", "garbage\x01"}}).result() ==
+          http::status::not_found);
   }
   SECTION("a session is usable only with the token (tenant) that created it") {
     std::string id = t.initialize("tok-a");
-    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"Authorization", "Bearer tok-b"}}).result() == http::status::not_found);
+    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"Authorization", "Bearer tok-b"}})
+              .result() == http::status::not_found);
     CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}}).result() == http::status::ok);
   }
   SECTION("an unsupported MCP-Protocol-Version gets 400; a missing one is accepted") {
     std::string id = t.initialize();
-    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "1999-01-01"}}).result() == http::status::bad_request);
+    CHECK(
+        t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "1999-01-01"}})
+            .result() == http::status::bad_request);
     CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}}).result() == http::status::ok);
-    CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-06-18"}}).result() == http::status::ok);
+    CHECK(
+        t.post(request(2, "ping"), {{"Mcp-Session-Id", id}, {"MCP-Protocol-Version", "2025-06-18"}})
+            .result() == http::status::ok);
   }
   SECTION("notifications and responses get 202 with no body") {
     std::string id = t.initialize();
-    auto n = t.post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, {{"Mcp-Session-Id", id}});
+    auto n = t.post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                    {{"Mcp-Session-Id", id}});
     CHECK(n.result() == http::status::accepted);
     CHECK(n.body().empty());
-    auto r = t.post({{"jsonrpc", "2.0"}, {"id", 9}, {"result", json::object()}}, {{"Mcp-Session-Id", id}});
+    auto r = t.post({{"jsonrpc", "2.0"}, {"id", 9}, {"result", json::object()}},
+                    {{"Mcp-Session-Id", id}});
     CHECK(r.result() == http::status::accepted);
   }
   SECTION("a batch is rejected with -32600 and malformed JSON with -32700") {
     std::string id = t.initialize();
-    auto batch = t.send(http::verb::post, "[" + request(1, "ping").dump() + "]", {{"Mcp-Session-Id", id}});
+    auto batch =
+        t.send(http::verb::post, "[" + request(1, "ping").dump() + "]", {{"Mcp-Session-Id", id}});
     CHECK(batch.result() == http::status::bad_request);
     CHECK(body_of(batch)["error"]["code"] == -32600);
     auto bad = t.send(http::verb::post, "{nope", {{"Mcp-Session-Id", id}});
@@ -160,13 +184,17 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   }
   SECTION("unknown method gets -32601, unknown tool -32602") {
     std::string id = t.initialize();
-    CHECK(body_of(t.post(request(3, "resources/list"), {{"Mcp-Session-Id", id}}))["error"]["code"] == -32601);
-    auto tool = t.post(request(4, "tools/call", {{"name", "rm_rf"}, {"arguments", json::object()}}), {{"Mcp-Session-Id", id}});
+    CHECK(body_of(t.post(request(3, "resources/list"),
+                         {{"Mcp-Session-Id", id}}))["error"]["code"] == -32601);
+    auto tool = t.post(request(4, "tools/call", {{"name", "rm_rf"}, {"arguments", json::object()}}),
+                       {{"Mcp-Session-Id", id}});
     CHECK(body_of(tool)["error"]["code"] == -32602);
   }
   SECTION("invalid execute arguments are a tool error, not a protocol error (SEP-1303)") {
     std::string id = t.initialize();
-    auto r = body_of(t.post(request(5, "tools/call", {{"name", "execute"}, {"arguments", {{"code", ""}}}}), {{"Mcp-Session-Id", id}}));
+    auto r = body_of(
+        t.post(request(5, "tools/call", {{"name", "execute"}, {"arguments", {{"code", ""}}}}),
+               {{"Mcp-Session-Id", id}}));
     CHECK(r["result"]["isError"] == true);
     CHECK(r["result"]["content"][0]["text"].get<std::string>().find("`code`") != std::string::npos);
   }
@@ -178,14 +206,18 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   }
   SECTION("logging/setLevel accepts a syslog level and rejects others with -32602") {
     std::string id = t.initialize();
-    CHECK(body_of(t.post(request(7, "logging/setLevel", {{"level", "warning"}}), {{"Mcp-Session-Id", id}})).contains("result"));
-    CHECK(body_of(t.post(request(8, "logging/setLevel", {{"level", "loud"}}), {{"Mcp-Session-Id", id}}))["error"]["code"] == -32602);
+    CHECK(body_of(t.post(request(7, "logging/setLevel", {{"level", "warning"}}),
+                         {{"Mcp-Session-Id", id}}))
+              .contains("result"));
+    CHECK(body_of(t.post(request(8, "logging/setLevel", {{"level", "loud"}}),
+                         {{"Mcp-Session-Id", id}}))["error"]["code"] == -32602);
   }
   SECTION("DELETE ends the session; later requests get 404") {
     std::string id = t.initialize();
     CHECK(t.send(http::verb::delete_, "", {{"Mcp-Session-Id", id}}).result() == http::status::ok);
     CHECK(t.post(request(2, "ping"), {{"Mcp-Session-Id", id}}).result() == http::status::not_found);
-    CHECK(t.send(http::verb::delete_, "", {{"Mcp-Session-Id", id}}).result() == http::status::not_found);
+    CHECK(t.send(http::verb::delete_, "", {{"Mcp-Session-Id", id}}).result() ==
+          http::status::not_found);
   }
   SECTION("GET has no standalone stream: 405") {
     std::string id = t.initialize();
@@ -199,6 +231,8 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(r.result() == http::status::too_many_requests);
     CHECK(body_of(r)["error"]["message"].get<std::string>().find("Too many sessions") == 0);
     // Another tenant is not affected.
-    CHECK(t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}), {{"Authorization", "Bearer tok-b"}}).result() == http::status::ok);
+    CHECK(t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}),
+                 {{"Authorization", "Bearer tok-b"}})
+              .result() == http::status::ok);
   }
 }
