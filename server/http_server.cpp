@@ -184,18 +184,20 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     mark_idle(true);
     auto [header_ec, header_n] = co_await http::async_read_header(stream, buffer, parser, kTuple);
     mark_idle(false);
-    if (header_ec == http::error::body_limit) {
-      Response res =
-          plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
+    // A request we refuse before reading it all: answer, then close the connection.
+    auto refuse_and_close = [&](http::status status, std::string body) -> asio::awaitable<void> {
+      Response res = plain(parser.get(), status, std::move(body));
       res.keep_alive(false);
+      lowest.expires_after(config_.body_timeout);
       co_await http::async_write(stream, res, kTuple);
+    };
+    if (header_ec == http::error::body_limit) {
+      co_await refuse_and_close(http::status::payload_too_large, "Request body too large\n");
       co_return;
     }
     if (header_ec == http::error::header_limit) {
-      Response res{http::status::request_header_fields_too_large, 11};
-      res.keep_alive(false);
-      res.prepare_payload();
-      co_await http::async_write(stream, res, kTuple);
+      co_await refuse_and_close(http::status::request_header_fields_too_large,
+                                "Headers too large\n");
       co_return;
     }
     if (header_ec) co_return;
@@ -206,10 +208,7 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     lowest.expires_after(config_.body_timeout);
     auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kTuple);
     if (body_ec == http::error::body_limit) {
-      Response res =
-          plain(parser.get(), http::status::payload_too_large, "Request body too large\n");
-      res.keep_alive(false);
-      co_await http::async_write(stream, res, kTuple);
+      co_await refuse_and_close(http::status::payload_too_large, "Request body too large\n");
       co_return;
     }
     if (body_ec) co_return;
