@@ -254,7 +254,18 @@ Response HttpServer::plain(const Request& request, http::status status, std::str
 asio::awaitable<Reply> HttpServer::route(const Request& request) {
   std::string_view target = request.target();
   target = target.substr(0, target.find('?'));
-  if (target == "/mcp") co_return co_await endpoint_.handle(request);
+  if (target == "/mcp") {
+    try {
+      co_return co_await endpoint_.handle(request);
+    } catch (const std::exception& e) {
+      log_event(LogLevel::error, "internal_error", {{"what", e.what()}});
+    }
+    co_return Reply{
+        json_response(http::status::internal_server_error,
+                      jsonrpc::error(nullptr, jsonrpc::internal_error, "Internal error"),
+                      request.version()),
+        nullptr};
+  }
   if (request.method() != http::verb::get && request.method() != http::verb::head)
     co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};
   if (target == "/healthz") co_return Reply{plain(request, http::status::ok, "ok\n"), nullptr};

@@ -84,7 +84,14 @@ boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
   }
   sandbox::RunRequest run = *args.request;
   std::size_t code_bytes = run.code.size(), stdin_bytes = run.stdin_data.size();
-  auto executed = co_await session.execute(*args.request, request.id.dump());
+  session::ExecuteResult executed;
+  try {
+    executed = co_await session.execute(*args.request, request.id.dump());
+  } catch (const std::exception& e) {
+    // The host refused a resource (descriptors, memory): a tool error, and the gateway goes on.
+    executed.status = session::ExecuteStatus::sandbox_error;
+    executed.message = std::string("the host refused a resource: ") + e.what();
+  }
   auto mapped = map_execute_result(executed, run);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
