@@ -203,6 +203,29 @@ const std::vector<Option>& options() {
          else if (v != "full")
            throw std::invalid_argument("expected full or no-cgroups");
        }},
+      {"--replica-name", "SANDGATE_REPLICA_NAME", "",
+       "This replica's name (a DNS label, e.g. the StatefulSet pod name). Session ids then name "
+       "their replica, and requests for another replica's session are forwarded to it.",
+       [](Config& c, const std::string& v) { c.replica_name = v; }},
+      {"--peers", "SANDGATE_PEERS", "",
+       "Comma-separated NAME=http://HOST:PORT of the other replicas.",
+       [](Config& c, const std::string& v) {
+         c.peers.clear();
+         for (const auto& item : to_list(v)) {
+           auto eq = item.find('=');
+           if (eq == std::string::npos || item.compare(eq + 1, 7, "http://") != 0)
+             throw std::invalid_argument("expected NAME=http://HOST:PORT");
+           c.peers.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+         }
+       }},
+      {"--peer-url-template", "SANDGATE_PEER_URL_TEMPLATE", "",
+       "URL of a replica by name, '{replica}' replaced (e.g. "
+       "http://{replica}.sandgate-peers:8080); used for names --peers does not list.",
+       [](Config& c, const std::string& v) {
+         if (v.rfind("http://", 0) != 0 || v.find("{replica}") == std::string::npos)
+           throw std::invalid_argument("expected http://…{replica}…");
+         c.peer_url_template = v;
+       }},
       {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.",
        [](Config& c, const std::string& v) {
          c.threads = static_cast<unsigned>(to_u64(v, 1, 256));
@@ -247,6 +270,13 @@ std::string usage() {
 std::string validate(Config& c) {
   if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
+  if (!c.replica_name.empty()) {
+    for (char ch : c.replica_name)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+        return "--replica-name must be a DNS label: lower-case letters, digits and '-'";
+    if (c.replica_name.size() > 63) return "--replica-name is longer than 63 characters";
+  }
+  c.registry.replica_name = c.replica_name;
   if (c.no_auth) {
     if (!is_loopback_host(c.listen_host))
       return "--no-auth is only allowed when listening on loopback (127.0.0.1, ::1 or localhost)";

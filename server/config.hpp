@@ -36,6 +36,11 @@ struct Config {
   session::RegistryConfig registry;
   sandbox::HostConfig host;
 
+  // Several replicas: this one's name (prefixes its session ids) and how to reach the others.
+  std::string replica_name;
+  std::vector<std::pair<std::string, std::string>> peers;  // name -> http://host:port
+  std::string peer_url_template;                           // "{replica}" is replaced
+
   unsigned threads = 0;  // 0: one per core
   std::chrono::seconds shutdown_grace{10};
   std::string log_level = "info";

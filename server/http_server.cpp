@@ -35,6 +35,7 @@ class ChunkedEventSink final : public EventSink {
     return write("id: " + std::to_string(g_event_id++) + "\nevent: message\ndata: " +
                  data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n");
   }
+  asio::awaitable<bool> raw(std::string bytes) override { return write(std::move(bytes)); }
   asio::awaitable<bool> prime() override {
     return write("id: " + std::to_string(g_event_id++) + "\ndata: \n\n");
   }

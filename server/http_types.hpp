@@ -19,6 +19,8 @@ class EventSink {
   virtual boost::asio::awaitable<bool> send(const nlohmann::json& data) = 0;
   // An event with an id and empty data, which primes the client for reconnection.
   virtual boost::asio::awaitable<bool> prime() = 0;
+  // Bytes of an event stream relayed as they are (from another replica).
+  virtual boost::asio::awaitable<bool> raw(std::string bytes) = 0;
 };
 
 // A whole response, or (with `stream` set) the status and headers of an event stream whose

@@ -88,7 +88,8 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
       registry_(registry),
       metrics_(metrics),
       methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes},
-               metrics) {}
+               metrics),
+      forwarder_(config) {}
 
 bool McpEndpoint::origin_allowed(std::string_view origin) const {
   for (const auto& allowed : config_.allowed_origins)
@@ -128,6 +129,12 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
     co_return r;
   }
   const auth::Tenant& tenant = *auth.tenant;
+
+  // Another replica's session: it answers (a request already forwarded is never sent on).
+  if (req[kForwardedHeader].empty()) {
+    if (auto peer = forwarder_.peer_for(req[kSessionHeader]))
+      co_return co_await forwarder_.forward(req, *peer);
+  }
 
   if (req.method() == http::verb::post) {
     Reply r = post(req, tenant);

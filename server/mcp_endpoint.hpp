@@ -9,6 +9,7 @@
 #include "http_types.hpp"
 #include "mcp_methods.hpp"
 #include "metrics.hpp"
+#include "replica_forwarder.hpp"
 #include "session/registry.hpp"
 
 namespace sandgate::server {
@@ -38,6 +39,7 @@ class McpEndpoint {
   session::Registry& registry_;
   Metrics& metrics_;
   McpMethods methods_;
+  ReplicaForwarder forwarder_;
 };
 
 }  // namespace sandgate::server

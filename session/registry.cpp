@@ -42,8 +42,9 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   if (sessions_.size() >= config_.max_sessions) return CreateRefusal::too_many_sessions;
   auto& count = per_tenant_[tenant.name];
   if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
-  auto session = std::make_shared<Session>(new_session_id(), tenant.name, limits, host_,
-                                           gateway_slots_, config_.calls_queued_per_session);
+  auto session =
+      std::make_shared<Session>(new_session_id(config_.replica_name), tenant.name, limits, host_,
+                                gateway_slots_, config_.calls_queued_per_session);
   sessions_.emplace(session->id(), session);
   ++count;
   return session;

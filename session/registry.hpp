@@ -23,6 +23,7 @@ struct RegistryConfig {
   std::chrono::seconds idle_timeout{30 * 60};
   std::chrono::milliseconds sweep_interval{5000};
   std::size_t calls_queued_per_session = 16;
+  std::string replica_name;  // prefixes session ids when set
 };
 
 // Per-tenant overrides (from the tokens file).

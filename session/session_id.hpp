@@ -1,14 +1,19 @@
 #pragma once
 // Session ids: 128 bits from the OpenSSL CSPRNG, as 32 lowercase hex characters (visible ASCII,
-// as the transport requires).
+// as the transport requires), optionally prefixed by the owning replica's name.
 #include <string>
 #include <string_view>
 
 namespace sandgate::session {
 
-std::string new_session_id();
+// With a replica name, "<replica>.<hex>": the id names the replica that holds the session.
+std::string new_session_id(std::string_view replica = {});
 // Cheap shape check before any lookup (ids from clients are hostile).
 bool looks_like_session_id(std::string_view id);
+// The replica named in an id ("" when it names none).
+std::string_view owner_replica(std::string_view id);
+// Replica names are DNS labels: [a-z0-9-], 1..63 characters.
+bool is_replica_name(std::string_view name);
 // The first characters, safe to log.
 std::string_view log_prefix(std::string_view id);
 

@@ -76,6 +76,10 @@ test("the workload has probes, a grace period covering the drain, and the docume
   assert.equal(c.securityContext.privileged, undefined);
   assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
   assert.equal(sts.spec.serviceName, manifests["service-peers.yaml"].metadata.name);
+  // Replicas name their sessions after their pod and reach each other through the peers Service.
+  assert.equal(c.env.find((e) => e.name === "SANDGATE_REPLICA_NAME").valueFrom.fieldRef.fieldPath, "metadata.name");
+  const template = manifests["configmap.yaml"].data.SANDGATE_PEER_URL_TEMPLATE;
+  assert.ok(template.includes(`{replica}.${sts.spec.serviceName}:`), template);
   assert.equal(manifests["service-peers.yaml"].spec.clusterIP, "None");
   assert.equal(pod.volumes.find((v) => v.name === "tokens").secret.secretName, manifests["secret.example.yaml"].metadata.name);
 });

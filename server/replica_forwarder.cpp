@@ -1,0 +1,141 @@
+#include "replica_forwarder.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <memory>
+
+#include "jsonrpc.hpp"
+#include "logging.hpp"
+#include "session/session_id.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+constexpr auto kConnectTimeout = std::chrono::seconds(3);
+constexpr std::size_t kMaxWholeBody = 64u << 20;
+
+struct Upstream {
+  explicit Upstream(asio::any_io_executor ex) : stream(ex) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  char piece[16 * 1024];
+
+  // Reads the next piece of the body; "" with done() at the end, nullopt on error.
+  asio::awaitable<std::optional<std::string>> next() {
+    parser.get().body().data = piece;
+    parser.get().body().size = sizeof piece;
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) co_return std::nullopt;
+    co_return std::string(piece, sizeof piece - parser.get().body().size);
+  }
+};
+
+Reply gone(const Request& req) {
+  return {json_response(http::status::not_found,
+                        jsonrpc::error(nullptr, jsonrpc::server_error,
+                                       "Session not found: the replica holding it is unreachable; "
+                                       "initialize a new session"),
+                        req.version()),
+          nullptr};
+}
+
+bool hop_by_hop(std::string_view name) {
+  return beast::iequals(name, "connection") || beast::iequals(name, "keep-alive") ||
+         beast::iequals(name, "transfer-encoding") || beast::iequals(name, "content-length");
+}
+
+}  // namespace
+
+ReplicaForwarder::ReplicaForwarder(const Config& config)
+    : self_(config.replica_name),
+      peers_(config.peers.begin(), config.peers.end()),
+      url_template_(config.peer_url_template),
+      response_wait_(std::chrono::seconds(config.timeout_max_s) + std::chrono::seconds(120)) {}
+
+std::optional<std::string> ReplicaForwarder::peer_for(std::string_view session_id) const {
+  if (self_.empty() || !session::looks_like_session_id(session_id)) return std::nullopt;
+  std::string_view owner = session::owner_replica(session_id);
+  if (owner.empty() || owner == self_) return std::nullopt;
+  if (auto it = peers_.find(owner); it != peers_.end()) return it->second;
+  if (url_template_.empty()) return std::nullopt;
+  // The owner's name is a DNS label (checked above), so it cannot redirect the URL elsewhere.
+  std::string url = url_template_;
+  url.replace(url.find("{replica}"), 9, owner);
+  return url;
+}
+
+asio::awaitable<Reply> ReplicaForwarder::forward(const Request& req, const std::string& peer_url) {
+  std::string authority = peer_url.substr(7);  // after "http://"
+  authority = authority.substr(0, authority.find('/'));
+  auto colon = authority.rfind(':');
+  std::string host = authority.substr(0, colon);
+  std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
+
+  auto executor = co_await asio::this_coro::executor;
+  auto up = std::make_shared<Upstream>(executor);
+  tcp::resolver resolver(executor);
+  auto [resolve_ec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
+  if (resolve_ec) co_return gone(req);
+  up->stream.expires_after(kConnectTimeout);
+  auto [connect_ec, ep] = co_await up->stream.async_connect(endpoints, kTuple);
+  if (connect_ec) {
+    log_event(LogLevel::warn, "forward_failed",
+              {{"peer", authority}, {"error", connect_ec.message()}});
+    co_return gone(req);
+  }
+
+  Request copy = req;
+  copy.set(kForwardedHeader, self_);
+  copy.set(http::field::host, authority);
+  copy.keep_alive(false);
+  copy.prepare_payload();
+  up->stream.expires_after(std::chrono::seconds(30));
+  auto [write_ec, written] = co_await http::async_write(up->stream, copy, kTuple);
+  // The owner answers when the call is done (or starts its event stream): wait that long.
+  up->stream.expires_after(response_wait_);
+  auto [header_ec, header_n] =
+      write_ec ? std::tuple{write_ec, std::size_t{0}}
+               : co_await http::async_read_header(up->stream, up->buffer, up->parser, kTuple);
+  if (write_ec || header_ec) co_return gone(req);
+  up->parser.body_limit(kMaxWholeBody);
+
+  const auto& head = up->parser.get();
+  Response response{head.result(), req.version()};
+  for (const auto& field : head)
+    if (!hop_by_hop(field.name_string())) response.set(field.name_string(), field.value());
+
+  if (!head.chunked()) {
+    // A whole response (JSON, 202, 404…): read it and answer with it.
+    std::string body;
+    while (!up->parser.is_done()) {
+      auto piece = co_await up->next();
+      if (!piece) co_return gone(req);
+      body += *piece;
+    }
+    response.body() = std::move(body);
+    response.prepare_payload();
+    co_return Reply{std::move(response), nullptr};
+  }
+  // An event stream: relay each piece as it arrives.
+  auto relay = [up](EventSink& sink) -> asio::awaitable<void> {
+    while (!up->parser.is_done()) {
+      up->stream.expires_never();
+      auto piece = co_await up->next();
+      if (!piece) co_return;
+      if (!piece->empty() && !co_await sink.raw(*piece)) co_return;
+    }
+  };
+  co_return Reply{std::move(response), std::move(relay)};
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,35 @@
+#pragma once
+// Several replicas: a session lives on the replica that created it (its id names that replica).
+// A request for another replica's session is forwarded there — POST, GET and DELETE, with
+// streamed (SSE) responses relayed piece by piece — so any replica can take any request and a
+// load balancer needs no stickiness. A replica that is gone answers 404: the client
+// re-initializes, as the transport prescribes for an ended session.
+#include <boost/asio/awaitable.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config.hpp"
+#include "http_types.hpp"
+
+namespace sandgate::server {
+
+constexpr const char* kForwardedHeader = "X-Sandgate-Forwarded";
+
+class ReplicaForwarder {
+ public:
+  explicit ReplicaForwarder(const Config& config);
+
+  // The base URL of the replica holding `session_id`, when that is another, known replica.
+  std::optional<std::string> peer_for(std::string_view session_id) const;
+  boost::asio::awaitable<Reply> forward(const Request& request, const std::string& peer_url);
+
+ private:
+  std::string self_;
+  std::map<std::string, std::string, std::less<>> peers_;
+  std::string url_template_;
+  std::chrono::seconds response_wait_;
+};
+
+}  // namespace sandgate::server

@@ -1,0 +1,58 @@
+// Several replicas on loopback: a session created on one replica is usable through any other
+// (requests are forwarded to its owner), and a dead owner gives 404.
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+int free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
+}  // namespace
+
+TEST_CASE("a session created on replica B works through replicas A and C", "[integration][replicas]") {
+  int pa = free_port(), pb = free_port(), pc = free_port();
+  std::string peers = "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" +
+                      std::to_string(pb) + ",c=http://127.0.0.1:" + std::to_string(pc);
+  auto replica = [&](const char* name, int port) {
+    return std::make_unique<GatewayProcess>(std::vector<std::string>{
+        "--listen", "127.0.0.1:" + std::to_string(port), "--replica-name", name, "--peers", peers,
+        "--progress-interval", "1"});
+  };
+  auto a = replica("a", pa), b = replica("b", pb), c = replica("c", pc);
+
+  std::string id = b->initialize();
+  REQUIRE(id.rfind("b.", 0) == 0);
+  // Through A: runs in B's sandbox for this session.
+  auto written = a->execute(id, "echo via-a > /work/where; hostname", "bash");
+  CHECK(written["isError"] == false);
+  // Through C: sees the same /work.
+  CHECK(c->execute(id, "cat /work/where", "bash")["structuredContent"]["stdout"] == "via-a\n");
+  // A streamed (SSE) response is relayed piece by piece.
+  auto streamed = a->post({{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/call"},
+                           {"params", {{"_meta", {{"progressToken", "t"}}}, {"name", "execute"},
+                                       {"arguments", {{"code", "sleep 1.5; echo streamed"}, {"language", "bash"}}}}}},
+                          id);
+  CHECK(streamed.status == 200);
+  CHECK(streamed.headers["content-type"] == "text/event-stream");
+  CHECK(streamed.body.find("notifications/progress") != std::string::npos);
+  CHECK(streamed.body.find("streamed\\n") != std::string::npos);
+  // The owner still enforces tenants: a wrong token is refused at the first replica.
+  CHECK(a->post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}, id, "wrong").status == 401);
+  // DELETE through C ends it on B.
+  CHECK(c->request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(id)).status == 200);
+  CHECK(b->post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, id).status == 404);
+
+  // A dead owner: its sessions are gone (404), the client re-initializes elsewhere.
+  std::string orphan = b->initialize();
+  CHECK(b->stop(SIGKILL) == 128 + SIGKILL);
+  CHECK(a->post({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "ping"}}, orphan).status == 404);
+  std::string fresh = a->initialize();
+  CHECK(fresh.rfind("a.", 0) == 0);
+  CHECK(c->execute(fresh, "echo ok", "bash")["structuredContent"]["stdout"] == "ok\n");
+}
