@@ -45,6 +45,9 @@ constexpr unsigned long kNamespaces =
   } else if (::dup2(control_fd, protocol::kControlFd) < 0) {
     ::_exit(124);
   }
+  // The gateway's stdio (its log stream) is not the sandbox's business.
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(null, 2) < 0) ::_exit(126);
   ::syscall(SYS_close_range, protocol::kControlFd + 1, ~0U, 0);
   char* const env[] = {nullptr};
   ::execve("/proc/self/exe", argv, env);
