@@ -150,16 +150,23 @@ class GatewayProcess {
   }
 
   // tools/call execute; returns the CallToolResult.
+  // tools/call execute, without assertions: safe on any thread (Catch2 asserts on one only).
+  HttpReply call_execute(const std::string& session, const std::string& code,
+                         const std::string& language = "python", int timeout_s = 30, int id = 1) {
+    return post({{"jsonrpc", "2.0"},
+                 {"id", id},
+                 {"method", "tools/call"},
+                 {"params",
+                  {{"name", "execute"},
+                   {"arguments",
+                    {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}},
+                session);
+  }
+
+  // tools/call execute on the test's own thread; returns the CallToolResult.
   json execute(const std::string& session, const std::string& code,
                const std::string& language = "python", int timeout_s = 30, int id = 1) {
-    auto r = post({{"jsonrpc", "2.0"},
-                   {"id", id},
-                   {"method", "tools/call"},
-                   {"params",
-                    {{"name", "execute"},
-                     {"arguments",
-                      {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}},
-                  session);
+    auto r = call_execute(session, code, language, timeout_s, id);
     REQUIRE(r.status == 200);
     return r.json_body()["result"];
   }

@@ -122,7 +122,7 @@ TEST_CASE("notifications/cancelled kills the running program", "[integration]") 
                         {"timeout_seconds", 120}}}}}},
                    id);
   });
-  // Wait until the program runs (a second session can't see it; poll this session's metrics).
+  // Give the program time to start: a cancel that came first would drop the call unstarted.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   CHECK(gw.post({{"jsonrpc", "2.0"},
                  {"method", "notifications/cancelled"},
@@ -141,25 +141,27 @@ TEST_CASE("a session's calls run one at a time in arrival order", "[integration]
   GatewayProcess gw({});
   std::string id = gw.initialize();
   auto first = std::async(std::launch::async, [&] {
-    return gw.execute(id, "sleep 1; echo A >> /work/log", "bash", 30, 1);
+    return gw.call_execute(id, "sleep 1; echo A >> /work/log", "bash", 30, 1);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto second = std::async(std::launch::async,
-                           [&] { return gw.execute(id, "echo B >> /work/log", "bash", 30, 2); });
-  first.get();
-  second.get();
+  auto second = std::async(std::launch::async, [&] {
+    return gw.call_execute(id, "echo B >> /work/log", "bash", 30, 2);
+  });
+  CHECK(first.get().status == 200);
+  CHECK(second.get().status == 200);
   CHECK(structured(gw.execute(id, "cat /work/log", "bash"))["stdout"] == "A\nB\n");
 }
 
 TEST_CASE("beyond the gateway's queue a call gets a 'busy' tool error", "[integration]") {
   GatewayProcess gw({"--max-concurrent-calls", "1", "--max-queued-calls", "0"});
   std::string a = gw.initialize(), b = gw.initialize();
-  auto running = std::async(std::launch::async, [&] { return gw.execute(a, "sleep 3", "bash"); });
+  auto running =
+      std::async(std::launch::async, [&] { return gw.call_execute(a, "sleep 3", "bash"); });
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   auto refused = gw.execute(b, "echo hi", "bash");
   CHECK(refused["isError"] == true);
   CHECK(refused["content"][0]["text"].get<std::string>().find("busy") != std::string::npos);
-  CHECK(running.get()["isError"] == false);
+  CHECK(running.get().json_body()["result"]["isError"] == false);
 }
 
 TEST_CASE("idle sessions expire with their sandbox", "[integration]") {

@@ -15,14 +15,16 @@ int free_port() {
 
 }  // namespace
 
-TEST_CASE("a session created on replica B works through replicas A and C", "[integration][replicas]") {
+TEST_CASE("a session created on replica B works through replicas A and C",
+          "[integration][replicas]") {
   int pa = free_port(), pb = free_port(), pc = free_port();
-  std::string peers = "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" +
-                      std::to_string(pb) + ",c=http://127.0.0.1:" + std::to_string(pc);
+  std::string peers = "a=http://127.0.0.1:" + std::to_string(pa) +
+                      ",b=http://127.0.0.1:" + std::to_string(pb) +
+                      ",c=http://127.0.0.1:" + std::to_string(pc);
   auto replica = [&](const char* name, int port) {
-    return std::make_unique<GatewayProcess>(std::vector<std::string>{
-        "--listen", "127.0.0.1:" + std::to_string(port), "--replica-name", name, "--peers", peers,
-        "--progress-interval", "1"});
+    return std::make_unique<GatewayProcess>(
+        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port), "--replica-name",
+                                 name, "--peers", peers, "--progress-interval", "1"});
   };
   auto a = replica("a", pa), b = replica("b", pb), c = replica("c", pc);
 
@@ -34,10 +36,15 @@ TEST_CASE("a session created on replica B works through replicas A and C", "[int
   // Through C: sees the same /work.
   CHECK(c->execute(id, "cat /work/where", "bash")["structuredContent"]["stdout"] == "via-a\n");
   // A streamed (SSE) response is relayed piece by piece.
-  auto streamed = a->post({{"jsonrpc", "2.0"}, {"id", 9}, {"method", "tools/call"},
-                           {"params", {{"_meta", {{"progressToken", "t"}}}, {"name", "execute"},
-                                       {"arguments", {{"code", "sleep 1.5; echo streamed"}, {"language", "bash"}}}}}},
-                          id);
+  auto streamed =
+      a->post({{"jsonrpc", "2.0"},
+               {"id", 9},
+               {"method", "tools/call"},
+               {"params",
+                {{"_meta", {{"progressToken", "t"}}},
+                 {"name", "execute"},
+                 {"arguments", {{"code", "sleep 1.5; echo streamed"}, {"language", "bash"}}}}}},
+              id);
   CHECK(streamed.status == 200);
   CHECK(streamed.headers["content-type"] == "text/event-stream");
   CHECK(streamed.body.find("notifications/progress") != std::string::npos);
