@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "session/session_id.hpp"
+
 namespace sandgate::server {
 namespace {
 
@@ -270,12 +272,8 @@ std::string usage() {
 std::string validate(Config& c) {
   if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
-  if (!c.replica_name.empty()) {
-    for (char ch : c.replica_name)
-      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
-        return "--replica-name must be a DNS label: lower-case letters, digits and '-'";
-    if (c.replica_name.size() > 63) return "--replica-name is longer than 63 characters";
-  }
+  if (!c.replica_name.empty() && !session::is_replica_name(c.replica_name))
+    return "--replica-name must be a DNS label: 1-63 lower-case letters, digits and '-'";
   c.registry.replica_name = c.replica_name;
   if (c.no_auth) {
     if (!is_loopback_host(c.listen_host))
@@ -288,7 +286,7 @@ std::string validate(Config& c) {
 
 }  // namespace
 
-bool is_loopback_host(const std::string& host) {
+bool is_loopback_host(std::string_view host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sandbox/host.hpp"
@@ -61,7 +62,7 @@ ParseOutcome parse_config(int argc, char** argv, char** envp);
 // The whole option table in Markdown, for docs/configuration.md (`sandgate --help-markdown`).
 std::string options_markdown();
 
-bool is_loopback_host(const std::string& host);
+bool is_loopback_host(std::string_view host);
 std::uint64_t effective_body_limit(const Config& config);
 
 }  // namespace sandgate::server

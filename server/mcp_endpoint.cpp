@@ -59,10 +59,6 @@ std::string_view host_part(std::string_view authority) {
   return authority.substr(0, authority.find(':'));
 }
 
-bool loopback_name(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // Owns its arguments (they live in the coroutine frame), so the call may outlive the stream
 // that started it: a client that goes away does not cancel a call (spec 2025-11-25).
 asio::awaitable<json> answer_detached(McpMethods& methods,
@@ -95,7 +91,8 @@ bool McpEndpoint::origin_allowed(std::string_view origin) const {
   for (const auto& allowed : config_.allowed_origins)
     if (origin == allowed) return true;
   for (std::string_view scheme : {"http://", "https://"}) {
-    if (origin.rfind(scheme, 0) == 0) return loopback_name(host_part(origin.substr(scheme.size())));
+    if (origin.rfind(scheme, 0) == 0)
+      return is_loopback_host(host_part(origin.substr(scheme.size())));
   }
   return false;
 }
@@ -105,7 +102,7 @@ bool McpEndpoint::host_allowed(std::string_view host) const {
   if (!is_loopback_host(config_.listen_host)) return true;
   for (const auto& allowed : config_.allowed_hosts)
     if (host == allowed || host_part(host) == allowed) return true;
-  return loopback_name(host_part(host));
+  return is_loopback_host(host_part(host));
 }
 
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
@@ -137,10 +134,16 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
   }
 
   if (req.method() == http::verb::post) {
-    Reply r = post(req, tenant);
-    if (r.response.result() != http::status::continue_) co_return r;
-    // `continue_` marks "the message is for an existing session": that part is asynchronous.
-    co_return co_await post_to_session(req, tenant, jsonrpc::parse(req.body()));
+    if (auto refused = check_post_headers(req)) co_return std::move(*refused);
+    auto message = jsonrpc::parse(req.body());
+    if (message.kind == jsonrpc::Kind::invalid)
+      co_return Reply{json_response(http::status::bad_request,
+                                    jsonrpc::error(message.id, message.error_code, message.error),
+                                    req.version()),
+                      nullptr};
+    if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
+      co_return initialize(req, tenant, message);
+    co_return co_await post_to_session(req, tenant, std::move(message));
   }
   if (req.method() != http::verb::get && req.method() != http::verb::delete_) {
     Reply r =
@@ -175,7 +178,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
   co_return Reply{std::move(res), nullptr};
 }
 
-Reply McpEndpoint::post(const Request& req, const auth::Tenant& tenant) {
+std::optional<Reply> McpEndpoint::check_post_headers(const Request& req) const {
   auto content_type = req[http::field::content_type];
   if (!lists(content_type, "application/json"))
     return refuse(req, http::status::unsupported_media_type, jsonrpc::server_error,
@@ -184,16 +187,7 @@ Reply McpEndpoint::post(const Request& req, const auth::Tenant& tenant) {
   if (!lists(accept, "application/json") || !lists(accept, "text/event-stream"))
     return refuse(req, http::status::not_acceptable, jsonrpc::server_error,
                   "Not Acceptable: Accept must list both application/json and text/event-stream");
-  auto message = jsonrpc::parse(req.body());
-  if (message.kind == jsonrpc::Kind::invalid)
-    return {
-        json_response(http::status::bad_request,
-                      jsonrpc::error(message.id, message.error_code, message.error), req.version()),
-        nullptr};
-  if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
-    return initialize(req, tenant, message);
-  Response marker{http::status::continue_, req.version()};
-  return {std::move(marker), nullptr};
+  return std::nullopt;
 }
 
 Reply McpEndpoint::initialize(const Request& req, const auth::Tenant& tenant,

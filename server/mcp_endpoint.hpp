@@ -3,6 +3,7 @@
 // 2025-03-26): Origin and Host checks, tokens, Accept, session ids, protocol version header,
 // and which response a message gets. Every rule answers with its own status code.
 #include <boost/asio/awaitable.hpp>
+#include <optional>
 
 #include "auth/token_store.hpp"
 #include "config.hpp"
@@ -26,7 +27,8 @@ class McpEndpoint {
   bool host_allowed(std::string_view host) const;
 
  private:
-  Reply post(const Request& request, const auth::Tenant& tenant);
+  // 415 / 406 for a POST whose headers are wrong; nothing when they are right.
+  std::optional<Reply> check_post_headers(const Request& request) const;
   boost::asio::awaitable<Reply> post_to_session(const Request& request, const auth::Tenant& tenant,
                                                 jsonrpc::Message message);
   Reply initialize(const Request& request, const auth::Tenant& tenant,

@@ -59,12 +59,10 @@ std::shared_ptr<Session> Registry::find(const std::string& id, const std::string
   return it->second;
 }
 
-void Registry::forget_locked(const std::string& id) {
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) return;
+Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it) {
   auto t = per_tenant_.find(it->second->tenant());
   if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
-  sessions_.erase(it);
+  return sessions_.erase(it);
 }
 
 bool Registry::remove(const std::string& id, const std::string& tenant) {
@@ -74,7 +72,7 @@ bool Registry::remove(const std::string& id, const std::string& tenant) {
     auto it = sessions_.find(id);
     if (it == sessions_.end() || it->second->tenant() != tenant) return false;
     session = it->second;
-    forget_locked(id);
+    forget_locked(it);
   }
   // Ending kills processes and waits for them: done outside the registry's lock.
   session->end();
@@ -111,9 +109,7 @@ std::size_t Registry::sweep_idle() {
       bool idle = !s->busy() && now - s->last_used() >= config_.idle_timeout;
       if (idle || s->ended()) {
         expired.push_back(s);
-        auto t = per_tenant_.find(s->tenant());
-        if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
-        it = sessions_.erase(it);
+        it = forget_locked(it);
       } else {
         ++it;
       }
@@ -138,12 +134,6 @@ asio::awaitable<void> Registry::sweep_loop() {
 std::size_t Registry::size() const {
   std::lock_guard lock(mutex_);
   return sessions_.size();
-}
-
-std::size_t Registry::live_sandboxes() const {
-  std::size_t n = 0;
-  for (const auto& s : snapshot()) n += s->has_live_sandbox() ? 1 : 0;
-  return n;
 }
 
 double Registry::spend_usd() const {

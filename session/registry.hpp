@@ -52,13 +52,14 @@ class Registry {
   std::size_t sweep_idle();
 
   std::size_t size() const;
-  std::size_t live_sandboxes() const;
   double spend_usd() const;
 
  private:
   boost::asio::awaitable<void> sweep_loop();
   std::vector<std::shared_ptr<Session>> snapshot() const;
-  void forget_locked(const std::string& id);
+  using Sessions = std::unordered_map<std::string, std::shared_ptr<Session>>;
+  // Erases one session and its tenant's count; returns the next entry.
+  Sessions::iterator forget_locked(Sessions::iterator it);
 
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
@@ -67,7 +68,7 @@ class Registry {
 
   mutable std::mutex mutex_;
   bool stopped_ = false;
-  std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;
+  Sessions sessions_;
   std::unordered_map<std::string, std::uint32_t> per_tenant_;
 };
 
