@@ -3,7 +3,9 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -45,11 +47,12 @@ void apply_option(Tenant& tenant, const std::string& option, int line_no) {
     std::size_t used = 0;
     if (key == "max_sessions") {
       long n = std::stol(value, &used);
-      if (used != value.size() || n < 0) throw bad();
+      if (used != value.size() || n < 0 || n > std::numeric_limits<std::uint32_t>::max())
+        throw bad();
       tenant.max_sessions = static_cast<std::uint32_t>(n);
     } else if (key == "spend_cap_usd") {
       double x = std::stod(value, &used);
-      if (used != value.size() || !(x > 0)) throw bad();
+      if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();
       tenant.spend_cap_usd = x;
     } else {
       throw bad();
@@ -98,6 +101,11 @@ TokenStore TokenStore::parse(std::string_view text) {
                                ": missing tenant name");
     Entry entry{*digest, Tenant{name, std::nullopt, std::nullopt}};
     for (std::string option; words >> option;) apply_option(entry.tenant, option, line_no);
+    for (const auto& earlier : store.entries_)
+      if (earlier.digest == entry.digest)
+        throw std::runtime_error("tokens file line " + std::to_string(line_no) +
+                                 ": the same token is already listed (for tenant '" +
+                                 earlier.tenant.name + "')");
     store.entries_.push_back(std::move(entry));
   }
   if (store.entries_.empty()) throw std::runtime_error("tokens file has no tenants");

@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Builds the release preset and runs the benchmarks, writing bench/results/. Run as root on an
-# otherwise idle machine.
+# Runs every benchmark and writes bench/results/: the sandbox against the bare floor
+# (sandbox.{md,json}), and sandgate against the TypeScript SDK peer and the floor over real
+# loopback HTTP (gateway.{md,json}). Release build; run as root on an otherwise idle machine.
+#
+#   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
 cmake --preset release > /dev/null
-cmake --build --preset release --target sandbox_bench
-./build-release/bench/sandbox_bench "${1:-300}" bench/results
+cmake --build --preset release --target sandgate sandbox_bench gateway_bench
+(cd bench/peers && npm ci --no-audit --no-fund)
+if [[ "${1:-}" == "--quick" ]]; then
+  out=$(mktemp -d)
+  ./build-release/bench/sandbox_bench 20 "$out"
+  ./build-release/bench/gateway_bench --sandgate build-release/sandgate --quick --out "$out"
+  rm -rf "$out"
+else
+  ./build-release/bench/sandbox_bench 400 bench/results
+  ./build-release/bench/gateway_bench --sandgate build-release/sandgate --out bench/results
+fi

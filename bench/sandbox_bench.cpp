@@ -20,11 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/await.hpp"
+#include "bench/common/measure.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/supervisor.hpp"
 
 namespace sb = sandgate::sandbox;
-using Clock = std::chrono::steady_clock;
+using namespace sandgate::bench;
 using nlohmann::json;
 
 namespace {
@@ -35,59 +37,6 @@ struct Program {
   const char* code;
   std::vector<std::string> bare;  // the same program on the host, by absolute path
 };
-
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-// fork+exec+wait with the sandbox's scrubbed environment: the floor.
-double run_bare(const std::vector<std::string>& argv_s) {
-  std::vector<char*> argv;
-  for (const auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("HOME=/tmp"),
-                 const_cast<char*>("LANG=C.UTF-8"), nullptr};
-  auto start = Clock::now();
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), env) != 0) return -1;
-  int status;
-  waitpid(pid, &status, 0);
-  return ms_since(start);
-}
-
-struct Stats {
-  double p50, p90, p99, mean;
-};
-
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))];
-  };
-  double sum = 0;
-  for (double x : v) sum += x;
-  return {at(0.5), at(0.9), at(0.99), sum / v.size()};
-}
-
-template <class T>
-T await(boost::asio::io_context& io, boost::asio::awaitable<T> task) {
-  auto f = boost::asio::co_spawn(io, std::move(task), boost::asio::use_future);
-  while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
-  return f.get();
-}
-
-std::string machine() {
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string model;
-  for (std::string line; std::getline(cpu, line);)
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  long mem_gib = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE) >> 30;
-  return std::to_string(std::thread::hardware_concurrency()) + " cores (" + model + "), " +
-         std::to_string(mem_gib) + " GiB";
-}
 
 }  // namespace
 
@@ -105,7 +54,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<Program> programs = {
-      {"bash `true`", sb::Language::bash, "true", {"/bin/bash", "-c", "true"}},
+      {"bash `true`", sb::Language::bash, "true", {"/usr/bin/bash", "-c", "true"}},
       {"python `pass`", sb::Language::python, "pass", {"/usr/bin/python3", "-c", "pass"}},
       {"node `0`", sb::Language::javascript, "0", {"/usr/bin/node", "-e", "0"}},
   };

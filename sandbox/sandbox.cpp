@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "fd_passing.hpp"
+#include "output_budget.hpp"
 #include "protocol.hpp"
 #include "utf8.hpp"
 
@@ -34,18 +35,6 @@ namespace {
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
 // After a kill, the call's init must be gone within this; otherwise the sandbox is broken.
 constexpr auto kKillGrace = std::chrono::seconds(5);
-
-// stdout and stderr share one cap; what is over it is read and dropped.
-struct OutputBudget {
-  std::size_t remaining;
-  bool truncated = false;
-  void take(std::string& sink, const char* data, std::size_t n) {
-    std::size_t keep = std::min(n, remaining);
-    sink.append(data, keep);
-    remaining -= keep;
-    if (keep < n) truncated = true;
-  }
-};
 
 struct Pipe {
   UniqueFd read, write;
@@ -334,8 +323,10 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
   (void)drained;
   if (control) control->disarm();
 
-  result.stdout_text = sanitize_utf8(stdout_bytes);
-  result.stderr_text = sanitize_utf8(stderr_bytes);
+  make_valid_utf8(stdout_bytes);
+  make_valid_utf8(stderr_bytes);
+  result.stdout_text = std::move(stdout_bytes);
+  result.stderr_text = std::move(stderr_bytes);
   result.truncated = budget.truncated;
   switch (ending.first) {
     case Ending::timeout:

@@ -56,4 +56,21 @@ std::string sanitize_utf8(std::string_view bytes, bool* replaced) {
   return out;
 }
 
+bool is_valid_utf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    std::size_t n = valid_sequence_length(bytes, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+void make_valid_utf8(std::string& bytes, bool* replaced) {
+  if (is_valid_utf8(bytes)) {
+    if (replaced) *replaced = false;
+    return;
+  }
+  bytes = sanitize_utf8(bytes, replaced);
+}
+
 }  // namespace sandgate::sandbox

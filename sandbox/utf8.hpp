@@ -8,5 +8,8 @@ namespace sandgate::sandbox {
 
 // Returns valid UTF-8; sets *replaced when anything was substituted.
 std::string sanitize_utf8(std::string_view bytes, bool* replaced = nullptr);
+// The same, in place: valid text (the usual case) is left as it is, without a copy.
+void make_valid_utf8(std::string& bytes, bool* replaced = nullptr);
+bool is_valid_utf8(std::string_view bytes);
 
 }  // namespace sandgate::sandbox

@@ -7,6 +7,7 @@ apt-get update
 apt-get install -y --no-install-recommends \
   cmake g++ make pkg-config ca-certificates \
   libboost1.81-dev nlohmann-json3-dev libssl-dev libspdlog-dev catch2 libseccomp-dev \
+  clang libclang-rt-14-dev util-linux mount \
   openssl iproute2 procps \
   python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
   bash coreutils

@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-dev}"
-./scripts/install-deps.sh
+[[ -n "${SANDGATE_DEPS_INSTALLED:-}" ]] || ./scripts/install-deps.sh
 ./scripts/build.sh "$preset"
 # Exact versions from the committed lockfile.
 (cd tests/e2e && npm ci --no-audit --no-fund)
+(cd bench/peers && npm ci --no-audit --no-fund)
 ctest --preset "$preset"

@@ -32,7 +32,8 @@ struct MappedResult {
   nlohmann::json result;  // the CallToolResult
   ExecOutcome outcome;    // for metrics and logs
 };
-MappedResult map_execute_result(const session::ExecuteResult& executed,
+// Consumes the result: the program's output moves into the CallToolResult, never copied.
+MappedResult map_execute_result(session::ExecuteResult&& executed,
                                 const sandbox::RunRequest& request);
 
 }  // namespace sandgate::server

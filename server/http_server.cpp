@@ -59,9 +59,13 @@ HttpServer::HttpServer(asio::io_context& io, const Config& config, McpEndpoint& 
                        Metrics& metrics, GaugeSource gauges)
     : io_(io),
       config_(config),
-      endpoint_(endpoint),
       metrics_(metrics),
-      gauges_(std::move(gauges)),
+      router_(endpoint, metrics,
+              [this, gauges = std::move(gauges)] {
+                Gauges g = gauges();
+                g.connections = connections_.load();
+                return g;
+              }),
       acceptor_(asio::make_strand(io)) {
   if (!config.tls_cert.empty()) {
     tls_.emplace(asio::ssl::context::tls_server);
@@ -71,11 +75,6 @@ HttpServer::HttpServer(asio::io_context& io, const Config& config, McpEndpoint& 
     tls_->use_certificate_chain_file(config.tls_cert);
     tls_->use_private_key_file(config.tls_key, asio::ssl::context::pem);
   }
-}
-
-void HttpServer::set_not_ready_reason(std::string reason) {
-  std::lock_guard lock(mutex_);
-  not_ready_reason_ = std::move(reason);
 }
 
 tcp::endpoint HttpServer::start() {
@@ -91,7 +90,7 @@ tcp::endpoint HttpServer::start() {
 }
 
 void HttpServer::stop_accepting() {
-  stopping_ = true;
+  router_.set_stopping();
   asio::post(acceptor_.get_executor(), [this] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
@@ -176,7 +175,7 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     };
   };
   for (;;) {
-    if (stopping_) co_return;
+    if (router_.stopping()) co_return;
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
     parser.body_limit(effective_body_limit(config_));
@@ -187,7 +186,7 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     mark_idle(false);
     // A request we refuse before reading it all: answer, then close the connection.
     auto refuse_and_close = [&](http::status status, std::string body) -> asio::awaitable<void> {
-      Response res = plain(parser.get(), status, std::move(body));
+      Response res = Router::plain(parser.get(), status, std::move(body));
       res.keep_alive(false);
       lowest.expires_after(config_.body_timeout);
       co_await http::async_write(stream, res, kTuple);
@@ -216,9 +215,9 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     // While the request is handled (a call may run for minutes) the socket is not read.
     lowest.expires_never();
     Request request = parser.release();
-    Reply reply = co_await route(request);
+    Reply reply = co_await router_.route(request);
     metrics_.count_http(reply.response.result_int());
-    bool keep_alive = request.keep_alive() && !stopping_;
+    bool keep_alive = request.keep_alive() && !router_.stopping();
     reply.response.keep_alive(keep_alive);
     // Writing has a deadline too: a client that does not read cannot pin the connection.
     lowest.expires_after(config_.body_timeout);
@@ -241,53 +240,6 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     auto [end_ec, end_n] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
     if (end_ec || !keep_alive) co_return;
   }
-}
-
-Response HttpServer::plain(const Request& request, http::status status, std::string body,
-                           const char* content_type) {
-  Response res{status, request.version()};
-  res.set(http::field::content_type, content_type);
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
-asio::awaitable<Reply> HttpServer::route(const Request& request) {
-  std::string_view target = request.target();
-  target = target.substr(0, target.find('?'));
-  if (target == "/mcp") {
-    try {
-      co_return co_await endpoint_.handle(request);
-    } catch (const std::exception& e) {
-      log_event(LogLevel::error, "internal_error", {{"what", e.what()}});
-    }
-    co_return Reply{
-        json_response(http::status::internal_server_error,
-                      jsonrpc::error(nullptr, jsonrpc::internal_error, "Internal error"),
-                      request.version()),
-        nullptr};
-  }
-  if (request.method() != http::verb::get && request.method() != http::verb::head)
-    co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};
-  if (target == "/healthz") co_return Reply{plain(request, http::status::ok, "ok\n"), nullptr};
-  if (target == "/readyz") {
-    if (ready_ && !stopping_) co_return Reply{plain(request, http::status::ok, "ready\n"), nullptr};
-    std::string reason = stopping_ ? "shutting down" : [&] {
-      std::lock_guard lock(mutex_);
-      return not_ready_reason_;
-    }();
-    co_return Reply{
-        plain(request, http::status::service_unavailable, "not ready: " + reason + "\n"), nullptr};
-  }
-  if (target == "/metrics") {
-    Gauges g = gauges_();
-    g.connections = connections_.load();
-    g.ready = ready_;
-    co_return Reply{
-        plain(request, http::status::ok, metrics_.render(g), "text/plain; version=0.0.4"), nullptr};
-  }
-  co_return Reply{plain(request, http::status::not_found, "Not found. The MCP endpoint is /mcp.\n"),
-                  nullptr};
 }
 
 }  // namespace sandgate::server

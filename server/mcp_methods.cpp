@@ -92,25 +92,26 @@ boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
     executed.status = session::ExecuteStatus::sandbox_error;
     executed.message = std::string("the host refused a resource: ") + e.what();
   }
-  auto mapped = map_execute_result(executed, run);
+  const auto& ran = executed.run;
+  json log_fields = {{"session", std::string(session::log_prefix(session.id()))},
+                     {"tenant", session.tenant()},
+                     {"language", sandbox::language_name(run.language)},
+                     {"code_bytes", code_bytes},
+                     {"stdin_bytes", stdin_bytes},
+                     {"exit_code", ran.exit_code},
+                     {"stdout_bytes", ran.stdout_text.size()},
+                     {"stderr_bytes", ran.stderr_text.size()},
+                     {"truncated", ran.truncated},
+                     {"oom_killed", ran.oom_killed},
+                     {"end_reason", sandbox::end_reason_name(ran.end_reason)},
+                     {"spend_usd", ran.spend_usd}};
+  auto mapped = map_execute_result(std::move(executed), run);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);
-  log_event(LogLevel::info, "execute",
-            {{"session", std::string(session::log_prefix(session.id()))},
-             {"tenant", session.tenant()},
-             {"language", sandbox::language_name(run.language)},
-             {"code_bytes", code_bytes},
-             {"stdin_bytes", stdin_bytes},
-             {"outcome", exec_outcome_name(mapped.outcome)},
-             {"exit_code", executed.run.exit_code},
-             {"stdout_bytes", executed.run.stdout_text.size()},
-             {"stderr_bytes", executed.run.stderr_text.size()},
-             {"truncated", executed.run.truncated},
-             {"oom_killed", executed.run.oom_killed},
-             {"end_reason", sandbox::end_reason_name(executed.run.end_reason)},
-             {"duration_ms", static_cast<long>(seconds * 1000)},
-             {"spend_usd", executed.run.spend_usd}});
+  log_fields["outcome"] = exec_outcome_name(mapped.outcome);
+  log_fields["duration_ms"] = static_cast<long>(seconds * 1000);
+  log_event(LogLevel::info, "execute", std::move(log_fields));
   // A cancelled request gets no response (the transport drops it).
   if (mapped.outcome == ExecOutcome::cancelled) co_return json();
   co_return jsonrpc::result(request.id, std::move(mapped.result));

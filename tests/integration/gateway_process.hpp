@@ -11,6 +11,8 @@
 #include <boost/beast/http.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,17 +35,20 @@ struct HttpReply {
 
 class GatewayProcess {
  public:
+  // `wrapper`, if given, runs the gateway (e.g. {"/usr/bin/unshare", "-m", "--propagation",
+  // "private"}): it must exec it, so that pid() is the gateway's.
   explicit GatewayProcess(std::vector<std::string> args,
                           std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"},
-                          bool tls = false) {
+                          bool tls = false, std::vector<std::string> wrapper = {}) {
     int out[2];
     REQUIRE(::pipe(out) == 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> argv_s = {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level",
-                                       "warn"};
+    std::vector<std::string> argv_s = wrapper;
+    for (std::string a : {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level", "warn"})
+      argv_s.push_back(a);
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv, envp;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -52,7 +57,8 @@ class GatewayProcess {
     std::string path = "PATH=/usr/bin:/bin";
     envp.push_back(path.data());
     envp.push_back(nullptr);
-    REQUIRE(posix_spawn(&pid_, SANDGATE_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0);
+    REQUIRE(posix_spawn(&pid_, argv_s[0].c_str(), &actions, nullptr, argv.data(), envp.data()) ==
+            0);
     posix_spawn_file_actions_destroy(&actions);
     ::close(out[1]);
     // First stdout line: "sandgate listening on http://127.0.0.1:PORT/mcp"
@@ -199,6 +205,26 @@ inline int cgroups_of(pid_t gateway) {
     if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
   }
   return n;
+}
+
+// Direct children of `pid` from every one of its threads: a gateway's sandbox supervisors.
+inline std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream list(task.path() / "children");
+    for (pid_t child; list >> child;) out.push_back(child);
+  }
+  return out;
+}
+
+// Alive: exists and is not a zombie (a dead orphan waits for init to reap it; it holds nothing).
+inline bool process_alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
 }  // namespace sandgate::test

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "auth/authenticate.hpp"
 
@@ -28,6 +29,12 @@ TEST_CASE("a bad tokens file names the line", "[unit][auth]") {
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sessions=-1\n"), Catch::Contains("bad option"));
   CHECK_THROWS_WITH(TokenStore::parse(d + " t colour=blue\n"), Catch::Contains("bad option"));
   CHECK_THROWS(TokenStore::parse("# only comments\n"));
+  // Found by reading the parser for the fuzz target: values that used to be accepted silently.
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sessions=4294967296\n"),
+                    Catch::Contains("bad option"));
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t spend_cap_usd=inf\n"), Catch::Contains("bad option"));
+  CHECK_THROWS_WITH(TokenStore::parse(d + " a\n" + d + " b\n"),
+                    Catch::Contains("line 2") && Catch::Contains("already listed"));
 }
 
 TEST_CASE("tokens come from Authorization: Bearer or X-MCP-AUTH", "[unit][auth]") {
@@ -40,4 +47,32 @@ TEST_CASE("tokens come from Authorization: Bearer or X-MCP-AUTH", "[unit][auth]"
   CHECK(authenticate(&store, "Basic czNjcmV0", "").status == AuthStatus::invalid);
   CHECK(authenticate(&store, "Bearer S3CRET", "").status == AuthStatus::invalid);
   CHECK(authenticate(nullptr, "", "").tenant->name == "anonymous");
+}
+
+TEST_CASE("no wrong token is accepted over many tries", "[unit][auth]") {
+  const std::string real = "s3cret-Token_0123456789abcdef";
+  auto store = TokenStore::single(real);
+  std::mt19937 random(7);
+  int accepted = 0;
+  auto check = [&](const std::string& t) { accepted += store.find(t) ? 1 : 0; };
+  // Near misses: every prefix, every one-character change, case changes, padding.
+  for (std::size_t n = 0; n < real.size(); ++n) check(real.substr(0, n));
+  for (std::size_t i = 0; i < real.size(); ++i)
+    for (int delta : {1, -1, 32}) {
+      std::string t = real;
+      t[i] = static_cast<char>(t[i] ^ delta);
+      if (t != real) check(t);
+    }
+  check(real + " ");
+  check(" " + real);
+  check(real + real);
+  check(to_hex(sha256(real)));
+  // And 100,000 random tokens of every length up to 128 bytes, any byte values.
+  for (int i = 0; i < 100000; ++i) {
+    std::string t(std::uniform_int_distribution<int>(0, 128)(random), '\0');
+    for (auto& c : t) c = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(random));
+    if (t != real) check(t);
+  }
+  CHECK(accepted == 0);
+  CHECK(store.find(real) != nullptr);
 }

@@ -56,20 +56,23 @@ TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool er
   ExecuteResult e;
   e.run.exit_code = 3;
   e.run.stdout_text = "out";
-  auto normal = map_execute_result(e, req);
+  auto normal = map_execute_result(ExecuteResult(e), req);
   CHECK(normal.result["isError"] == false);
   CHECK(normal.result["structuredContent"]["exit_code"] == 3);
+  CHECK(normal.result["structuredContent"]["stdout"] == "out");
+  CHECK(normal.result["content"][0]["text"].get<std::string>().find("\"stdout\":\"out\"") !=
+        std::string::npos);
   CHECK(normal.outcome == ExecOutcome::nonzero_exit);
 
   e.run.outcome = sandgate::sandbox::RunOutcome::timed_out;
-  auto timeout = map_execute_result(e, req);
+  auto timeout = map_execute_result(ExecuteResult(e), req);
   CHECK(timeout.result["isError"] == true);
   CHECK(timeout.result["content"][0]["text"] == "Stopped after 7 s, its timeout.");
   CHECK(timeout.result["structuredContent"]["stdout"] == "out");
 
   e.run.outcome = sandgate::sandbox::RunOutcome::sandbox_ended;
   e.run.end_reason = sandgate::sandbox::EndReason::spend_cap;
-  auto capped = map_execute_result(e, req);
+  auto capped = map_execute_result(ExecuteResult(e), req);
   CHECK(capped.result["isError"] == true);
   CHECK(capped.result["content"][0]["text"].get<std::string>().find("spend cap") !=
         std::string::npos);

@@ -1,11 +1,15 @@
 #include "session/registry.hpp"
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
+#include <set>
 #include <thread>
+
+#include "session/session_id.hpp"
 
 using namespace sandgate;
 
@@ -74,4 +78,23 @@ TEST_CASE("the semaphore is FIFO and bounded", "[unit][registry]") {
   held.clear();
   settle();
   CHECK(order == std::vector<int>{1, -4, 2, 3});
+}
+
+TEST_CASE("session ids are unguessable: 128 random bits, never repeated", "[unit][registry]") {
+  std::set<std::string> seen;
+  std::array<int, 16> digit_counts{};
+  for (int i = 0; i < 20000; ++i) {
+    auto id = sandgate::session::new_session_id();
+    REQUIRE(id.size() == 32);
+    REQUIRE(sandgate::session::looks_like_session_id(id));
+    for (char c : id) digit_counts[c <= '9' ? c - '0' : c - 'a' + 10]++;
+    seen.insert(std::move(id));
+  }
+  CHECK(seen.size() == 20000);
+  // 640,000 hex digits: each of the 16 values appears 40,000 times give or take a few hundred
+  // (a broken generator — constant, counter, low entropy — is far outside this).
+  for (int count : digit_counts) {
+    CHECK(count > 38000);
+    CHECK(count < 42000);
+  }
 }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan; the `fuzz` preset) and runs each for a bounded
+# time on its committed seed corpus (tests/fuzz/corpus/<target>). Fails on any crash, leak,
+# sanitizer report or timeout; the input that caused it is left in build-fuzz/artifacts/.
+#
+#   scripts/fuzz.sh [seconds per target, default 60] [target ...]
+#
+# New inputs the fuzzer finds go to build-fuzz/corpus/<target>, never into the committed seeds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture)
+
+[[ -n "${SANDGATE_DEPS_INSTALLED:-}" ]] || ./scripts/install-deps.sh > /dev/null
+cmake --preset fuzz > /dev/null
+cmake --build --preset fuzz
+mkdir -p build-fuzz/artifacts
+for target in "${targets[@]}"; do
+  echo "== fuzz: ${target} for ${seconds} s"
+  mkdir -p "build-fuzz/corpus/${target}"
+  dict=()
+  case "$target" in
+    http_request) dict=(-dict=tests/fuzz/dict/http.dict) ;;
+    jsonrpc) dict=(-dict=tests/fuzz/dict/jsonrpc.dict) ;;
+    tokens_file) dict=(-dict=tests/fuzz/dict/tokens_file.dict) ;;
+  esac
+  set +e
+  "./build-fuzz/tests/fuzz/${target}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/${target}-" \
+    "build-fuzz/corpus/${target}" "tests/fuzz/corpus/${target}" 2>&1 |
+    grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)'
+  # libFuzzer exits non-zero on a finding; PIPESTATUS keeps its status past the grep.
+  status=${PIPESTATUS[0]}
+  set -e
+  if [[ $status -ne 0 ]]; then
+    echo "fuzz: ${target} failed (status ${status}); see build-fuzz/artifacts/" >&2
+    exit 1
+  fi
+done

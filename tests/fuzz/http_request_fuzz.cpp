@@ -1,0 +1,134 @@
+// Fuzz target: the HTTP request path in memory. Bytes go through Beast's request parser with the
+// server's own limits, then through the Router — the /mcp endpoint's Origin/Host/token/Accept/
+// session/version rules, JSON-RPC, the MCP methods and the execute argument checks — and the
+// reply is serialized as the server would write it. No socket and no sandbox: the host allows
+// zero sandboxes, so a valid execute gets its "Sandbox unavailable" tool error.
+//
+// "@SID@" in an input is replaced by the id of a live session, so the fuzzer reaches the
+// session-bound paths (tools/list, tools/call, DELETE) without guessing a 128-bit id.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/http.hpp>
+#include <cstdlib>
+#include <sstream>
+
+#include "auth/token_store.hpp"
+#include "sandbox/host.hpp"
+#include "server/config.hpp"
+#include "server/logging.hpp"
+#include "server/mcp_endpoint.hpp"
+#include "server/router.hpp"
+#include "session/registry.hpp"
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using namespace sandgate;
+
+namespace {
+
+// Every event written by a streamed reply, as the connection would write them.
+class CollectingSink final : public server::EventSink {
+ public:
+  asio::awaitable<bool> send(const nlohmann::json& data) override {
+    written += data.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    co_return true;
+  }
+  asio::awaitable<bool> prime() override { co_return true; }
+  asio::awaitable<bool> raw(std::string bytes) override {
+    written += bytes;
+    co_return true;
+  }
+  std::string written;
+};
+
+sandbox::HostConfig no_sandboxes() {
+  sandbox::HostConfig c;
+  c.max_sandboxes = 0;
+  return c;
+}
+
+struct World {
+  asio::io_context io;
+  server::Config config;
+  auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
+  sandbox::SandboxHost host{io.get_executor(), no_sandboxes()};
+  session::AsyncSemaphore slots{config.max_concurrent_calls, config.max_queued_calls};
+  session::Registry registry{io.get_executor(), config.registry, host, slots};
+  server::Metrics metrics;
+  server::McpEndpoint endpoint{config, &tokens, registry, metrics};
+  server::Router router{endpoint, metrics, [] { return server::Gauges{}; }};
+  std::string session_id;
+
+  World() {
+    config.progress_interval = std::chrono::seconds(1);
+    auto created = registry.create({"default", std::nullopt, std::nullopt});
+    session_id = std::get<std::shared_ptr<session::Session>>(created)->id();
+  }
+
+  server::Reply route(const server::Request& request) {
+    std::optional<server::Reply> reply;
+    asio::co_spawn(io, router.route(request), [&](std::exception_ptr e, server::Reply r) {
+      if (e) std::abort();  // the router answers every request; it never throws
+      reply = std::move(r);
+    });
+    while (!reply) io.run_one();
+    return std::move(*reply);
+  }
+
+  void stream(server::Reply& reply) {
+    CollectingSink sink;
+    bool done = false;
+    asio::co_spawn(io, reply.stream(sink), [&](std::exception_ptr e) {
+      if (e) std::abort();
+      done = true;
+    });
+    while (!done) io.run_one();
+  }
+};
+
+World& world() {
+  static World* w = [] {
+    server::init_logging("error");
+    return new World();
+  }();
+  return *w;
+}
+
+std::string with_session(std::string text, const std::string& id) {
+  for (std::size_t at; (at = text.find("@SID@")) != std::string::npos;) text.replace(at, 5, id);
+  return text;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  World& w = world();
+  std::string input =
+      with_session(std::string(reinterpret_cast<const char*>(data), size), w.session_id);
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(16 * 1024);
+  parser.body_limit(server::effective_body_limit(w.config));
+  parser.eager(true);
+  boost::system::error_code ec;
+  std::size_t used = parser.put(asio::buffer(input), ec);
+  if (!ec && !parser.is_done() && used == input.size()) parser.put_eof(ec);
+  if (ec || !parser.is_done()) return 0;  // the server answers 400/413/431 or closes
+
+  auto reply = w.route(parser.release());
+  int status = reply.response.result_int();
+  if (status < 100 || status > 599) std::abort();
+  if (reply.stream) w.stream(reply);
+  std::ostringstream wire;
+  wire << reply.response;  // what the connection writes
+
+  // A session that this input created is ended again, so sessions do not pile up.
+  auto created = reply.response["Mcp-Session-Id"];
+  if (!created.empty() && created != w.session_id)
+    w.registry.remove(std::string(created), "default");
+  if (!w.registry.find(w.session_id, "default")) {  // the input deleted it: open another
+    auto again = w.registry.create({"default", std::nullopt, std::nullopt});
+    w.session_id = std::get<std::shared_ptr<session::Session>>(again)->id();
+  }
+  return 0;
+}

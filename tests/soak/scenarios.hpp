@@ -1,0 +1,62 @@
+#pragma once
+// The soak's random mix of client behaviour. Each scenario sends well-formed or deliberately bad
+// requests and checks the answer against what the spec and sandgate's contract say it must be.
+#include <boost/asio/awaitable.hpp>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/load/mcp_client.hpp"
+
+namespace sandgate::soak {
+
+struct Tally {
+  std::map<std::string, long> done;  // per scenario
+  long wrong_answers = 0;            // a well-formed request got an answer it must not get
+  long transport_errors = 0;         // connection failures (never expected on loopback)
+  std::vector<std::string> first_problems;
+  void wrong(const std::string& scenario, const std::string& what);
+  void transport(const std::string& scenario, const std::string& what);
+};
+
+// One simulated client: holds (at most) one session and two connections, and plays scenarios
+// until the deadline.
+class Actor {
+ public:
+  Actor(boost::asio::any_io_executor executor, boost::asio::ip::tcp::endpoint server,
+        std::string token, unsigned seed, Tally& tally);
+  boost::asio::awaitable<void> run(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  boost::asio::awaitable<void> play_one();
+  boost::asio::awaitable<void> ensure_session();
+  boost::asio::awaitable<void> arithmetic();
+  boost::asio::awaitable<void> python_sum();
+  boost::asio::awaitable<void> exit_status();
+  boost::asio::awaitable<void> workspace_persists();
+  boost::asio::awaitable<void> big_output();
+  boost::asio::awaitable<void> timeout();
+  boost::asio::awaitable<void> cancel_mid_call();
+  boost::asio::awaitable<void> delete_mid_call();
+  boost::asio::awaitable<void> abandon_session();
+  boost::asio::awaitable<void> delete_session();
+  boost::asio::awaitable<void> bad_request();
+
+  // tools/call execute with the reply unchecked.
+  boost::asio::awaitable<bench::McpClient::Reply> call(bench::McpClient& client, int id,
+                                                       const std::string& language,
+                                                       const std::string& code, int timeout);
+  boost::asio::awaitable<void> pause(std::chrono::milliseconds how_long);
+  void expect(bool ok, const std::string& scenario, const std::string& what);
+
+  boost::asio::any_io_executor executor_;
+  std::string token_;
+  bench::McpClient main_, side_;  // side_: the second connection for cancel / DELETE mid-call
+  std::mt19937 random_;
+  Tally& tally_;
+  std::string session_;
+  std::string workspace_value_;  // what /work/value holds in this session's sandbox, if set
+};
+
+}  // namespace sandgate::soak

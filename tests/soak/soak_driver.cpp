@@ -1,0 +1,239 @@
+// The soak: many concurrent clients play a random mix of calls, timeouts, cancellations,
+// DELETEs mid-call, abandoned sessions and bad requests against a real gateway for a set time.
+// Then it waits for the idle sweep, stops the gateway and checks that every well-formed call got
+// the right answer, that nothing is left (processes, cgroups, host mounts, files) and that the
+// gateway's memory came back to its baseline.
+//
+//   soak_driver --sandgate PATH [--seconds N] [--clients N] [--seed N] [--report FILE]
+//
+// Exit status 0 only when every check passed; the report (JSON) says what was done and found.
+#include <signal.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "bench/common/measure.hpp"
+#include "bench/load/server_process.hpp"
+#include "tests/soak/scenarios.hpp"
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sandgate::bench::ServerProcess;
+
+namespace {
+
+constexpr int kIdleTimeoutSeconds = 4;
+// RSS the gateway may keep above its warmed-up baseline once every session has ended: the
+// allocator keeps some freed memory, and the per-tenant and metrics maps keep their buckets.
+constexpr long kRssToleranceKib = 16 * 1024;
+
+struct Options {
+  std::string sandgate;
+  int seconds = 60;
+  int clients = 16;
+  unsigned seed = 1;
+  std::string report;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+    std::string value = argv[++i];
+    if (arg == "--sandgate")
+      o.sandgate = value;
+    else if (arg == "--seconds")
+      o.seconds = std::stoi(value);
+    else if (arg == "--clients")
+      o.clients = std::stoi(value);
+    else if (arg == "--seed")
+      o.seed = static_cast<unsigned>(std::stoul(value));
+    else if (arg == "--report")
+      o.report = value;
+    else
+      throw std::invalid_argument("unknown option " + arg);
+  }
+  if (o.sandgate.empty()) throw std::invalid_argument("--sandgate PATH is required");
+  return o;
+}
+
+// Direct children of `pid` (the gateway's sandbox supervisors).
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (pid_t child; list >> child;) out.insert(child);
+  // Threads other than the main one can fork too; their children are listed under their task.
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream more(task.path() / "children");
+    for (pid_t child; more >> child;) out.insert(child);
+  }
+  return out;
+}
+
+int cgroups_named_for(pid_t gateway) {
+  int n = 0;
+  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator("/sys/fs/cgroup", ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it.depth() > 4) it.disable_recursion_pending();
+    if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+std::size_t host_mount_count() {
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::size_t n = 0;
+  for (std::string line; std::getline(mounts, line);) ++n;
+  return n;
+}
+
+// Entries under the places a sandbox runtime could leave files on the host.
+std::set<std::string> host_scratch_entries() {
+  std::set<std::string> out;
+  for (const char* dir : {"/tmp", "/run", "/dev/shm", "/var/tmp"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().filename().string().find("sandgate") != std::string::npos)
+        out.insert(e.path().string());
+  }
+  return out;
+}
+
+long metric(ServerProcess& gateway, const std::string& name) {
+  auto [status, body] = sandgate::bench::http_get(gateway.endpoint(), "/metrics");
+  auto at = body.find("\n" + name + " ");
+  if (status != 200 || at == std::string::npos) return -1;
+  return std::stol(body.substr(at + name.size() + 2));
+}
+
+void run_actors(asio::io_context& io, ServerProcess& gateway, const std::string& token, int clients,
+                unsigned seed, std::chrono::seconds duration, sandgate::soak::Tally& tally) {
+  std::vector<std::unique_ptr<sandgate::soak::Actor>> actors;
+  for (int i = 0; i < clients; ++i)
+    actors.push_back(std::make_unique<sandgate::soak::Actor>(io.get_executor(), gateway.endpoint(),
+                                                             token, seed * 1000 + i, tally));
+  auto deadline = std::chrono::steady_clock::now() + duration;
+  int running = clients;
+  for (auto& actor : actors)
+    asio::co_spawn(io, actor->run(deadline), [&](std::exception_ptr failure) {
+      --running;
+      if (failure) tally.transport("actor", "ended by an exception");
+    });
+  io.restart();
+  while (running > 0) io.run_one();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  Options options;
+  try {
+    options = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "soak_driver: " << e.what() << "\n";
+    return 2;
+  }
+  const std::string token = "soak-token-" + std::to_string(options.seed);
+  auto mounts_before = host_mount_count();
+  auto scratch_before = host_scratch_entries();
+  ServerProcess gateway("sandgate",
+                        {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn",
+                         "--session-idle-timeout", std::to_string(kIdleTimeoutSeconds),
+                         "--max-sessions-per-tenant", "1000", "--max-processes", "64"},
+                        {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, "/readyz");
+  asio::io_context io;
+  sandgate::soak::Tally tally;
+  json report = {{"seconds", options.seconds},
+                 {"clients", options.clients},
+                 {"seed", options.seed},
+                 {"machine", sandgate::bench::machine()}};
+
+  // Warm-up: the same mix for a few seconds, so the baseline includes what the gateway keeps
+  // for good (thread stacks, allocator arenas, metric and tenant maps).
+  run_actors(io, gateway, token, options.clients, options.seed + 7777, std::chrono::seconds(5),
+             tally);
+  std::this_thread::sleep_for(std::chrono::seconds(kIdleTimeoutSeconds + 7));
+  long baseline_kib = gateway.rss_kib();
+  sandgate::soak::Tally warmup = tally;
+  tally = {};
+
+  long peak_kib = baseline_kib;
+  std::atomic<bool> sampling{true};
+  std::thread sampler([&] {
+    while (sampling) {
+      peak_kib = std::max(peak_kib, gateway.rss_kib());
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  auto started = sandgate::bench::Clock::now();
+  run_actors(io, gateway, token, options.clients, options.seed,
+             std::chrono::seconds(options.seconds), tally);
+  double ran_s = sandgate::bench::ms_since(started) / 1000;
+  sampling = false;
+  sampler.join();
+
+  // Abandoned sessions end by the idle sweep; wait for it, then everything must be gone.
+  long sessions = -1, sandboxes = -1;
+  for (int i = 0; i < 60; ++i) {
+    sessions = metric(gateway, "sandgate_sessions");
+    sandboxes = metric(gateway, "sandgate_sandboxes");
+    if (sessions == 0 && sandboxes == 0) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  long final_kib = gateway.rss_kib();
+  auto supervisors_left = children_of(gateway.pid());
+  int cgroups_while_idle = cgroups_named_for(gateway.pid());
+  pid_t pid = gateway.pid();
+  int exit_status = gateway.stop();
+  int cgroups_after_exit = cgroups_named_for(pid);
+  int processes_after_exit = 0;
+  for (pid_t child : supervisors_left) processes_after_exit += ::kill(child, 0) == 0 ? 1 : 0;
+  auto scratch_after = host_scratch_entries();
+  std::vector<std::string> new_scratch;
+  for (const auto& e : scratch_after)
+    if (!scratch_before.count(e)) new_scratch.push_back(e);
+  long mounts_delta = long(host_mount_count()) - long(mounts_before);
+
+  long operations = 0;
+  for (auto& [_, n] : tally.done) operations += n;
+  report["operations"] = operations;
+  report["operations_per_second"] = operations / ran_s;
+  report["by_scenario"] = tally.done;
+  report["wrong_answers"] = tally.wrong_answers;
+  report["transport_errors"] = tally.transport_errors;
+  report["warmup_wrong_answers"] = warmup.wrong_answers + warmup.transport_errors;
+  report["problems"] = tally.first_problems;
+  for (const auto& problem : warmup.first_problems) report["problems"].push_back(problem);
+  report["rss_kib"] = {{"baseline", baseline_kib}, {"peak", peak_kib}, {"final", final_kib}};
+  report["after_idle_sweep"] = {{"sessions", sessions},
+                                {"sandboxes", sandboxes},
+                                {"supervisor_processes", supervisors_left.size()},
+                                {"cgroups", cgroups_while_idle}};
+  report["after_exit"] = {{"exit_status", exit_status},
+                          {"cgroups", cgroups_after_exit},
+                          {"processes", processes_after_exit},
+                          {"host_mounts_delta", mounts_delta},
+                          {"new_host_files", new_scratch}};
+  bool ok = tally.wrong_answers == 0 && tally.transport_errors == 0 && warmup.wrong_answers == 0 &&
+            warmup.transport_errors == 0 && sessions == 0 && sandboxes == 0 &&
+            supervisors_left.empty() && cgroups_while_idle == 0 && exit_status == 0 &&
+            cgroups_after_exit == 0 && processes_after_exit == 0 && mounts_delta == 0 &&
+            new_scratch.empty() && final_kib <= baseline_kib + kRssToleranceKib;
+  report["passed"] = ok;
+  std::cout << report.dump(2) << "\n";
+  if (!options.report.empty()) std::ofstream(options.report) << report.dump(2) << "\n";
+  return ok ? 0 : 1;
+}
