@@ -86,7 +86,10 @@ int add_rules(scmp_filter_ctx ctx) {
   // Only AF_UNIX sockets: no TCP/UDP/raw/netlink/packet, so no network and no DNS, even if the
   // network namespace were ever shared.
   for (int sc : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    // Spelled out rather than SCMP_A0(): the macro leaves datum_b to zero-fill, which clang's
+    // -Wmissing-field-initializers rejects.
+    scmp_arg_cmp not_unix{0, SCMP_CMP_NE, AF_UNIX, 0};
+    rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, 1, &not_unix);
     if (rc != 0) return rc;
   }
   return 0;

@@ -30,7 +30,7 @@ for target in "${targets[@]}"; do
   "./build-fuzz/tests/fuzz/${target}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/${target}-" \
     "build-fuzz/corpus/${target}" "tests/fuzz/corpus/${target}" 2>&1 |
-    grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)'
+    grep -vE '^(#[0-9]+\s+(NEW|REDUCE|pulse)|"|###### (Recommended|End of))'
   # libFuzzer exits non-zero on a finding; PIPESTATUS keeps its status past the grep.
   status=${PIPESTATUS[0]}
   set -e
