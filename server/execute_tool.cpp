@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "json_dump.hpp"
+
 namespace sandgate::server {
 using nlohmann::json;
 
@@ -174,7 +176,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
   }
   auto& run = executed.run;
   json data = structured(run);
-  std::string text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = dump_json(data);
   switch (run.outcome) {
     case sandbox::RunOutcome::completed:
       return {{{"content", json::array({{{"type", "text"}, {"text", std::move(text)}}})},

@@ -12,6 +12,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "json_dump.hpp"
 #include "logging.hpp"
 
 namespace sandgate::server {
@@ -32,8 +33,8 @@ class ChunkedEventSink final : public EventSink {
   ChunkedEventSink(Stream& stream, std::chrono::seconds write_timeout)
       : stream_(stream), write_timeout_(write_timeout) {}
   asio::awaitable<bool> send(const nlohmann::json& data) override {
-    return write("id: " + std::to_string(g_event_id++) + "\nevent: message\ndata: " +
-                 data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n");
+    return write("id: " + std::to_string(g_event_id++) +
+                 "\nevent: message\ndata: " + dump_json(data) + "\n\n");
   }
   asio::awaitable<bool> raw(std::string bytes) override { return write(std::move(bytes)); }
   asio::awaitable<bool> prime() override {

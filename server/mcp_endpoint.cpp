@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "auth/authenticate.hpp"
+#include "json_dump.hpp"
 #include "logging.hpp"
 #include "session/session_id.hpp"
 
@@ -72,7 +73,7 @@ asio::awaitable<json> answer_detached(McpMethods& methods,
 Response json_response(http::status status, const json& body, unsigned version) {
   Response res{status, version};
   res.set(http::field::content_type, "application/json");
-  res.body() = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  res.body() = dump_json(body);
   res.prepare_payload();
   return res;
 }

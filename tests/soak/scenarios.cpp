@@ -215,8 +215,14 @@ asio::awaitable<void> Actor::cancel_mid_call() {
   auto [answer, cancelled] =
       co_await (call(main_, id, "bash", "sleep 60; echo not cancelled", 30) && cancel());
   expect(cancelled.status == 202, "cancel", "the notification got " + describe(cancelled));
-  // A cancelled request gets no JSON-RPC response: the POST is answered 202 with no body.
-  expect(answer.status == 202 && !answer.message, "cancel", "the call got " + describe(answer));
+  // A cancelled request gets no JSON-RPC response: the POST is answered 202 with no body. (On a
+  // loaded machine the notification can overtake the call; a cancel for a request the server
+  // has not seen is ignored, as the spec says, and the call then meets its 30 s timeout.)
+  bool raced = is_tool_error(answer) && structured(answer).is_object() &&
+               structured(answer)["timed_out"] == true;
+  if (raced) tally_.done["cancel (overtaken)"]++;
+  expect((answer.status == 202 && !answer.message) || raced, "cancel",
+         "the call got " + describe(answer));
 }
 
 asio::awaitable<void> Actor::delete_mid_call() {
@@ -228,8 +234,10 @@ asio::awaitable<void> Actor::delete_mid_call() {
       co_await (call(main_, main_.next_id(), "bash", "sleep 60", 30) && remove());
   expect(removed.status == 200 || removed.status == 204, "delete_mid_call",
          "DELETE got " + describe(removed));
-  // The call ends with a tool error naming the ended sandbox (never a hang or a success).
-  expect(is_tool_error(answer), "delete_mid_call", "the call got " + describe(answer));
+  // The call ends with a tool error naming the ended sandbox (never a hang or a success) —
+  // or, when the DELETE overtook it on a loaded machine, with 404 for the gone session.
+  expect(is_tool_error(answer) || answer.status == 404, "delete_mid_call",
+         "the call got " + describe(answer));
   auto after = co_await call(main_, main_.next_id(), "bash", "true", 5);
   expect(after.status == 404, "delete_mid_call", "a call after DELETE got " + describe(after));
   session_.clear();
