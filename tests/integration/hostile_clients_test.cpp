@@ -96,8 +96,13 @@ TEST_CASE("idle connections are closed after the header timeout; others are serv
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::string id = gw.initialize();
   CHECK(structured(gw.execute(id, "echo served", "bash"))["stdout"] == "served\n");
-  // 300 idle connections cost the gateway little (a coroutine frame and a buffer each).
+  // 300 idle connections cost the gateway little (a coroutine frame and a buffer each). (Not
+  // held under a sanitizer, whose shadow memory multiplies every allocation.)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   CHECK(rss_kib(gw.pid()) - before < 16 * 1024);
+#else
+  (void)before;
+#endif
   int closed = 0;
   for (auto& s : idle) closed += closed_by_server(s, std::chrono::seconds(5)) ? 1 : 0;
   CHECK(closed == 300);
