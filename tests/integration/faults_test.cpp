@@ -137,7 +137,7 @@ TEST_CASE("the sandbox's filesystem cannot be built: a clear tool error, then re
   CHECK(structured(works)["stdout"] == "hi\n");
 }
 
-TEST_CASE("a full /work is ENOSPC the program sees; the sandbox goes on", "[faults]") {
+TEST_CASE("a full /work is ENOSPC the program sees, and the sandbox goes on", "[faults]") {
   GatewayProcess gw({"--work-mb", "4"});
   std::string id = gw.initialize();
   auto full = gw.execute(id, "head -c 10000000 /dev/zero > /work/big", "bash");

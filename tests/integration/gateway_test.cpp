@@ -90,7 +90,7 @@ TEST_CASE("a body over the limit gets 413 and the server keeps serving", "[integ
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, id).status == 200);
 }
 
-TEST_CASE("a client dribbling its headers is cut off; others are served meanwhile",
+TEST_CASE("a client dribbling its headers is cut off, others are served meanwhile",
           "[integration]") {
   GatewayProcess gw({"--header-timeout", "2"});
   boost::asio::io_context io;

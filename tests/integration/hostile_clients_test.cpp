@@ -67,7 +67,7 @@ std::string execute_body(const std::string& code, int id, bool progress = false,
 
 }  // namespace
 
-TEST_CASE("a client dribbling its body is cut off; others are served meanwhile", "[hostile]") {
+TEST_CASE("a client dribbling its body is cut off, others are served meanwhile", "[hostile]") {
   GatewayProcess gw({"--body-timeout", "2"});
   std::string id = gw.initialize();
   asio::io_context io;
@@ -87,7 +87,7 @@ TEST_CASE("a client dribbling its body is cut off; others are served meanwhile",
   CHECK(closed_by_server(slow, std::chrono::seconds(3)));
 }
 
-TEST_CASE("idle connections are closed after the header timeout; others are served", "[hostile]") {
+TEST_CASE("idle connections are closed after the header timeout, others are served", "[hostile]") {
   GatewayProcess gw({"--header-timeout", "2"});
   asio::io_context io;
   long before = rss_kib(gw.pid());
