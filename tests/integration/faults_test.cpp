@@ -121,11 +121,7 @@ TEST_CASE("the sandbox's filesystem cannot be built: a clear tool error, then re
     std::string value;
     ~Restore() { std::ofstream("/proc/sys/fs/mount-max") << value; }
   } restore{saved};
-  std::size_t mounts = 0;
-  {
-    std::ifstream table("/proc/" + std::to_string(gw.pid()) + "/mountinfo");
-    for (std::string line; std::getline(table, line);) ++mounts;
-  }
+  std::size_t mounts = mount_count(std::to_string(gw.pid()));
   std::ofstream("/proc/sys/fs/mount-max") << mounts + 1;
   auto refused = gw.execute(id, "echo hi", "bash");
   std::ofstream("/proc/sys/fs/mount-max") << saved;
@@ -196,11 +192,7 @@ TEST_CASE("the gateway cannot fork a supervisor: a clear tool error, then recove
 }
 
 TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives it", "[faults]") {
-  std::size_t host_mounts = 0;
-  {
-    std::ifstream table("/proc/self/mountinfo");
-    for (std::string line; std::getline(table, line);) ++host_mounts;
-  }
+  std::size_t host_mounts = mount_count();
   pid_t dead;
   std::vector<pid_t> supervisors;
   {
@@ -226,13 +218,8 @@ TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives 
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   for (pid_t s : supervisors) CHECK_FALSE(process_alive(s));
   CHECK(sh("grep -l '^sleep.[12]001' /proc/[0-9]*/cmdline > /dev/null 2>&1") != 0);
-  std::size_t mounts_now = 0;
-  {
-    std::ifstream table("/proc/self/mountinfo");
-    for (std::string line; std::getline(table, line);) ++mounts_now;
-  }
-  CHECK(mounts_now == host_mounts);  // sandbox mounts lived only in their own namespaces
-  CHECK(cgroups_of(dead) > 0);       // what the kernel cannot clean up by itself...
+  CHECK(mount_count() == host_mounts);  // sandbox mounts lived only in their own namespaces
+  CHECK(cgroups_of(dead) > 0);          // what the kernel cannot clean up by itself...
   GatewayProcess next({});
   CHECK(cgroups_of(dead) == 0);  // ...the next start sweeps before it serves
 }

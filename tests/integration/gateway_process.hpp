@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/host_probe.hpp"
+
 extern char** environ;
 
 namespace sandgate::test {
@@ -192,39 +194,5 @@ class GatewayProcess {
   pid_t pid_ = -1;
   int port_ = 0;
 };
-
-// cgroup directories a gateway process left: "sandgate-<pid>-*" anywhere in the v1/v2 trees.
-inline int cgroups_of(pid_t gateway) {
-  int n = 0;
-  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it.depth() > 4) it.disable_recursion_pending();
-    if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
-  }
-  return n;
-}
-
-// Direct children of `pid` from every one of its threads: a gateway's sandbox supervisors.
-inline std::vector<pid_t> children_of(pid_t pid) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream list(task.path() / "children");
-    for (pid_t child; list >> child;) out.push_back(child);
-  }
-  return out;
-}
-
-// Alive: exists and is not a zombie (a dead orphan waits for init to reap it; it holds nothing).
-inline bool process_alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), {});
-  auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
-}
 
 }  // namespace sandgate::test

@@ -6,6 +6,7 @@
 
 #include <future>
 
+#include "bench/common/measure.hpp"
 #include "gateway_process.hpp"
 
 using namespace sandgate::test;
@@ -20,10 +21,7 @@ json structured(const json& result) {
 }
 
 long rss_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
+  return sandgate::bench::proc_status_kib(pid, "VmRSS");
 }
 
 tcp::socket connect_to(asio::io_context& io, int port, int receive_buffer = 0) {
@@ -185,8 +183,14 @@ TEST_CASE("no wrong token is accepted over many tries", "[hostile][auth]") {
   std::mt19937 random(42);
   const std::string real = "test-token";
   // (Whitespace around a header value is not part of it in HTTP: "test-token " is no try.)
-  std::vector<std::string> tries = {"",           "t",          "test",        "test-toke",
-                                    "test-tokeN", "TEST-TOKEN", "test-tokenx", "test token",
+  std::vector<std::string> tries = {"",
+                                    "t",
+                                    "test",
+                                    "test-toke",
+                                    "test-tokeN",
+                                    "TEST-TOKEN",
+                                    "test-tokenx",
+                                    "test token",
                                     "test-token-test-token"};
   for (int i = 0; i < 300; ++i) {
     std::string t(std::uniform_int_distribution<int>(1, 64)(random), ' ');

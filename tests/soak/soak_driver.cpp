@@ -20,6 +20,7 @@
 #include "bench/common/measure.hpp"
 #include "bench/load/server_process.hpp"
 #include "tests/soak/scenarios.hpp"
+#include "tests/support/host_probe.hpp"
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
@@ -75,40 +76,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Direct children of `pid` (the gateway's sandbox supervisors).
-std::set<pid_t> children_of(pid_t pid) {
-  std::set<pid_t> out;
-  std::ifstream list("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-  for (pid_t child; list >> child;) out.insert(child);
-  // Threads other than the main one can fork too; their children are listed under their task.
-  std::error_code ec;
-  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream more(task.path() / "children");
-    for (pid_t child; more >> child;) out.insert(child);
-  }
-  return out;
-}
-
-int cgroups_named_for(pid_t gateway) {
-  int n = 0;
-  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator("/sys/fs/cgroup", ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it.depth() > 4) it.disable_recursion_pending();
-    if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
-  }
-  return n;
-}
-
-std::size_t host_mount_count() {
-  std::ifstream mounts("/proc/self/mountinfo");
-  std::size_t n = 0;
-  for (std::string line; std::getline(mounts, line);) ++n;
-  return n;
-}
-
 // Entries under the places a sandbox runtime could leave files on the host.
 std::set<std::string> host_scratch_entries() {
   std::set<std::string> out;
@@ -157,7 +124,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string token = "soak-token-" + std::to_string(options.seed);
-  auto mounts_before = host_mount_count();
+  auto mounts_before = sandgate::test::mount_count();
   auto scratch_before = host_scratch_entries();
   ServerProcess gateway("sandgate",
                         {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn",
@@ -207,18 +174,19 @@ int main(int argc, char** argv) {
   }
   std::this_thread::sleep_for(std::chrono::seconds(1));
   long final_kib = gateway.rss_kib();
-  auto supervisors_left = children_of(gateway.pid());
-  int cgroups_while_idle = cgroups_named_for(gateway.pid());
+  auto supervisors_left = sandgate::test::children_of(gateway.pid());
+  int cgroups_while_idle = sandgate::test::cgroups_of(gateway.pid());
   pid_t pid = gateway.pid();
   int exit_status = gateway.stop();
-  int cgroups_after_exit = cgroups_named_for(pid);
+  int cgroups_after_exit = sandgate::test::cgroups_of(pid);
   int processes_after_exit = 0;
-  for (pid_t child : supervisors_left) processes_after_exit += ::kill(child, 0) == 0 ? 1 : 0;
+  for (pid_t child : supervisors_left)
+    processes_after_exit += sandgate::test::process_alive(child) ? 1 : 0;
   auto scratch_after = host_scratch_entries();
   std::vector<std::string> new_scratch;
   for (const auto& e : scratch_after)
     if (!scratch_before.count(e)) new_scratch.push_back(e);
-  long mounts_delta = long(host_mount_count()) - long(mounts_before);
+  long mounts_delta = long(sandgate::test::mount_count()) - long(mounts_before);
 
   long operations = 0;
   for (auto& [_, n] : tally.done) operations += n;
