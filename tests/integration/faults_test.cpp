@@ -236,9 +236,15 @@ TEST_CASE("SIGTERM under load: every in-flight call is answered, exit 0, nothing
     calls.push_back(std::async(
         std::launch::async, [&gw, id, code] { return gw.call_execute(id, code, "bash", 120, 9); }));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Every call has its sandbox (a supervisor per sandbox) before the signal; a slow host may
+  // take a while to build twelve, so wait for them rather than for a fixed time.
   pid_t pid = gw.pid();
   auto supervisors = children_of(pid);
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       supervisors.size() < 12 && std::chrono::steady_clock::now() < deadline;
+       supervisors = children_of(pid))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   CHECK(supervisors.size() == 12);
   auto stopping = std::chrono::steady_clock::now();
   CHECK(gw.stop(SIGTERM) == 0);
@@ -246,6 +252,7 @@ TEST_CASE("SIGTERM under load: every in-flight call is answered, exit 0, nothing
   for (auto& c : calls) {
     auto reply = c.get();
     CHECK(reply.status == 200);
+    INFO("reply: " << reply.body.substr(0, 2000));
     auto result = reply.json_body()["result"];
     CHECK(result["isError"] == true);
     CHECK(text_of(result).find("shutting down") != std::string::npos);

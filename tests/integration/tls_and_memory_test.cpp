@@ -73,6 +73,7 @@ TEST_CASE("an output flood leaves gateway memory flat", "[integration][limits]")
       "import sys\nchunk = 'x' * 65536\nfor _ in range(1600): sys.stdout.write(chunk)\n";
   // The first flood warms allocator pools; the second must not grow the peak further.
   auto first = gw.execute(id, flood, "python", 120);
+  INFO("first flood: " << first.dump().substr(0, 2000));
   CHECK(first["structuredContent"]["truncated"] == true);
   std::size_t peak_before = resident_kib(gw.pid(), "VmHWM:");
   auto second = gw.execute(id, flood, "python", 120);
