@@ -223,9 +223,16 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     sandbox->end(EndReason::failed, failure);
     throw SandboxError("could not create the sandbox: " + failure);
   }
-  std::lock_guard lock(mutex_);
-  live_.push_back(sandbox);
-  co_return sandbox;
+  {
+    std::lock_guard lock(mutex_);
+    // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
+    if (!stopped_) {
+      live_.push_back(sandbox);
+      co_return sandbox;
+    }
+  }
+  sandbox->end(EndReason::closed, "the gateway is shutting down");
+  throw SandboxError("the gateway is shutting down");
 }
 
 asio::awaitable<std::string> SandboxHost::self_test() {

@@ -137,22 +137,22 @@ std::string dollars(double usd) {
 
 std::string sandbox_end_text(const sandbox::RunResult& run) {
   using sandbox::EndReason;
-  std::string why;
+  std::string detail = run.failure.empty() ? "" : " (" + run.failure + ")";
+  const std::string gone = ". Its processes and files are gone";
+  const std::string fresh = "; the next call starts a fresh sandbox.";
   switch (run.end_reason) {
     case EndReason::spend_cap:
-      why = "its spend cap was reached (spent " + dollars(run.spend_usd) + ")";
-      break;
+      return "Sandbox ended: its spend cap was reached (spent " + dollars(run.spend_usd) + ")" +
+             gone + fresh;
     case EndReason::lifetime:
-      why = "its lifetime is over";
-      break;
+      return "Sandbox ended: its lifetime is over" + gone + fresh;
     case EndReason::closed:
-      why = "the session or the gateway is shutting down";
-      break;
+      // The session went with it (DELETE, idle expiry, shutdown): there is no next call here.
+      return "Sandbox ended: " +
+             (run.failure.empty() ? std::string("its session ended") : run.failure) + gone + ".";
     default:
-      why = "the sandbox failed";
+      return "Sandbox ended: the sandbox failed" + detail + gone + fresh;
   }
-  return "Sandbox ended: " + why + (run.failure.empty() ? "" : " (" + run.failure + ")") +
-         ". Its processes and files are gone; the next call starts a fresh sandbox.";
 }
 
 }  // namespace
@@ -167,7 +167,8 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
     case ExecuteStatus::sandbox_error:
       return {tool_error("Sandbox unavailable: " + executed.message), ExecOutcome::sandbox_failure};
     case ExecuteStatus::session_ended:
-      return {tool_error("The session ended before the call could run."),
+      return {tool_error("The session ended before the call could run" +
+                         (executed.message.empty() ? "" : ": " + executed.message) + "."),
               ExecOutcome::sandbox_failure};
     case ExecuteStatus::cancelled:
       return {tool_error("Cancelled."), ExecOutcome::cancelled};

@@ -105,13 +105,22 @@ boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
                      {"oom_killed", ran.oom_killed},
                      {"end_reason", sandbox::end_reason_name(ran.end_reason)},
                      {"spend_usd", ran.spend_usd}};
+  // A sandbox that failed or could not be made is the operator's business: logged as a warning
+  // with the gateway's own words for why (never program output).
+  bool sandbox_failed = executed.status == session::ExecuteStatus::sandbox_error ||
+                        (executed.status == session::ExecuteStatus::ran &&
+                         ran.outcome == sandbox::RunOutcome::sandbox_ended &&
+                         ran.end_reason == sandbox::EndReason::failed);
+  if (sandbox_failed)
+    log_fields["failure"] =
+        executed.status == session::ExecuteStatus::ran ? ran.failure : executed.message;
   auto mapped = map_execute_result(std::move(executed), run);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);
   log_fields["outcome"] = exec_outcome_name(mapped.outcome);
   log_fields["duration_ms"] = static_cast<long>(seconds * 1000);
-  log_event(LogLevel::info, "execute", std::move(log_fields));
+  log_event(sandbox_failed ? LogLevel::warn : LogLevel::info, "execute", std::move(log_fields));
   // A cancelled request gets no response (the transport drops it).
   if (mapped.outcome == ExecOutcome::cancelled) co_return json();
   co_return jsonrpc::result(request.id, std::move(mapped.result));

@@ -75,7 +75,7 @@ bool Registry::remove(const std::string& id, const std::string& tenant) {
     forget_locked(it);
   }
   // Ending kills processes and waits for them: done outside the registry's lock.
-  session->end();
+  session->end("the session was deleted");
   return true;
 }
 
@@ -96,7 +96,7 @@ void Registry::end_all() {
     per_tenant_.clear();
   }
   asio::post(sweep_timer_.get_executor(), [this] { sweep_timer_.cancel(); });
-  for (auto& [id, s] : all) s->end();
+  for (auto& [id, s] : all) s->end("the gateway is shutting down");
 }
 
 std::size_t Registry::sweep_idle() {
@@ -115,7 +115,7 @@ std::size_t Registry::sweep_idle() {
       }
     }
   }
-  for (auto& s : expired) s->end();
+  for (auto& s : expired) s->end("the session expired after being idle");
   return expired.size();
 }
 

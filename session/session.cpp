@@ -46,16 +46,17 @@ double Session::spend_usd() const {
   return sandbox_ ? sandbox_->spend_usd() : 0.0;
 }
 
-void Session::end() {
+void Session::end(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
   {
     std::lock_guard lock(mutex_);
+    if (!ended_) end_why_ = why;
     ended_ = true;
     sandbox = std::move(sandbox_);
   }
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
-  if (sandbox) sandbox->end(sandbox::EndReason::closed, "the session ended");
+  if (sandbox) sandbox->end(sandbox::EndReason::closed, std::move(why));
 }
 
 void Session::cancel(const std::string& call_key) {
@@ -72,6 +73,11 @@ void Session::cancel(const std::string& call_key) {
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(std::string& error) {
   {
     std::lock_guard lock(mutex_);
+    if (ended_) {
+      // A call that waited its turn while the session ended: no sandbox is made for it.
+      error = end_why_;
+      co_return nullptr;
+    }
     if (sandbox_ && !sandbox_->ended()) co_return sandbox_;
     sandbox_.reset();  // ended (cap, lifetime, failure): the next call starts a fresh one
   }
@@ -84,8 +90,9 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(std
   }
   std::lock_guard lock(mutex_);
   if (ended_) {
-    // DELETE arrived while the sandbox was being made.
-    fresh->end(sandbox::EndReason::closed, "the session ended");
+    // DELETE, expiry or shutdown arrived while the sandbox was being made.
+    fresh->end(sandbox::EndReason::closed, end_why_);
+    error = end_why_;
     co_return nullptr;
   }
   sandbox_ = fresh;
@@ -100,6 +107,7 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
     std::lock_guard lock(mutex_);
     if (ended_) {
       out.status = ExecuteStatus::session_ended;
+      out.message = end_why_;
       co_return out;
     }
     calls_[call_key] = control;

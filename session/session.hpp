@@ -18,7 +18,7 @@ enum class ExecuteStatus {
   ran,            // the program ran (see run.outcome)
   busy,           // the session's or the gateway's queue is full
   sandbox_error,  // the sandbox could not be created (message says why)
-  session_ended,  // the session ended before the call could run
+  session_ended,  // the session ended before the call could run (message says why)
   cancelled,      // cancelled while waiting its turn
 };
 
@@ -45,8 +45,9 @@ class Session {
   boost::asio::awaitable<ExecuteResult> execute(sandbox::RunRequest request, std::string call_key);
   // Kills the named call's processes if it runs, or drops it if it waits. No-op otherwise.
   void cancel(const std::string& call_key);
-  // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent.
-  void end();
+  // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent; the
+  // first `why` is what calls still running or waiting are told.
+  void end(std::string why = "the session ended");
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
@@ -67,6 +68,7 @@ class Session {
 
   mutable std::mutex mutex_;
   bool ended_ = false;
+  std::string end_why_;
   std::shared_ptr<sandbox::Sandbox> sandbox_;
   std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
 };

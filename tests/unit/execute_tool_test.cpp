@@ -77,3 +77,33 @@ TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool er
   CHECK(capped.result["content"][0]["text"].get<std::string>().find("spend cap") !=
         std::string::npos);
 }
+
+TEST_CASE("results: a call whose session ends is told why, and not promised a next call",
+          "[unit][tool]") {
+  using sandgate::session::ExecuteResult;
+  using sandgate::session::ExecuteStatus;
+  sandgate::sandbox::RunRequest req;
+  ExecuteResult waiting;
+  waiting.status = ExecuteStatus::session_ended;
+  waiting.message = "the gateway is shutting down";
+  auto refused = map_execute_result(std::move(waiting), req);
+  CHECK(refused.result["isError"] == true);
+  CHECK(refused.result["content"][0]["text"] ==
+        "The session ended before the call could run: the gateway is shutting down.");
+
+  ExecuteResult running;
+  running.run.outcome = sandgate::sandbox::RunOutcome::sandbox_ended;
+  running.run.end_reason = sandgate::sandbox::EndReason::closed;
+  running.run.failure = "the session was deleted";
+  auto ended = map_execute_result(std::move(running), req);
+  std::string text = ended.result["content"][0]["text"];
+  CHECK(text == "Sandbox ended: the session was deleted. Its processes and files are gone.");
+
+  ExecuteResult failed;
+  failed.run.outcome = sandgate::sandbox::RunOutcome::sandbox_ended;
+  failed.run.end_reason = sandgate::sandbox::EndReason::failed;
+  failed.run.failure = "the sandbox's processes were killed";
+  text = map_execute_result(std::move(failed), req).result["content"][0]["text"];
+  CHECK(text.find("(the sandbox's processes were killed)") != std::string::npos);
+  CHECK(text.find("the next call starts a fresh sandbox") != std::string::npos);
+}
