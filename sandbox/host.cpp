@@ -7,26 +7,21 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 #include <sstream>
 
-#include "fd_passing.hpp"
 #include "file_util.hpp"
 #include "landlock.hpp"
-#include "protocol.hpp"
+#include "setup_report.hpp"
 #include "spawn.hpp"
 
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside every sandbox
 
 bool user_namespaces_available() {
@@ -192,28 +187,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     throw SandboxError(std::string("could not create the sandbox: ") + e.what());
   }
 
-  // Wait for the supervisor to report that the sandbox is built.
-  auto executor = co_await asio::this_coro::executor;
-  asio::posix::stream_descriptor watch(executor, ::dup(spawned.control.get()));
-  asio::steady_timer timer(executor, kStartTimeout);
-  auto which = co_await (watch.async_wait(asio::posix::stream_descriptor::wait_read,
-                                          asio::as_tuple(asio::use_awaitable)) ||
-                         timer.async_wait(asio::as_tuple(asio::use_awaitable)));
-  std::string failure;
-  if (which.index() == 1) {
-    failure = "the sandbox did not start in time";
-  } else {
-    auto msg = receive_message(spawned.control.get(), 4096, 0, true);
-    protocol::Header header{};
-    if (msg.data.size() >= sizeof header) std::memcpy(&header, msg.data.data(), sizeof header);
-    if (msg.data.size() < sizeof header) {
-      failure = "the sandbox's supervisor exited during setup";
-    } else if (header.type == protocol::MessageType::failed) {
-      failure = msg.data.substr(sizeof header);
-    } else if (header.type != protocol::MessageType::ready) {
-      failure = "the sandbox's supervisor sent an unexpected message";
-    }
-  }
+  std::string failure = co_await await_setup_report(spawned);
 
   Sandbox::Parts parts{
       id,     limits, config_.prices, spawned.pid, std::move(spawned.control), std::move(cgroups),

@@ -141,7 +141,10 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   }
   auto sandbox = co_await sandbox_for_call(out.message);
   if (!sandbox) {
-    out.status = ended() ? ExecuteStatus::session_ended : ExecuteStatus::sandbox_error;
+    std::lock_guard lock(mutex_);
+    // The session's end explains more than a sandbox refused because of it (shutdown).
+    out.status = ended_ ? ExecuteStatus::session_ended : ExecuteStatus::sandbox_error;
+    if (ended_) out.message = end_why_;
     co_return out;
   }
   out.run = co_await sandbox->run(std::move(request), control);

@@ -1,0 +1,96 @@
+#include "setup_report.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "fd_passing.hpp"
+#include "protocol.hpp"
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+// Building a sandbox takes milliseconds; a host short of memory can stretch it to seconds.
+constexpr auto kStartTimeout = std::chrono::seconds(10);
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// The supervisor closed its channel without a word: reap it and say how it ended. Exit codes
+// 120-126 are spawn_supervisor's steps before exec.
+std::string describe_exit(pid_t pid) {
+  int status = 0;
+  pid_t reaped = 0;
+  // Closing the channel is the last thing a dying process does; its exit follows at once.
+  for (int attempt = 0; attempt < 100 && reaped == 0; ++attempt) {
+    reaped = ::waitpid(pid, &status, WNOHANG);
+    if (reaped == 0) ::usleep(10'000);
+  }
+  if (reaped != pid) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return "it closed its channel but did not exit, and was killed";
+  }
+  if (WIFSIGNALED(status)) return std::string("killed by SIG") + ::sigabbrev_np(WTERMSIG(status));
+  int code = WEXITSTATUS(status);
+  switch (code) {
+    case 120:
+      return "exit 120: not released by the gateway";
+    case 121:
+    case 122:
+    case 123:
+      return "exit " + std::to_string(code) + ": could not take its ids";
+    case 124:
+    case 126:
+      return "exit " + std::to_string(code) + ": could not set up its descriptors";
+    case 125:
+      return "exit 125: could not exec the supervisor";
+    default:
+      return "exit " + std::to_string(code);
+  }
+}
+
+}  // namespace
+
+asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::posix::stream_descriptor watch(executor, ::dup(spawned.control.get()));
+  asio::steady_timer timer(executor, kStartTimeout);
+  for (;;) {
+    auto which = co_await (watch.async_wait(asio::posix::stream_descriptor::wait_read, kTuple) ||
+                           timer.async_wait(kTuple));
+    if (which.index() == 1) co_return "the sandbox did not start in time";
+    if (auto [ec] = std::get<0>(which); ec)
+      co_return "could not wait for the sandbox's supervisor: " + ec.message();
+    auto msg = receive_message(spawned.control.get(), 4096, 0, true);
+    if (msg.error == EAGAIN) continue;  // readable turned out to be nothing: wait on
+    if (msg.error != 0)
+      co_return std::string("could not read the supervisor's report: ") + std::strerror(msg.error);
+    protocol::Header header{};
+    if (!msg.closed && msg.data.size() < sizeof header)
+      co_return "the sandbox's supervisor sent a malformed message";
+    if (msg.data.size() < sizeof header) {
+      std::string how = describe_exit(spawned.pid);
+      spawned.pid = -1;
+      co_return "the sandbox's supervisor exited during setup (" + how + ")";
+    }
+    std::memcpy(&header, msg.data.data(), sizeof header);
+    if (header.type == protocol::MessageType::failed) co_return msg.data.substr(sizeof header);
+    if (header.type != protocol::MessageType::ready)
+      co_return "the sandbox's supervisor sent an unexpected message";
+    co_return "";
+  }
+}
+
+}  // namespace sandgate::sandbox

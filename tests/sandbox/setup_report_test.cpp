@@ -1,0 +1,85 @@
+// The gateway's reading of a new supervisor's first words. Plain forked children stand in for
+// supervisors, so these run without isolation.
+#include "sandbox/setup_report.hpp"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
+#include <functional>
+
+#include "sandbox/fd_passing.hpp"
+#include "sandbox/protocol.hpp"
+
+namespace {
+
+using sandgate::sandbox::SpawnedSupervisor;
+using sandgate::sandbox::UniqueFd;
+namespace protocol = sandgate::sandbox::protocol;
+
+// Forks a child that runs `act` on its end of the channel, then reads its report.
+std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nullptr) {
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pair[0]);
+    act(pair[1]);
+    ::_exit(0);
+  }
+  ::close(pair[1]);
+  SpawnedSupervisor spawned{pid, UniqueFd(pair[0])};
+  boost::asio::io_context io;
+  auto report = boost::asio::co_spawn(io, sandgate::sandbox::await_setup_report(spawned),
+                                      boost::asio::use_future);
+  io.run();
+  if (pid_after) *pid_after = spawned.pid;
+  if (spawned.pid > 0) {
+    ::kill(spawned.pid, SIGKILL);
+    ::waitpid(spawned.pid, nullptr, 0);
+  }
+  return report.get();
+}
+
+void say(int fd, protocol::MessageType type, const std::string& text) {
+  protocol::Header h{type, 0, protocol::Language::python, 0};
+  std::string message(reinterpret_cast<const char*>(&h), sizeof h);
+  message += text;
+  sandgate::sandbox::send_message(fd, message.data(), message.size());
+}
+
+}  // namespace
+
+TEST_CASE("setup report: ready is an empty report", "[sandbox][setup]") {
+  CHECK(report_of([](int fd) {
+          say(fd, protocol::MessageType::ready, "");
+          ::pause();
+        }) == "");
+}
+
+TEST_CASE("setup report: the supervisor's own failure text is passed on", "[sandbox][setup]") {
+  CHECK(report_of([](int fd) { say(fd, protocol::MessageType::failed, "mount /work: ENOSPC"); }) ==
+        "mount /work: ENOSPC");
+}
+
+TEST_CASE("setup report: a supervisor that dies says how, and is reaped", "[sandbox][setup]") {
+  pid_t after = 0;
+  CHECK(report_of([](int) { ::_exit(125); }, &after) ==
+        "the sandbox's supervisor exited during setup (exit 125: could not exec the supervisor)");
+  CHECK(after == -1);
+  CHECK(report_of([](int) { ::raise(SIGKILL); }) ==
+        "the sandbox's supervisor exited during setup (killed by SIGKILL)");
+}
+
+TEST_CASE("setup report: a message too short to be one is malformed", "[sandbox][setup]") {
+  CHECK(report_of([](int fd) {
+          ::send(fd, "x", 1, 0);
+          ::pause();
+        }) == "the sandbox's supervisor sent a malformed message");
+}
