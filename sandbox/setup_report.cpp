@@ -28,7 +28,7 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 // The supervisor closed its channel without a word: reap it and say how it ended. Exit codes
-// 120-126 are spawn_supervisor's steps before exec.
+// 120-127 are spawn_supervisor's steps before exec.
 std::string describe_exit(pid_t pid) {
   int status = 0;
   pid_t reaped = 0;
@@ -56,6 +56,8 @@ std::string describe_exit(pid_t pid) {
       return "exit " + std::to_string(code) + ": could not set up its descriptors";
     case 125:
       return "exit 125: could not exec the supervisor";
+    case 127:
+      return "exit 127: could not set its oom_score_adj";
     default:
       return "exit " + std::to_string(code);
   }

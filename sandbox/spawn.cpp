@@ -31,6 +31,12 @@ constexpr unsigned long kNamespaces =
 [[noreturn]] void child_before_exec(int sync_fd, int control_fd, bool privileged, char** argv) {
   char go = 0;
   if (::read(sync_fd, &go, 1) != 1) ::_exit(120);
+  // When memory runs out around the gateway (a pod's limit, a host's RAM), the kernel kills a
+  // sandbox's processes first, never the gateway that serves every session. Inherited by all
+  // of the sandbox's processes; lowering it again needs a privilege they do not have.
+  int oom = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (oom < 0 || ::write(oom, "1000", 4) != 4) ::_exit(127);
+  ::close(oom);
   if (privileged) {
     // Become the sandbox's root (mapped to an unprivileged host id) so that exec keeps the
     // capabilities the supervisor needs inside its namespaces; drop the host's groups.

@@ -187,6 +187,21 @@ TEST_CASE("a memory bomb is reported as an OOM kill", "[sandbox][limits]") {
   CHECK(r.stdout_text.find("ALLOCATED") == std::string::npos);
 }
 
+TEST_CASE("when memory runs out around the gateway, sandbox processes are killed first",
+          "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  // Every process of the sandbox carries the highest OOM score, and cannot lower it.
+  auto r = f.run(sb, Language::bash,
+                 "cat /proc/self/oom_score_adj; (echo 0 > /proc/self/oom_score_adj) 2>&1 "
+                 "&& echo LOWERED; cat /proc/1/oom_score_adj");
+  CHECK(r.stdout_text.rfind("1000\n", 0) == 0);
+  CHECK(r.stdout_text.find("LOWERED") == std::string::npos);
+  CHECK(r.stdout_text.size() >= 10);
+  CHECK(r.stdout_text.substr(r.stdout_text.size() - 5) == "1000\n");
+}
+
 TEST_CASE("filling /work ends in ENOSPC", "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
