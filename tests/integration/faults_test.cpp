@@ -53,7 +53,7 @@ TEST_CASE("a supervisor killed mid-call: a sandbox failure, then a fresh sandbox
   gw.execute(id, "echo kept > /work/file", "bash");
   auto call = std::async(std::launch::async,
                          [&] { return gw.call_execute(id, "sleep 60", "bash", 120, 5); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  REQUIRE(eventually([] { return processes_running("sleep 60") == 1; }));
   auto supervisors = children_of(gw.pid());
   REQUIRE(supervisors.size() == 1);
   ::kill(supervisors[0], SIGKILL);
@@ -68,9 +68,8 @@ TEST_CASE("a supervisor killed mid-call: a sandbox failure, then a fresh sandbox
   CHECK(structured(next)["stdout"] == "0\n");
   CHECK(cgroups_of(gw.pid()) > 0);  // the new sandbox's
   gw.request(boost::beast::http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(id));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  CHECK(cgroups_of(gw.pid()) == 0);
-  CHECK(children_of(gw.pid()).empty());
+  CHECK(eventually([&] { return cgroups_of(gw.pid()) == 0; }));
+  CHECK(eventually([&] { return children_of(gw.pid()).empty(); }));
 }
 
 TEST_CASE("a program killed from the host is a result the model reads", "[faults]") {
@@ -79,7 +78,7 @@ TEST_CASE("a program killed from the host is a result the model reads", "[faults
   auto call = std::async(std::launch::async, [&] {
     return gw.call_execute(id, "echo before; exec sleep 67", "bash", 120, 5);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  REQUIRE(eventually([] { return processes_running("sleep 67") == 1; }));
   // The program is the sandbox's `sleep 67`, seen from the host.
   REQUIRE(sh("pkill -KILL -f '^sleep 67$'") == 0);
   auto result = call.get().json_body()["result"];
@@ -208,14 +207,19 @@ TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives 
         }
       }));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(eventually([] { return processes_running("sleep 1001") == 4; }));
     dead = gw.pid();
     supervisors = children_of(dead);
     CHECK(supervisors.size() == 4);
     CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
     for (auto& c : calls) c.get();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Parent-death signals take effect as the kernel gets to them.
+  CHECK(eventually([&] {
+    for (pid_t s : supervisors)
+      if (process_alive(s)) return false;
+    return processes_running("sleep 1001") + processes_running("sleep 2001") == 0;
+  }));
   for (pid_t s : supervisors) CHECK_FALSE(process_alive(s));
   CHECK(sh("grep -l '^sleep.[12]001' /proc/[0-9]*/cmdline > /dev/null 2>&1") != 0);
   CHECK(mount_count() == host_mounts);  // sandbox mounts lived only in their own namespaces

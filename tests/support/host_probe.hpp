@@ -3,10 +3,12 @@
 // and the soak driver, which check the same things after a run.
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sandgate::test {
@@ -51,6 +53,36 @@ inline std::size_t mount_count(const std::string& pid = "self") {
   std::size_t n = 0;
   for (std::string line; std::getline(table, line);) ++n;
   return n;
+}
+
+// Live processes anywhere on the host (sandboxed ones included) whose command line is exactly
+// `cmdline`, arguments joined by spaces. Tests give their programs distinctive command lines.
+inline int processes_running(const std::string& cmdline) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream file(entry.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(file)), {});
+    if (!text.empty() && text.back() == '\0') text.pop_back();
+    for (auto& c : text)
+      if (c == '\0') c = ' ';
+    if (text == cmdline && process_alive(std::stoi(name))) ++n;
+  }
+  return n;
+}
+
+// Polls `holds` until it does or `limit` passes: a slow host (CI, sanitizers, memory pressure)
+// stretches every step, so tests wait for the state they need instead of a fixed time.
+template <class Predicate>
+bool eventually(Predicate holds, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (holds()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace sandgate::test
