@@ -111,13 +111,15 @@ asio::awaitable<void> HttpServer::accept_loop() {
       socket.close(ignored);
       continue;
     }
+    // Counted here, not when the connection's coroutine first runs (later, maybe on another
+    // thread): the next accept must already see it.
+    connections_++;
     auto executor = socket.get_executor();
     asio::co_spawn(executor, run_connection(std::move(socket)), asio::detached);
   }
 }
 
 asio::awaitable<void> HttpServer::run_connection(tcp::socket socket) {
-  connections_++;
   std::uint64_t id;
   {
     std::lock_guard lock(mutex_);
