@@ -4,9 +4,11 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +71,29 @@ inline int processes_running(const std::string& cmdline) {
     for (auto& c : text)
       if (c == '\0') c = ' ';
     if (text == cmdline && process_alive(std::stoi(name))) ++n;
+  }
+  return n;
+}
+
+// TCP connections a server on `port` still holds open (ESTABLISHED, or CLOSE_WAIT: the client
+// has gone but the server has not closed its end yet), from /proc/net/tcp{,6}.
+inline int server_connections(int port) {
+  int n = 0;
+  char wanted[8];
+  std::snprintf(wanted, sizeof wanted, "%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // "  sl  local_address rem_address st ...": local is ADDR:PORT in hex, st is hex.
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      auto colon = local.rfind(':');
+      if (colon == std::string::npos || local.substr(colon + 1) != wanted) continue;
+      if (state == "01" || state == "08") ++n;
+    }
   }
   return n;
 }
