@@ -137,7 +137,6 @@ std::string dollars(double usd) {
 
 std::string sandbox_end_text(const sandbox::RunResult& run) {
   using sandbox::EndReason;
-  std::string detail = run.failure.empty() ? "" : " (" + run.failure + ")";
   const std::string gone = ". Its processes and files are gone";
   const std::string fresh = "; the next call starts a fresh sandbox.";
   switch (run.end_reason) {
@@ -151,7 +150,8 @@ std::string sandbox_end_text(const sandbox::RunResult& run) {
       return "Sandbox ended: " +
              (run.failure.empty() ? std::string("its session ended") : run.failure) + gone + ".";
     default:
-      return "Sandbox ended: the sandbox failed" + detail + gone + fresh;
+      return "Sandbox ended: the sandbox failed" +
+             (run.failure.empty() ? "" : " (" + run.failure + ")") + gone + fresh;
   }
 }
 

@@ -70,29 +70,39 @@ void Session::cancel(const std::string& call_key) {
   control->cancel();
 }
 
-asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(std::string& error) {
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
+  auto session_ended = [&] {
+    out.status = ExecuteStatus::session_ended;
+    out.message = end_why_;
+  };
   {
     std::lock_guard lock(mutex_);
     if (ended_) {
       // A call that waited its turn while the session ended: no sandbox is made for it.
-      error = end_why_;
+      session_ended();
       co_return nullptr;
     }
     if (sandbox_ && !sandbox_->ended()) co_return sandbox_;
     sandbox_.reset();  // ended (cap, lifetime, failure): the next call starts a fresh one
   }
   std::shared_ptr<sandbox::Sandbox> fresh;
+  std::string refused;
   try {
     fresh = co_await host_.create(limits_);
   } catch (const sandbox::SandboxError& e) {
-    error = e.what();
-    co_return nullptr;
+    refused = e.what();
   }
   std::lock_guard lock(mutex_);
   if (ended_) {
-    // DELETE, expiry or shutdown arrived while the sandbox was being made.
-    fresh->end(sandbox::EndReason::closed, end_why_);
-    error = end_why_;
+    // DELETE, expiry or shutdown arrived while the sandbox was being made: that explains more
+    // than a sandbox refused because of it (shutdown).
+    if (fresh) fresh->end(sandbox::EndReason::closed, end_why_);
+    session_ended();
+    co_return nullptr;
+  }
+  if (!fresh) {
+    out.status = ExecuteStatus::sandbox_error;
+    out.message = std::move(refused);
     co_return nullptr;
   }
   sandbox_ = fresh;
@@ -139,14 +149,8 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
     out.status = ExecuteStatus::cancelled;
     co_return out;
   }
-  auto sandbox = co_await sandbox_for_call(out.message);
-  if (!sandbox) {
-    std::lock_guard lock(mutex_);
-    // The session's end explains more than a sandbox refused because of it (shutdown).
-    out.status = ended_ ? ExecuteStatus::session_ended : ExecuteStatus::sandbox_error;
-    if (ended_) out.message = end_why_;
-    co_return out;
-  }
+  auto sandbox = co_await sandbox_for_call(out);
+  if (!sandbox) co_return out;
   out.run = co_await sandbox->run(std::move(request), control);
   if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
     std::lock_guard lock(mutex_);

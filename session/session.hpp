@@ -55,7 +55,8 @@ class Session {
   double spend_usd() const;
 
  private:
-  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(std::string& error);
+  // The session's live sandbox, or a fresh one; null with `out`'s status and message saying why.
+  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(ExecuteResult& out);
 
   const std::string id_;
   const std::string tenant_;

@@ -243,12 +243,9 @@ TEST_CASE("SIGTERM under load: every in-flight call is answered, exit 0, nothing
   // Every call has its sandbox (a supervisor per sandbox) before the signal; a slow host may
   // take a while to build twelve, so wait for them rather than for a fixed time.
   pid_t pid = gw.pid();
-  auto supervisors = children_of(pid);
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-       supervisors.size() < 12 && std::chrono::steady_clock::now() < deadline;
-       supervisors = children_of(pid))
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  eventually([&] { return children_of(pid).size() == 12; });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto supervisors = children_of(pid);
   CHECK(supervisors.size() == 12);
   auto stopping = std::chrono::steady_clock::now();
   CHECK(gw.stop(SIGTERM) == 0);
