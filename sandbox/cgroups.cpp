@@ -4,13 +4,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
-#include <fstream>
-#include <set>
+#include <cstring>
+#include <map>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
+#include "cgroup_delegation.hpp"
+#include "cgroup_tree.hpp"
 #include "file_util.hpp"
 
 namespace sandgate::sandbox {
@@ -19,109 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kPrefix = "sandgate-";
-
-struct Mount {
-  std::string root;     // the mount's root inside its hierarchy
-  fs::path point;       // where it is mounted
-  std::string fstype;   // cgroup or cgroup2
-  std::string options;  // super options: the v1 controllers
-};
-
-std::vector<Mount> cgroup_mounts() {
-  std::vector<Mount> mounts;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // id parent major:minor root point options [optional...] - fstype source superoptions
-    auto dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream head(line.substr(0, dash)), tail(line.substr(dash + 3));
-    std::string id, parent, dev, root, point;
-    head >> id >> parent >> dev >> root >> point;
-    Mount m;
-    tail >> m.fstype;
-    std::string source;
-    tail >> source >> m.options;
-    if (m.fstype != "cgroup" && m.fstype != "cgroup2") continue;
-    m.root = root;
-    m.point = point;
-    mounts.push_back(std::move(m));
-  }
-  return mounts;
-}
-
-bool has_option(const std::string& options, const std::string& name) {
-  std::istringstream in(options);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item == name) return true;
-  }
-  return false;
-}
-
-// Our own cgroup path in a hierarchy, from /proc/self/cgroup ("" key is v2).
-std::string own_path(const std::string& controller_key) {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto a = line.find(':');
-    auto b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    std::string controllers = line.substr(a + 1, b - a - 1);
-    std::string path = line.substr(b + 1);
-    if (controller_key.empty() ? controllers.empty() && line.substr(0, a) == "0"
-                               : has_option(controllers, controller_key))
-      return path;
-  }
-  return {};
-}
-
-fs::path join_under_mount(const Mount& m, const std::string& path) {
-  std::string rel = path;
-  if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
-  return m.point / fs::path(rel).relative_path();
-}
-
-bool writable_parent(const fs::path& dir) {
-  fs::path probe = dir / (std::string(kPrefix) + "probe-" + std::to_string(::getpid()));
-  if (::mkdir(probe.c_str(), 0755) != 0) return false;
-  ::rmdir(probe.c_str());
-  return true;
-}
-
-std::set<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::set<std::string> out;
-  for (std::string w; in >> w;) out.insert(w);
-  return out;
-}
-
-// cgroup v2: make `controllers` available to children of our cgroup. Returns those enabled.
-std::set<std::string> enable_v2_controllers(const fs::path& own,
-                                            const std::set<std::string>& want) {
-  auto available = words(read_file(own / "cgroup.controllers").value_or(""));
-  std::set<std::string> enabled;
-  for (const auto& c : want) {
-    if (!available.count(c)) continue;
-    std::string line = "+" + c;
-    try {
-      write_file(own / "cgroup.subtree_control", line);
-      enabled.insert(c);
-    } catch (const std::system_error& e) {
-      if (e.code().value() != EBUSY) continue;
-      // No-internal-process rule: move ourselves into a leaf, then enable for children.
-      fs::path leaf = own / (std::string(kPrefix) + "gateway");
-      ::mkdir(leaf.c_str(), 0755);
-      try {
-        write_file(leaf / "cgroup.procs", "0");
-        write_file(own / "cgroup.subtree_control", line);
-        enabled.insert(c);
-      } catch (const std::system_error&) {
-      }
-    }
-  }
-  return enabled;
-}
+constexpr std::uint64_t kNoLimit = 1ull << 60;  // v1 reports "no limit" as a huge number
 
 std::string version_name(CgroupVersion v) {
   switch (v) {
@@ -138,15 +41,38 @@ std::string cpu_quota_line_v2(double cpus) {
   return std::to_string(static_cast<long>(cpus * 100000)) + " 100000";
 }
 
-std::vector<pid_t> procs_of(const fs::path& dir) {
-  std::vector<pid_t> pids;
-  std::istringstream in(read_file(dir / "cgroup.procs").value_or(""));
-  for (pid_t p; in >> p;) pids.push_back(p);
-  return pids;
+// "sandgate-<pid>-<start time>-<n>": n tells apart several sandbox hosts in one process.
+std::string instance_name() {
+  static std::atomic<int> next{1};
+  pid_t pid = ::getpid();
+  return std::string(kPrefix) + std::to_string(pid) + "-" +
+         std::to_string(process_start_time(pid).value_or(0)) + "-" + std::to_string(next++);
 }
 
-// Kills everything in a cgroup and removes it, retrying while the kernel reaps.
+// Whether the gateway that named a directory "sandgate-<pid>-<start>-…" is still running. Names
+// of older versions ("sandgate-<pid>-sb<N>") and probes ("sandgate-probe-<pid>") carry no start
+// time: their pid alone decides.
+bool owner_alive(const std::string& name) {
+  std::string rest = name.substr(std::string(kPrefix).size());
+  if (rest.rfind("probe-", 0) == 0) rest = rest.substr(6);
+  std::istringstream in(rest);
+  long pid = 0;
+  char dash = 0;
+  if (!(in >> pid) || pid <= 0) return false;
+  std::uint64_t start = 0;
+  if (in >> dash >> start && dash == '-') {
+    auto actual = process_start_time(static_cast<pid_t>(pid));
+    return actual && *actual == start;
+  }
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+// Kills everything in a cgroup and its children and removes them, retrying while the kernel
+// reaps. cgroup.kill (v2) takes the whole subtree at once; on v1 each pid is signalled.
 void kill_and_remove(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_directory(ec)) kill_and_remove(entry.path());
   if (fs::exists(dir / "cgroup.kill")) {
     try {
       write_file(dir / "cgroup.kill", "1");
@@ -154,38 +80,63 @@ void kill_and_remove(const fs::path& dir) {
     }
   }
   for (int attempt = 0; attempt < 200; ++attempt) {
-    for (pid_t p : procs_of(dir)) ::kill(p, SIGKILL);
+    for (pid_t p : cgroup_procs(dir)) ::kill(p, SIGKILL);
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
+bool can_create_children(const fs::path& dir) {
+  fs::path probe = dir / (std::string(kPrefix) + "probe-" + std::to_string(::getpid()));
+  if (::mkdir(probe.c_str(), 0755) != 0) return false;
+  ::rmdir(probe.c_str());
+  return true;
+}
+
+// The tightest memory limit on `dir` and the ancestors we can see (a container's, a systemd
+// unit's or slice's); 0 when there is none.
+std::uint64_t tightest_memory_limit(fs::path dir, CgroupVersion version) {
+  const char* file = version == CgroupVersion::v2 ? "memory.max" : "memory.limit_in_bytes";
+  std::uint64_t tightest = 0;
+  for (; fs::exists(dir / "cgroup.procs"); dir = dir.parent_path()) {
+    auto text = read_file(dir / file);
+    if (text && !text->empty() && std::isdigit(static_cast<unsigned char>((*text)[0]))) {
+      std::uint64_t value = std::stoull(*text);
+      if (value < kNoLimit && (tightest == 0 || value < tightest)) tightest = value;
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  return tightest;
+}
+
+const char* memory_usage_file(CgroupVersion v) {
+  return v == CgroupVersion::v2 ? "memory.current" : "memory.usage_in_bytes";
+}
+
+const char* memory_limit_file(CgroupVersion v) {
+  return v == CgroupVersion::v2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
 }  // namespace
 
-CgroupLayout CgroupLayout::probe() {
+CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve) {
   CgroupLayout layout;
-  auto mounts = cgroup_mounts();
+  const std::vector<std::string> wanted = {"memory", "pids", "cpu"};
+  V2Delegation v2 = delegate_v2(wanted);
+  layout.notes = v2.note;
+  layout.problem = v2.problem;
+  if (v2.writable) layout.bases.push_back(v2.own);
 
-  // cgroup v2 first: where the controllers are delegated, one directory serves them all.
-  std::set<std::string> v2_enabled;
-  fs::path v2_parent;
-  for (const auto& m : mounts) {
-    if (m.fstype != "cgroup2") continue;
-    fs::path own = join_under_mount(m, own_path(""));
-    if (!writable_parent(own)) break;
-    v2_enabled = enable_v2_controllers(own, {"memory", "pids", "cpu"});
-    v2_parent = own;
-    break;
-  }
+  auto mounts = cgroup_mounts();
   auto place = [&](ControllerPlace& slot, const std::string& v2_name, const std::string& v1_name) {
-    if (v2_enabled.count(v2_name)) {
-      slot = {CgroupVersion::v2, v2_parent};
+    if (v2.controllers.count(v2_name)) {
+      slot = {CgroupVersion::v2, v2.own};
       return;
     }
     for (const auto& m : mounts) {
-      if (m.fstype != "cgroup" || !has_option(m.options, v1_name)) continue;
-      fs::path dir = join_under_mount(m, own_path(v1_name));
-      if (writable_parent(dir)) slot = {CgroupVersion::v1, dir};
+      if (m.fstype != "cgroup" || !has_mount_option(m.options, v1_name)) continue;
+      fs::path dir = own_cgroup_dir(m, v1_name);
+      if (can_create_children(dir)) slot = {CgroupVersion::v1, dir};
       return;
     }
   };
@@ -194,8 +145,56 @@ CgroupLayout CgroupLayout::probe() {
   place(layout.cpu, "cpu", "cpu");
   place(layout.cpuacct, "cpu", "cpuacct");
   // cpu.stat exists in every v2 cgroup, so usage can be read there even without the controller.
-  if (layout.cpuacct.version == CgroupVersion::none && !v2_parent.empty())
-    layout.cpuacct = {CgroupVersion::v2, v2_parent};
+  if (layout.cpuacct.version == CgroupVersion::none && v2.writable)
+    layout.cpuacct = {CgroupVersion::v2, v2.own};
+
+  // One instance directory per hierarchy, shared by the controllers that hierarchy carries.
+  std::string name = instance_name();
+  std::map<fs::path, fs::path> instance_of;
+  for (auto* slot : {&layout.memory, &layout.pids, &layout.cpu, &layout.cpuacct}) {
+    if (slot->version == CgroupVersion::none) continue;
+    fs::path base = slot->parent;
+    if (!instance_of.count(base)) {
+      fs::path dir = base / name;
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        layout.problem += (layout.problem.empty() ? "" : "; ") + std::string("could not create ") +
+                          dir.string() + " (" + std::strerror(errno) + ")";
+        slot->version = CgroupVersion::none;
+        continue;
+      }
+      instance_of[base] = dir;
+      if (std::find(layout.bases.begin(), layout.bases.end(), base) == layout.bases.end())
+        layout.bases.push_back(base);
+      // v2 children get only what their parent enables for them.
+      if (slot->version == CgroupVersion::v2) {
+        for (const auto& c : wanted) {
+          if (!v2.controllers.count(c)) continue;
+          try {
+            write_file(dir / "cgroup.subtree_control", "+" + c);
+          } catch (const std::system_error& e) {
+            layout.problem += std::string(layout.problem.empty() ? "" : "; ") + e.what();
+          }
+        }
+      }
+    }
+    slot->parent = instance_of[base];
+  }
+
+  if (layout.memory.version != CgroupVersion::none) {
+    fs::path base = layout.memory.parent.parent_path();
+    layout.memory_limit_above = tightest_memory_limit(base, layout.memory.version);
+    if (layout.memory_limit_above > 0) {
+      std::uint64_t limit = layout.memory_limit_above;
+      layout.memory_budget = limit > 2 * gateway_reserve ? limit - gateway_reserve : limit / 2;
+      try {
+        write_file(layout.memory.parent / memory_limit_file(layout.memory.version),
+                   std::to_string(layout.memory_budget));
+      } catch (const std::system_error& e) {
+        layout.problem += std::string(layout.problem.empty() ? "" : "; ") + e.what();
+        layout.memory_budget = 0;
+      }
+    }
+  }
   return layout;
 }
 
@@ -208,7 +207,7 @@ std::string CgroupLayout::describe() const {
   std::ostringstream out;
   auto one = [&](const char* name, const ControllerPlace& p) {
     out << name << "=" << version_name(p.version);
-    if (p.version != CgroupVersion::none) out << "(" << p.parent.string() << ")";
+    if (p.version != CgroupVersion::none) out << "(" << p.parent.parent_path().string() << ")";
     out << " ";
   };
   one("memory", memory);
@@ -220,8 +219,23 @@ std::string CgroupLayout::describe() const {
   return s;
 }
 
-std::string cgroup_name_for(const std::string& sandbox_id) {
-  return std::string(kPrefix) + std::to_string(::getpid()) + "-" + sandbox_id;
+std::uint64_t CgroupLayout::sandbox_memory_bytes() const {
+  if (memory.version == CgroupVersion::none) return 0;
+  auto text = read_file(memory.parent / memory_usage_file(memory.version));
+  return text ? std::stoull(*text) : 0;
+}
+
+void CgroupLayout::release() {
+  for (auto* slot : {&memory, &pids, &cpu, &cpuacct}) {
+    if (slot->version == CgroupVersion::none) continue;
+    kill_and_remove(slot->parent);
+    slot->version = CgroupVersion::none;
+  }
+  if (!bases.empty()) {
+    bases.clear();
+    // Paired with the delegate_v2 of probe() whenever the v2 hierarchy was writable.
+    undelegate_v2();
+  }
 }
 
 CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const Limits& limits) {
@@ -241,13 +255,11 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
     if (auto d = dir_for(layout.memory); !d.empty()) {
       memory_.parent = d;
       std::string bytes = std::to_string(limits.memory_bytes);
+      write_file(d / memory_limit_file(layout.memory.version), bytes);
       if (layout.memory.version == CgroupVersion::v2) {
-        write_file(d / "memory.max", bytes);
         if (fs::exists(d / "memory.swap.max")) write_file(d / "memory.swap.max", "0");
-      } else {
-        write_file(d / "memory.limit_in_bytes", bytes);
-        if (fs::exists(d / "memory.memsw.limit_in_bytes"))
-          write_file(d / "memory.memsw.limit_in_bytes", bytes);
+      } else if (fs::exists(d / "memory.memsw.limit_in_bytes")) {
+        write_file(d / "memory.memsw.limit_in_bytes", bytes);
       }
     }
     if (auto d = dir_for(layout.pids); !d.empty())
@@ -286,10 +298,8 @@ std::uint64_t CgroupSet::cpu_usage_ns() const {
 }
 
 std::uint64_t CgroupSet::memory_bytes() const {
-  const char* file =
-      memory_.version == CgroupVersion::v2 ? "memory.current" : "memory.usage_in_bytes";
   if (memory_.version == CgroupVersion::none) return 0;
-  auto text = read_file(memory_.parent / file);
+  auto text = read_file(memory_.parent / memory_usage_file(memory_.version));
   return text ? std::stoull(*text) : 0;
 }
 
@@ -308,19 +318,14 @@ void CgroupSet::remove() {
 
 int sweep_orphan_cgroups(const CgroupLayout& layout) {
   int removed = 0;
-  std::set<fs::path> parents;
-  for (const auto* p : {&layout.memory, &layout.pids, &layout.cpu, &layout.cpuacct})
-    if (p->version != CgroupVersion::none) parents.insert(p->parent);
-  for (const auto& parent : parents) {
+  for (const auto& base : layout.bases) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
       std::string name = entry.path().filename().string();
       if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
-      std::string rest = name.substr(std::string(kPrefix).size());
-      if (rest == "gateway") continue;
-      pid_t owner = static_cast<pid_t>(std::atol(rest.c_str()));
-      // A live gateway (this one included) owns its cgroups; only orphans are swept.
-      if (owner > 0 && ::kill(owner, 0) == 0) continue;
+      // The v2 leaf holds a gateway process (this one, or another in the same cgroup).
+      if (name == std::string(kPrefix) + "gateway") continue;
+      if (owner_alive(name)) continue;
       kill_and_remove(entry.path());
       ++removed;
     }

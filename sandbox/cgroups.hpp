@@ -1,10 +1,19 @@
 #pragma once
 // Per-sandbox cgroups, probed per controller: cgroup v2 where the controller is delegated to us,
 // cgroup v1 where only a v1 hierarchy has it (hybrid hosts), none where neither is writable.
+//
+// Layout, under the gateway's own cgroup in each hierarchy:
+//   sandgate-gateway/                  v2 only: the gateway process (see cgroup_delegation.hpp)
+//   sandgate-<pid>-<start>-<n>/        this gateway's sandboxes; memory capped at the budget
+//     sb1/ sb2/ …                      one per sandbox, with its own limits
+// The instance directory is named by the gateway's pid and start time, so a crash sweep can
+// tell a live gateway's sandboxes (left alone, on a shared host too) from a dead one's, even
+// when a restarted container's gateway has the same pid again.
 #include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,14 +30,26 @@ struct ControllerPlace {
 };
 
 struct CgroupLayout {
-  ControllerPlace memory, pids, cpu, cpuacct;
+  ControllerPlace memory, pids, cpu, cpuacct;  // parents are this gateway's instance directories
+  std::vector<std::filesystem::path> bases;   // the gateway's own cgroups the instances sit in
+  // What all sandboxes together may hold: the limit of the gateway's cgroup (a container's, a
+  // unit's) minus the gateway's reserve. The kernel's OOM then happens inside the instance
+  // cgroup and picks a sandbox process; it never reaches the container's limit, where
+  // memory.oom.group=1 (set by the kubelet) would kill the gateway with it. 0: no limit above.
+  std::uint64_t memory_budget = 0;
+  std::uint64_t memory_limit_above = 0;  // the limit the budget was taken from
+  std::string notes;                     // what the probe did (fresh mount, leaf)
+  std::string problem;                   // why a controller is missing, with the fix
 
-  // Reads /proc/self/cgroup and /proc/self/mountinfo and checks that each place is writable.
-  // On cgroup v2 it enables the controllers for children (moving the gateway into a leaf first
-  // when the no-internal-process rule requires it).
-  static CgroupLayout probe();
+  // Reads the mounts and our cgroups, delegates v2 controllers, and creates the instance
+  // directories. `gateway_reserve` is kept free of sandboxes under a memory limit above us.
+  static CgroupLayout probe(std::uint64_t gateway_reserve);
   bool complete() const;  // every controller has a place
   std::string describe() const;
+  // Memory the sandboxes hold together now (0 when unknown).
+  std::uint64_t sandbox_memory_bytes() const;
+  // Removes the instance directories (killing anything left) and undoes the v2 delegation.
+  void release();
 };
 
 // One sandbox's cgroups (one directory per distinct hierarchy).
@@ -53,9 +74,8 @@ class CgroupSet {
   ControllerPlace memory_, cpuacct_;
 };
 
-// Removes the cgroups of sandboxes whose gateway process is gone (after a crash).
-// Names are "sandgate-<gateway pid>-<sandbox id>"; live gateways' cgroups are left alone.
+// Removes the instance directories of gateways that are gone (after a crash), with every
+// sandbox cgroup in them; live gateways' are left alone. Returns how many were removed.
 int sweep_orphan_cgroups(const CgroupLayout& layout);
-std::string cgroup_name_for(const std::string& sandbox_id);
 
 }  // namespace sandgate::sandbox

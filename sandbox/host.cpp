@@ -35,7 +35,7 @@ IsolationReport assess(const HostConfig& config) {
   r.privileged = ::geteuid() == 0;
   r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
   r.landlock_abi = landlock_abi_version();
-  r.cgroups = CgroupLayout::probe();
+  r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve);
   if (!r.user_namespaces) {
     r.mode = "refused";
     r.problem = "user namespaces are not available (/proc/sys/user/max_user_namespaces is 0)";
@@ -48,8 +48,9 @@ IsolationReport assess(const HostConfig& config) {
     r.mode = "no-cgroups";
   } else {
     r.mode = "refused";
-    r.problem = "no writable cgroup for every controller (" + r.cgroups.describe() +
-                "); run with --accept-isolation=no-cgroups to accept sandboxes without "
+    r.problem = "no writable cgroup for every controller (" + r.cgroups.describe() + ")" +
+                (r.cgroups.problem.empty() ? "" : ": " + r.cgroups.problem) +
+                "; or run with --accept-isolation=no-cgroups to accept sandboxes without "
                 "memory/CPU/process limits and spend metering";
   }
   return r;
@@ -69,7 +70,12 @@ std::string IsolationReport::to_text() const {
                     " (used: writes only in /work, /tmp, /dev/shm; exec only from /usr, /work)"
               : std::string("no"))
       << "\n"
-      << "cgroups: " << cgroups.describe() << "\n"
+      << "cgroups: " << cgroups.describe() << "\n";
+  if (!cgroups.notes.empty()) out << "cgroup setup: " << cgroups.notes << "\n";
+  if (cgroups.memory_budget > 0)
+    out << "sandbox memory budget: " << (cgroups.memory_budget >> 20) << " MiB of the "
+        << (cgroups.memory_limit_above >> 20) << " MiB limit above the gateway\n";
+  out
       << "mode: " << mode << "\n";
   if (!problem.empty()) out << "problem: " << problem << "\n";
   return out.str();
@@ -108,6 +114,8 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
 
 SandboxHost::~SandboxHost() {
   shutdown();
+  // Last: every sandbox has been ended, so the instance cgroups are empty.
+  report_.cgroups.release();
 }
 
 std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
@@ -165,11 +173,20 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     }
     id = "sb" + std::to_string(next_id_++);
   }
+  // Sandboxes share the memory budget: at 90 % a new one would only push the kernel into
+  // killing programs of sandboxes already running. Say so instead.
+  const auto& layout = report_.cgroups;
+  if (layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9) {
+    release();
+    throw SandboxError(
+        "the gateway's sandboxes are using their whole shared memory budget; try again when other "
+        "sessions have ended");
+  }
 
   SpawnedSupervisor spawned;
   CgroupSet cgroups;
   try {
-    cgroups = CgroupSet(report_.cgroups, cgroup_name_for(id), limits);
+    cgroups = CgroupSet(report_.cgroups, id, limits);
     SpawnRequest request;
     request.ids.privileged = report_.privileged;
     request.ids.host_root_id = config_.uid_base + 2 * *slot;

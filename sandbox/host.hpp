@@ -24,6 +24,9 @@ struct HostConfig {
   std::uint32_t uid_base = 1'000'000;  // host uids [base, base + 2 * max_sandboxes) are ours
   std::uint32_t max_sandboxes = 1024;
   std::chrono::milliseconds meter_interval{1000};
+  // Under a memory limit (a container's, a unit's), this much of it is kept for the gateway:
+  // the sandboxes together get the rest.
+  std::uint64_t gateway_memory_reserve = 256ull << 20;
   // The named weaker mode an operator may accept when cgroups are not writable: sandboxes then
   // run without memory/CPU/process limits and without metered spend (lifetime still applies).
   bool accept_no_cgroups = false;

@@ -186,6 +186,13 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},
       {"--price-gib-hour", "SANDGATE_PRICE_GIB_HOUR", "0.0162", "USD per GiB-hour of memory held.",
        [](Config& c, const std::string& v) { c.host.prices.usd_per_gib_hour = to_positive(v); }},
+      {"--gateway-memory-reserve-mb", "SANDGATE_GATEWAY_MEMORY_RESERVE_MB", "256",
+       "Under a memory limit on the gateway's cgroup (a container's or a systemd unit's), MiB "
+       "kept for the gateway: its sandboxes together are capped at the rest, so an out-of-memory "
+       "kill picks a sandbox program and never reaches the limit that would kill the gateway.",
+       [](Config& c, const std::string& v) {
+         c.host.gateway_memory_reserve = to_u64(v, 16, 1 << 20) * MiB;
+       }},
       {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));

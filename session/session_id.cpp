@@ -42,6 +42,8 @@ bool looks_like_session_id(std::string_view id) {
 }
 
 std::string_view log_prefix(std::string_view id) {
+  // The random part tells sessions apart; a replica name in front would be the same on every line.
+  if (auto dot = id.find('.'); dot != std::string_view::npos) id = id.substr(dot + 1);
   return id.substr(0, 8);
 }
 

@@ -66,9 +66,9 @@ TEST_CASE("a supervisor killed mid-call: a sandbox failure, then a fresh sandbox
   auto next = gw.execute(id, "ls /work | wc -l", "bash");
   CHECK(next["isError"] == false);
   CHECK(structured(next)["stdout"] == "0\n");
-  CHECK(cgroups_of(gw.pid()) > 0);  // the new sandbox's
+  CHECK(sandbox_cgroups_of(gw.pid()) > 0);  // the new sandbox's
   gw.request(boost::beast::http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(id));
-  CHECK(eventually([&] { return cgroups_of(gw.pid()) == 0; }));
+  CHECK(eventually([&] { return sandbox_cgroups_of(gw.pid()) == 0; }));
   CHECK(eventually([&] { return children_of(gw.pid()).empty(); }));
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("the sandbox's filesystem cannot be built: a clear tool error, then re
   std::ofstream("/proc/sys/fs/mount-max") << saved;
   CHECK(refused["isError"] == true);
   CHECK(text_of(refused).find("Sandbox unavailable") != std::string::npos);
-  CHECK(cgroups_of(gw.pid()) == 0);
+  CHECK(sandbox_cgroups_of(gw.pid()) == 0);
   CHECK(children_of(gw.pid()).empty());
   auto works = gw.execute(id, "echo hi", "bash");
   CHECK(structured(works)["stdout"] == "hi\n");
@@ -186,7 +186,7 @@ TEST_CASE("the gateway cannot fork a supervisor: a clear tool error, then recove
   std::filesystem::remove(jail);
   CHECK(refused["isError"] == true);
   CHECK(text_of(refused).find("could not create the sandbox") != std::string::npos);
-  CHECK(cgroups_of(gw.pid()) == 0);
+  CHECK(sandbox_cgroups_of(gw.pid()) == 0);
   CHECK(structured(gw.execute(id, "echo hi", "bash"))["stdout"] == "hi\n");
 }
 

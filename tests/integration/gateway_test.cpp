@@ -168,9 +168,9 @@ TEST_CASE("idle sessions expire with their sandbox", "[integration]") {
   GatewayProcess gw({"--session-idle-timeout", "1"});
   std::string id = gw.initialize();
   gw.execute(id, "echo x", "bash");
-  CHECK(cgroups_of(gw.pid()) > 0);
+  CHECK(sandbox_cgroups_of(gw.pid()) > 0);
   // Nothing touches the session now; the sweep ends it a second or so later.
-  CHECK(eventually([&] { return cgroups_of(gw.pid()) == 0; }));
+  CHECK(eventually([&] { return sandbox_cgroups_of(gw.pid()) == 0; }));
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}, id).status == 404);
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../support/host_probe.hpp"
 #include "sandbox_fixture.hpp"
 
 using sandgate::sandbox::EndReason;
@@ -15,21 +16,6 @@ using sandgate::sandbox::Language;
 using sandgate::sandbox::RunOutcome;
 
 namespace {
-
-int count_own_cgroups() {
-  int n = 0;
-  std::string prefix = "sandgate-" + std::to_string(::getpid()) + "-";
-  for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) break;
-      if (it.depth() > 4) it.disable_recursion_pending();
-      if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
-    }
-  }
-  return n;
-}
 
 bool has_children() {
   return ::waitpid(-1, nullptr, WNOHANG) == 0;
@@ -83,7 +69,7 @@ TEST_CASE("the spend cap ends a busy sandbox mid-call", "[sandbox][spend]") {
   CHECK(r.end_reason == EndReason::spend_cap);
   CHECK(r.spend_usd >= 0.00001);
   CHECK(sb->ended());
-  CHECK(count_own_cgroups() == 0);
+  CHECK(sandgate::test::sandbox_cgroups_of(::getpid()) == 0);
 }
 
 TEST_CASE("a sandbox ends when its lifetime is over", "[sandbox][lifetime]") {
@@ -104,8 +90,7 @@ TEST_CASE("a supervisor killed from the host is a sandbox failure", "[sandbox][f
   // Kill every process of the sandbox from outside while a call runs.
   auto killer = std::thread([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::string prefix = "sandgate-" + std::to_string(::getpid()) + "-" + sb->id();
-    std::ifstream procs("/sys/fs/cgroup/pids/" + prefix + "/cgroup.procs");
+    std::ifstream procs(f.host().isolation().cgroups.pids.parent / sb->id() / "cgroup.procs");
     for (pid_t p; procs >> p;) ::kill(p, SIGKILL);
   });
   auto r = f.run(sb, Language::bash, "sleep 20", std::chrono::seconds(30));
@@ -130,6 +115,6 @@ TEST_CASE("ending sandboxes leaves no process, cgroup or mount", "[sandbox][leak
     }
     CHECK(f.host().live_count() == 0);
   }
-  CHECK(count_own_cgroups() == 0);
+  CHECK(sandgate::test::cgroups_of(::getpid()) == 0);
   CHECK_FALSE(has_children());
 }

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   long final_kib = gateway.rss_kib();
   auto supervisors_left = sandgate::test::children_of(gateway.pid());
-  int cgroups_while_idle = sandgate::test::cgroups_of(gateway.pid());
+  int cgroups_while_idle = sandgate::test::sandbox_cgroups_of(gateway.pid());
   pid_t pid = gateway.pid();
   int exit_status = gateway.stop();
   int cgroups_after_exit = sandgate::test::cgroups_of(pid);

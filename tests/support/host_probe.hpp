@@ -15,18 +15,30 @@
 
 namespace sandgate::test {
 
-// cgroup directories a gateway process left: "sandgate-<pid>-*" anywhere in the v1/v2 trees.
-inline int cgroups_of(pid_t gateway) {
+// cgroup directories of a gateway process: its instance directories "sandgate-<pid>-<start>-<n>"
+// anywhere in the v1/v2 trees, and the sandbox cgroups inside them. `sandboxes_only` counts just
+// the latter (a running gateway keeps its instance directories).
+inline int cgroups_of(pid_t gateway, bool sandboxes_only = false) {
   int n = 0;
   std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
        it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
-    if (it.depth() > 4) it.disable_recursion_pending();
-    if (it->path().filename().string().rfind(prefix, 0) == 0) ++n;
+    if (it.depth() > 5) it.disable_recursion_pending();
+    if (!it->is_directory(ec)) continue;
+    if (it->path().filename().string().rfind(prefix, 0) == 0) {
+      if (!sandboxes_only) ++n;
+      for (const auto& child : std::filesystem::directory_iterator(it->path(), ec))
+        if (child.is_directory(ec)) ++n;
+      it.disable_recursion_pending();
+    }
   }
   return n;
+}
+
+inline int sandbox_cgroups_of(pid_t gateway) {
+  return cgroups_of(gateway, true);
 }
 
 // Direct children of `pid` from every one of its threads: a gateway's sandbox supervisors.

@@ -1,0 +1,168 @@
+#include "cgroup_delegation.hpp"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <system_error>
+
+#include "cgroup_tree.hpp"
+#include "file_util.hpp"
+
+namespace sandgate::sandbox {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLeaf = "sandgate-gateway";
+constexpr const char* kFix =
+    "run sandgate in a cgroup of its own: as a systemd service with Delegate=yes "
+    "(deploy/systemd/sandgate.service) or in a container (docs/operations.md)";
+
+// What this process changed, shared by every delegation in it.
+struct State {
+  std::mutex mutex;
+  int users = 0;
+  fs::path own;
+  bool moved = false;
+  std::vector<std::string> enabled;  // in the order they were enabled
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string errno_text(int e) {
+  return std::string(std::strerror(e));
+}
+
+// The top-most cgroup2 mount, remounted fresh when it is read-only. Returns false when there is
+// no v2 hierarchy.
+bool find_v2(CgroupMount& out, V2Delegation& d) {
+  for (const auto& m : cgroup_mounts())
+    if (m.fstype == "cgroup2") out = m;
+  if (out.fstype != "cgroup2") return false;
+  if (!out.read_only) return true;
+  // Kubernetes mounts the cgroup fs read-only in a container; with CAP_SYS_ADMIN over the
+  // container's mount namespace, a fresh mount of the container's own cgroup namespace is
+  // writable wherever the runtime gave the container's root its cgroup.
+  if (::mount("cgroup2", out.point.c_str(), "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              nullptr) != 0) {
+    d.problem = "the cgroup filesystem at " + out.point.string() +
+                " is mounted read-only and mounting a fresh cgroup2 over it failed (" +
+                errno_text(errno) +
+                "): the gateway needs CAP_SYS_ADMIN in its container (docs/operations.md)";
+    return true;
+  }
+  d.note = "mounted a fresh cgroup2 over the read-only " + out.point.string();
+  for (const auto& m : cgroup_mounts())
+    if (m.fstype == "cgroup2" && m.point == out.point) out = m;
+  return true;
+}
+
+bool can_create_children(const fs::path& dir, int& error) {
+  fs::path probe = dir / ("sandgate-probe-" + std::to_string(::getpid()));
+  if (::mkdir(probe.c_str(), 0755) != 0) {
+    error = errno;
+    return false;
+  }
+  ::rmdir(probe.c_str());
+  return true;
+}
+
+// Moves this process into own/sandgate-gateway unless it already is there.
+bool move_into_leaf(State& s, V2Delegation& d) {
+  if (s.moved) return true;
+  fs::path leaf = s.own / kLeaf;
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+    d.problem = "could not create " + leaf.string() + " (" + errno_text(errno) + "): " + kFix;
+    return false;
+  }
+  try {
+    write_file(leaf / "cgroup.procs", "0");
+  } catch (const std::system_error& e) {
+    d.problem = "could not move the gateway into " + leaf.string() + " (" + e.what() + "): " + kFix;
+    return false;
+  }
+  s.moved = true;
+  d.note += std::string(d.note.empty() ? "" : "; ") + "the gateway moved into " + leaf.string();
+  return true;
+}
+
+}  // namespace
+
+V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
+  V2Delegation d;
+  CgroupMount mount;
+  if (!find_v2(mount, d) || !d.problem.empty()) return d;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  d.own = s.users > 0 ? s.own : own_cgroup_dir(mount, "");
+  int error = 0;
+  if (!can_create_children(d.own, error)) {
+    d.problem = "the gateway's cgroup " + d.own.string() + " is not writable (" +
+                errno_text(error) + "): " + kFix;
+    return d;
+  }
+  d.writable = true;
+  ++s.users;
+  s.own = d.own;
+
+  auto available = words(read_file(d.own / "cgroup.controllers").value_or(""));
+  auto subtree = words(read_file(d.own / "cgroup.subtree_control").value_or(""));
+  // The root cgroup has no cgroup.type and may have members and delegated controllers at once.
+  bool is_root = !fs::exists(d.own / "cgroup.type");
+  for (const auto& c : wanted) {
+    if (!available.count(c) || subtree.count(c)) continue;
+    if (!is_root && !move_into_leaf(s, d)) break;
+    try {
+      write_file(d.own / "cgroup.subtree_control", "+" + c);
+      s.enabled.push_back(c);
+    } catch (const std::system_error& e) {
+      int code = e.code().value();
+      auto others = cgroup_procs(d.own);
+      d.problem = code == EBUSY && !others.empty()
+                      ? "the gateway's cgroup " + d.own.string() + " holds " +
+                            std::to_string(others.size()) +
+                            " other process(es), so it cannot hand controllers to sandboxes: " +
+                            kFix
+                      : "could not enable the " + c + " controller in " + d.own.string() + " (" +
+                            errno_text(code) + "): " + kFix;
+      break;
+    }
+  }
+  subtree = words(read_file(d.own / "cgroup.subtree_control").value_or(""));
+  for (const auto& c : wanted)
+    if (subtree.count(c)) d.controllers.insert(c);
+  // An empty leaf left by an earlier gateway that this one does not need.
+  if (!s.moved) ::rmdir((d.own / kLeaf).c_str());
+  return d;
+}
+
+void undelegate_v2() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.users == 0 || --s.users > 0) return;
+  for (auto it = s.enabled.rbegin(); it != s.enabled.rend(); ++it) {
+    try {
+      write_file(s.own / "cgroup.subtree_control", "-" + *it);
+    } catch (const std::system_error&) {
+    }
+  }
+  s.enabled.clear();
+  if (s.moved) {
+    try {
+      write_file(s.own / "cgroup.procs", "0");
+      ::rmdir((s.own / kLeaf).c_str());
+      s.moved = false;
+    } catch (const std::system_error&) {
+      // Still enabled by someone else: the leaf stays, empty once we exit, reused next start.
+    }
+  }
+}
+
+}  // namespace sandgate::sandbox
