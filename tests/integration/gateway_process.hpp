@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -48,7 +49,15 @@ class GatewayProcess {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> argv_s = wrapper;
+    std::vector<std::string> argv_s;
+    // On a pure cgroup v2 host (the VM stage) each gateway gets a cgroup of its own below this
+    // folder, as a container or a systemd unit would give it: a cgroup shared with the test
+    // runner could not hand controllers to sandboxes.
+    if (const char* parent = std::getenv("SANDGATE_TEST_CGROUP_PARENT"))
+      argv_s = {"/bin/sh", "-c",
+                "d=\"$0/gw-$$\" && mkdir \"$d\" && echo $$ > \"$d/cgroup.procs\" && exec \"$@\"",
+                parent};
+    argv_s.insert(argv_s.end(), wrapper.begin(), wrapper.end());
     for (std::string a : {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level", "warn"})
       argv_s.push_back(a);
     argv_s.insert(argv_s.end(), args.begin(), args.end());
