@@ -119,7 +119,7 @@ const char* memory_limit_file(CgroupVersion v) {
 
 }  // namespace
 
-CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve) {
+CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t known_limit) {
   CgroupLayout layout;
   const std::vector<std::string> wanted = {"memory", "pids", "cpu"};
   V2Delegation v2 = delegate_v2(wanted);
@@ -183,6 +183,8 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve) {
   if (layout.memory.version != CgroupVersion::none) {
     fs::path base = layout.memory.parent.parent_path();
     layout.memory_limit_above = tightest_memory_limit(base, layout.memory.version);
+    if (known_limit > 0 && (layout.memory_limit_above == 0 || known_limit < layout.memory_limit_above))
+      layout.memory_limit_above = known_limit;
     if (layout.memory_limit_above > 0) {
       std::uint64_t limit = layout.memory_limit_above;
       layout.memory_budget = limit > 2 * gateway_reserve ? limit - gateway_reserve : limit / 2;

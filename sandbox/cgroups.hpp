@@ -42,8 +42,9 @@ struct CgroupLayout {
   std::string problem;                   // why a controller is missing, with the fix
 
   // Reads the mounts and our cgroups, delegates v2 controllers, and creates the instance
-  // directories. `gateway_reserve` is kept free of sandboxes under a memory limit above us.
-  static CgroupLayout probe(std::uint64_t gateway_reserve);
+  // directories. `gateway_reserve` is kept free of sandboxes under a memory limit above us;
+  // `known_limit` (0: none) is such a limit the cgroups may not show.
+  static CgroupLayout probe(std::uint64_t gateway_reserve, std::uint64_t known_limit = 0);
   bool complete() const;  // every controller has a place
   std::string describe() const;
   // Memory the sandboxes hold together now (0 when unknown).

@@ -35,7 +35,7 @@ IsolationReport assess(const HostConfig& config) {
   r.privileged = ::geteuid() == 0;
   r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
   r.landlock_abi = landlock_abi_version();
-  r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve);
+  r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve, config.memory_limit);
   if (!r.user_namespaces) {
     r.mode = "refused";
     r.problem = "user namespaces are not available (/proc/sys/user/max_user_namespaces is 0)";

@@ -27,6 +27,9 @@ struct HostConfig {
   // Under a memory limit (a container's, a unit's), this much of it is kept for the gateway:
   // the sandboxes together get the rest.
   std::uint64_t gateway_memory_reserve = 256ull << 20;
+  // The limit gateway and sandboxes share, when the cgroup cannot show it (a limit set above a
+  // container's cgroup namespace); 0: read from the cgroups.
+  std::uint64_t memory_limit = 0;
   // The named weaker mode an operator may accept when cgroups are not writable: sandboxes then
   // run without memory/CPU/process limits and without metered spend (lifetime still applies).
   bool accept_no_cgroups = false;

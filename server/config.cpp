@@ -186,6 +186,13 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},
       {"--price-gib-hour", "SANDGATE_PRICE_GIB_HOUR", "0.0162", "USD per GiB-hour of memory held.",
        [](Config& c, const std::string& v) { c.host.prices.usd_per_gib_hour = to_positive(v); }},
+      {"--memory-limit-mb", "SANDGATE_MEMORY_LIMIT_MB", "",
+       "The memory limit the gateway and its sandboxes share, MiB (in Kubernetes: the "
+       "container's limits.memory through the downward API). Default: the tightest limit on "
+       "the gateway's own cgroup and the ancestors it can see.",
+       [](Config& c, const std::string& v) {
+         c.host.memory_limit = to_u64(v, 64, 1ull << 30) * MiB;
+       }},
       {"--gateway-memory-reserve-mb", "SANDGATE_GATEWAY_MEMORY_RESERVE_MB", "256",
        "Under a memory limit on the gateway's cgroup (a container's or a systemd unit's), MiB "
        "kept for the gateway: its sandboxes together are capped at the rest, so an out-of-memory "

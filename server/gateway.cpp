@@ -86,7 +86,9 @@ int run_gateway(const Config& config) {
              {"port", bound.port()},
              {"tls", !config.tls_cert.empty()},
              {"auth", config.no_auth ? "off" : "on"},
-             {"isolation", host.isolation().mode}});
+             {"isolation", host.isolation().mode},
+             {"cgroups", host.isolation().cgroups.describe()},
+             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20}});
 
   // Ready once a real sandbox has run a real program.
   if (!host.isolation().usable()) {
