@@ -1,12 +1,14 @@
 // Acceptance checks of a running gateway through the official SDK client, for deployments the
 // test suite does not start itself (the VM stage's pods and units):
-//   node pod_check.mjs URL TOKEN
-// Prints PASS/FAIL per check and exits non-zero when any failed. It also prints the session's
-// sandbox id prefix so the caller can find its cgroups ("session: <8 hex>").
+//   node pod_check.mjs URL TOKEN            the acceptance checks in one session
+//   node pod_check.mjs URL TOKEN pressure   two sessions that together outgrow the memory the
+//                                           sandboxes share: a sandbox program must be the one
+//                                           killed, and the gateway must go on serving
+// Prints PASS/FAIL per check and exits non-zero when any failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [url, token] = process.argv.slice(2);
+const [url, token, mode = "checks"] = process.argv.slice(2);
 let failed = 0;
 const check = (what, ok, detail = "") => {
   ok = Boolean(ok);
@@ -14,17 +16,42 @@ const check = (what, ok, detail = "") => {
   if (!ok) failed++;
 };
 
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: `Bearer ${token}` } },
-});
-const client = new Client({ name: "sandgate-pod-check", version: "1.0.0" });
-await client.connect(transport);
-const run = async (code, language = "python", timeout = 60) => {
-  const r = await client.callTool({ name: "execute", arguments: { code, language, timeout_seconds: timeout } }, undefined, {
-    timeout: 300_000,
+async function session() {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
-  return { ...(r.structuredContent ?? {}), isError: r.isError, text: r.content?.[0]?.text ?? "" };
-};
+  const client = new Client({ name: "sandgate-pod-check", version: "1.0.0" });
+  await client.connect(transport);
+  const run = async (code, language = "python", timeout = 60) => {
+    const r = await client.callTool({ name: "execute", arguments: { code, language, timeout_seconds: timeout } }, undefined, {
+      timeout: 300_000,
+    });
+    return { ...(r.structuredContent ?? {}), isError: r.isError, text: r.content?.[0]?.text ?? "" };
+  };
+  const end = async () => {
+    await transport.terminateSession();
+    await client.close();
+  };
+  return { run, end };
+}
+
+if (mode === "pressure") {
+  // Each program grows to 1000 MiB in 50 MiB steps, touching every page; two of them do not fit
+  // a budget below 2000 MiB, so the kernel must kill one inside the sandboxes' cgroup.
+  const grow = "import time\nheld = []\nfor _ in range(20):\n held.append(bytearray(50 << 20))\n time.sleep(0.2)\nprint('grew')";
+  const sessions = await Promise.all([session(), session()]);
+  const results = await Promise.all(sessions.map((s) => s.run(grow, "python", 240)));
+  console.log(JSON.stringify(results.map(({ stdout, oom_killed, isError, text }) => ({ stdout, oom_killed, isError, text: text.slice(0, 200) }))));
+  check("a sandbox program was the one killed", results.some((r) => r.oom_killed === true));
+  check("every call was answered as a result, not a gateway failure", results.every((r) => r.isError === false));
+  const after = await sessions[0].run("print('still here')");
+  check("the gateway serves the next call", after.stdout === "still here\n", JSON.stringify(after).slice(0, 300));
+  for (const s of sessions) await s.end();
+  console.log(`pod checks: ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+const { run, end } = await session();
 
 const np = await run("import numpy; print(int(numpy.arange(4).sum()))");
 check("python with numpy runs", np.stdout === "6\n", JSON.stringify(np).slice(0, 400));
@@ -51,7 +78,6 @@ const threads = await run(
 // Three busy processes for 2 s wall each under a 1-vCPU quota: about 2 s of CPU, not 6.
 const cpu = Number(threads.stdout);
 check("the CPU quota holds (3 busy processes get about one vCPU)", cpu > 0 && cpu < 4.5, `cpu seconds=${threads.stdout}`);
-await transport.terminateSession();
-await client.close();
+await end();
 console.log(`pod checks: ${failed} failed`);
 process.exit(failed ? 1 : 0);
