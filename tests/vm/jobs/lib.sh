@@ -1,0 +1,36 @@
+# Shared by the guest jobs: where the repository and its builds are, and checks every job ends
+# with. Sourced, not run.
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+build="${SANDGATE_VM_BUILD:-$repo/build}"
+failures=0
+
+say() { printf '\n=== %s\n' "$*"; }
+pass() { printf 'PASS: %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*"; failures=$((failures + 1)); }
+check() {  # check "what" command...
+  local what="$1"; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# The guest must be what production nodes are: cgroup v2 only, with the controllers we use.
+require_pure_v2() {
+  [[ "$(stat -fc %T /sys/fs/cgroup)" == cgroup2fs ]] || { echo "not cgroup v2" >&2; exit 1; }
+  if grep -q ' cgroup ' /proc/mounts; then echo "a cgroup v1 hierarchy is mounted" >&2; exit 1; fi
+}
+
+# No sandgate cgroup, mount or process may be left once the gateways are gone.
+nothing_left() {
+  local cg mounts procs
+  cg="$(find /sys/fs/cgroup -name '*sandgate*' -type d 2>/dev/null || true)"
+  mounts="$(grep -c sandgate /proc/mounts || true)"
+  procs="$(pgrep -c -f 'sandgate-supervisor|/sandgate( |$)' || true)"
+  [[ -z "$cg" ]] || echo "left cgroups: $cg"
+  [[ "$mounts" == 0 ]] || echo "left mounts: $mounts"
+  [[ "$procs" == 0 ]] || echo "left processes: $procs"
+  [[ -z "$cg" && "$mounts" == 0 && "$procs" == 0 ]]
+}
+
+finish() {
+  say "summary: $failures failed"
+  ((failures == 0))
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Guest job: the gateway as Kubernetes runs it, under podman + crun on pure cgroup v2. The
+# container gets the StatefulSet's securityContext (caps ALL dropped + SETUID/SETGID/SYS_ADMIN,
+# seccomp and AppArmor unconfined, /proc unmasked, read-only root, private cgroup namespace)
+# and the runtime's default read-only /sys/fs/cgroup, the ConfigMap's settings, and the image's
+# root filesystem (/srv/sandgate-image, built like deploy/Dockerfile's runtime stage) with the
+# binary under test mounted at /usr/local/bin/sandgate. Run with hostUsers: false
+# (--userns=auto) and without, then the pod-limit OOM with memory.oom.group=1 set on the
+# container's cgroup as a kubelet does.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_pure_v2
+image=/srv/sandgate-image
+binary="$build/sandgate"
+token="vm-pod-token"
+url="http://127.0.0.1:8080/mcp"
+work="$(mktemp -d)"
+trap 'podman rm -f -t 0 sandgate-0 >/dev/null 2>&1; rm -rf "$work"' EXIT
+
+# podman --userns=auto takes its ranges from the "containers" entries.
+grep -q '^containers:' /etc/subuid || echo 'containers:200000:1000000' >> /etc/subuid
+grep -q '^containers:' /etc/subgid || echo 'containers:200000:1000000' >> /etc/subgid
+# The ConfigMap's data, as the pod's environment.
+awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
+       key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
+       print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
+printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
+chmod 0644 "$work/tokens"
+
+start_pod() {  # start_pod MEMORY_MiB [podman options...]
+  local mem="$1"; shift
+  podman rm -f -t 0 sandgate-0 > /dev/null 2>&1
+  podman run -d --name sandgate-0 --rootfs "$image" --read-only --read-only-tmpfs=false \
+    --cgroupns=private --cap-drop ALL --cap-add SETUID,SETGID,SYS_ADMIN \
+    --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    --security-opt 'unmask=/proc/*' --network host --memory "${mem}m" \
+    --env-file "$work/env" -e SANDGATE_REPLICA_NAME=sandgate-0 -e SANDGATE_MEMORY_LIMIT_MB="$mem" \
+    -v "$work/tokens:/etc/sandgate/tokens:ro" -v "$binary:/usr/local/bin/sandgate:ro" \
+    --tmpfs /tmp:size=64m "$@" /usr/local/bin/sandgate --listen 0.0.0.0:8080 > /dev/null
+  for _ in $(seq 240); do
+    curl -fs http://127.0.0.1:8080/readyz > /dev/null 2>&1 && return 0
+    [[ "$(podman inspect -f '{{.State.Running}}' sandgate-0)" == true ]] || break
+    sleep 1
+  done
+  echo "--- the pod did not become ready; its log:"; podman logs sandgate-0 2>&1 | tail -20
+  curl -s http://127.0.0.1:8080/readyz; echo
+  return 1
+}
+
+# The container's cgroup as the host sees it: the gateway's, above sandgate's own leaf.
+pod_cgroup() {
+  local pid; pid="$(podman inspect -f '{{.State.Pid}}' sandgate-0)"
+  local path; path="/sys/fs/cgroup$(cut -d: -f3 "/proc/$pid/cgroup")"
+  [[ "$(basename "$path")" == sandgate-gateway ]] && path="$(dirname "$path")"
+  echo "$path"
+}
+
+stop_pod() {  # SIGTERM as the kubelet sends it; the gateway must exit 0 within the grace
+  podman stop -t 40 sandgate-0 > /dev/null
+  local rc; rc="$(podman inspect -f '{{.State.ExitCode}}' sandgate-0)"
+  podman logs sandgate-0 > "$work/log" 2>&1
+  podman rm sandgate-0 > /dev/null
+  [[ "$rc" == 0 ]] || { echo "exit code $rc"; tail -5 "$work/log"; return 1; }
+}
+
+for users in "auto" "host"; do
+  say "pod (hostUsers: $([[ $users == auto ]] && echo false || echo true)), crun, read-only cgroup fs"
+  opts=(); [[ $users == auto ]] && opts=(--userns=auto:size=65536)
+  if ! check "the pod becomes ready with full isolation" start_pod 3072 "${opts[@]}"; then continue; fi
+  check "the runtime mounted /sys/fs/cgroup read-only in the pod" \
+    podman exec sandgate-0 sh -c 'grep " /sys/fs/cgroup " /proc/1/mountinfo | head -n1 | grep -q " ro[ ,]"'
+  podman exec sandgate-0 /usr/local/bin/sandgate --check-isolation > "$work/isolation" 2>&1
+  sed 's/^/  /' "$work/isolation"
+  check "isolation mode is full" grep -q '^mode: full' "$work/isolation"
+  cg="$(pod_cgroup)"
+  check "the gateway sits in its leaf, sandboxes in an instance cgroup" \
+    test -d "$cg/sandgate-gateway" -a -n "$(find "$cg" -maxdepth 1 -name 'sandgate-[0-9]*')"
+  check "the acceptance checks pass through the SDK client" \
+    node "$repo/tests/e2e/pod_check.mjs" "$url" "$token"
+  check "the ended session left no sandbox cgroup" \
+    test -z "$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d)"
+  check "SIGTERM: the gateway exits 0" stop_pod
+  check "the pod's log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
+  check "nothing left after the pod" nothing_left
+done
+
+say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
+if check "the 1536 MiB pod becomes ready" start_pod 1536 --userns=auto:size=65536; then
+  cg="$(pod_cgroup)"
+  limited="$cg"
+  while [[ "$(cat "$limited/memory.max" 2>/dev/null)" == max && "$limited" != /sys/fs/cgroup ]]; do
+    limited="$(dirname "$limited")"
+  done
+  echo "  memory.max $(cat "$limited/memory.max") on $limited; oom.group set there"
+  echo 1 > "$limited/memory.oom.group"
+  gateway_pid="$(podman inspect -f '{{.State.Pid}}' sandgate-0)"
+  check "a sandbox program is the OOM victim" node "$repo/tests/e2e/pod_check.mjs" "$url" "$token" pressure
+  check "the gateway is the same process, still running" \
+    test "$(podman inspect -f '{{.State.Running}} {{.State.Pid}}' sandgate-0)" == "true $gateway_pid"
+  echo "  container memory.events: $(tr '\n' ' ' < "$limited/memory.events")"
+  check "SIGTERM: the gateway exits 0" stop_pod
+  check "nothing left after the pod" nothing_left
+fi
+finish

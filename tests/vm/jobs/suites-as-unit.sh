@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Guest job: the sandbox and integration suites on pure cgroup v2, each run as a systemd service
+# with Delegate=yes — the way deploy/systemd/sandgate.service runs the gateway. The sandbox suite
+# is itself a gateway (it makes sandboxes in-process), alone in its unit's cgroup. The
+# integration suite starts gateway processes: each gets a cgroup of its own under the unit's
+# (SANDGATE_TEST_CGROUP_PARENT), as a container would, while the runner sits in a leaf.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_pure_v2
+
+unit() {  # unit NAME COMMAND...: a transient Delegate=yes service; its exit status is ours
+  local name="$1"; shift
+  systemd-run --quiet --unit="$name" --wait --pipe --collect -p Delegate=yes \
+    -p OOMPolicy=continue -p Type=exec -p WorkingDirectory="$repo" "$@"
+}
+
+say "sandbox suite as a Delegate=yes unit"
+check "sandbox suite" unit sandgate-sandbox-suite "$build/tests/sandbox_tests" --order decl
+
+say "integration suite as a Delegate=yes unit, one cgroup per gateway"
+# shellcheck disable=SC2016
+check "integration suite" unit sandgate-integration-suite /bin/bash -c '
+  own="/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)"
+  mkdir "$own/runner" "$own/gateways" && echo $$ > "$own/runner/cgroup.procs" || exit 1
+  for c in memory pids cpu; do echo "+$c" > "$own/cgroup.subtree_control" || exit 1; done
+  for c in memory pids cpu; do echo "+$c" > "$own/gateways/cgroup.subtree_control" || exit 1; done
+  SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl
+  rc=$?
+  rmdir "$own"/gateways/gw-* "$own/gateways" 2>/dev/null
+  exit $rc' "$build/tests/integration_tests"
+
+say "nothing left behind"
+check "no sandgate cgroup, mount or process left" nothing_left
+finish
