@@ -40,6 +40,24 @@ std::string errno_text(int e) {
   return std::string(std::strerror(e));
 }
 
+// Mounts a fresh cgroup2 over `point`. Without a user namespace of its own (hostUsers: true)
+// the container's read-only mount has the same superblock and root as the new one, and the
+// kernel refuses to stack a mount on itself (EBUSY): an empty tmpfs between the two avoids that.
+bool mount_fresh_cgroup2(const fs::path& point) {
+  constexpr unsigned long kFlags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (::mount("cgroup2", point.c_str(), "cgroup2", kFlags, nullptr) == 0) return true;
+  if (errno != EBUSY) return false;
+  if (::mount("sandgate-spacer", point.c_str(), "tmpfs", kFlags, "size=4k,mode=0755") != 0) {
+    errno = EBUSY;
+    return false;
+  }
+  if (::mount("cgroup2", point.c_str(), "cgroup2", kFlags, nullptr) == 0) return true;
+  int error = errno;
+  ::umount2(point.c_str(), MNT_DETACH);
+  errno = error;
+  return false;
+}
+
 // The top-most cgroup2 mount, remounted fresh when it is read-only. Returns false when there is
 // no v2 hierarchy.
 bool find_v2(CgroupMount& out, V2Delegation& d) {
@@ -50,8 +68,7 @@ bool find_v2(CgroupMount& out, V2Delegation& d) {
   // Kubernetes mounts the cgroup fs read-only in a container; with CAP_SYS_ADMIN over the
   // container's mount namespace, a fresh mount of the container's own cgroup namespace is
   // writable wherever the runtime gave the container's root its cgroup.
-  if (::mount("cgroup2", out.point.c_str(), "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-              nullptr) != 0) {
+  if (!mount_fresh_cgroup2(out.point)) {
     d.problem = "the cgroup filesystem at " + out.point.string() +
                 " is mounted read-only and mounting a fresh cgroup2 over it failed (" +
                 errno_text(errno) +

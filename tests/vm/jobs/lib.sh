@@ -7,9 +7,9 @@ failures=0
 say() { printf '\n=== %s\n' "$*"; }
 pass() { printf 'PASS: %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*"; failures=$((failures + 1)); }
-check() {  # check "what" command...
+check() {  # check "what" command...: PASS or FAIL, and the command's status
   local what="$1"; shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
+  if "$@"; then pass "$what"; else fail "$what"; return 1; fi
 }
 
 # The guest must be what production nodes are: cgroup v2 only, with the controllers we use.
@@ -21,7 +21,8 @@ require_pure_v2() {
 # No sandgate cgroup, mount or process may be left once the gateways are gone.
 nothing_left() {
   local cg mounts procs
-  cg="$(find /sys/fs/cgroup -name '*sandgate*' -type d 2>/dev/null || true)"
+  cg="$(find /sys/fs/cgroup -type d \( -name 'sandgate-[0-9]*' -o -name sandgate-gateway \
+         -o -name 'sandgate-probe-*' \) 2>/dev/null || true)"
   mounts="$(grep -c sandgate /proc/mounts || true)"
   procs="$(pgrep -c -f 'sandgate-supervisor|/sandgate( |$)' || true)"
   [[ -z "$cg" ]] || echo "left cgroups: $cg"

@@ -30,13 +30,13 @@ chmod 0644 "$work/tokens"
 start_pod() {  # start_pod MEMORY_MiB [podman options...]
   local mem="$1"; shift
   podman rm -f -t 0 sandgate-0 > /dev/null 2>&1
-  podman run -d --name sandgate-0 --rootfs "$image" --read-only --read-only-tmpfs=false \
+  podman run -d --name sandgate-0 --rootfs --read-only --read-only-tmpfs=false \
     --cgroupns=private --cap-drop ALL --cap-add SETUID,SETGID,SYS_ADMIN \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --security-opt 'unmask=/proc/*' --network host --memory "${mem}m" \
     --env-file "$work/env" -e SANDGATE_REPLICA_NAME=sandgate-0 -e SANDGATE_MEMORY_LIMIT_MB="$mem" \
     -v "$work/tokens:/etc/sandgate/tokens:ro" -v "$binary:/usr/local/bin/sandgate:ro" \
-    --tmpfs /tmp:size=64m "$@" /usr/local/bin/sandgate --listen 0.0.0.0:8080 > /dev/null
+    --tmpfs /tmp:size=64m "$@" "$image" /usr/local/bin/sandgate --listen 0.0.0.0:8080 > /dev/null || return 1
   for _ in $(seq 240); do
     curl -fs http://127.0.0.1:8080/readyz > /dev/null 2>&1 && return 0
     [[ "$(podman inspect -f '{{.State.Running}}' sandgate-0)" == true ]] || break

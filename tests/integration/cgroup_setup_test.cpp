@@ -1,0 +1,85 @@
+// How the gateway finds and prepares its cgroups on the host layouts it is deployed on. The VM
+// stage (tests/vm) runs these suites on pure cgroup v2 too, as a systemd unit and in pods.
+#include <cstdio>
+#include <fstream>
+
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+// Where this host mounts its cgroup v2 hierarchy ("" when it has none).
+std::string cgroup2_mount_point() {
+  std::ifstream in("/proc/self/mountinfo");
+  for (std::string line; std::getline(in, line);) {
+    auto dash = line.find(" - cgroup2 ");
+    if (dash == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    return point;
+  }
+  return "";
+}
+
+// The gateway in a private mount and cgroup namespace whose cgroup2 mount is read-only: what a
+// container runtime gives a non-privileged Kubernetes container.
+std::vector<std::string> read_only_cgroup2(const std::string& point) {
+  return {"/usr/bin/unshare", "-m", "--propagation", "private", "-C", "/bin/sh", "-c",
+          "mount -o remount,bind,ro \"$0\" && exec \"$@\"", point};
+}
+
+std::string run_capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  ::pclose(pipe);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, writable one",
+          "[integration][cgroups]") {
+  std::string point = cgroup2_mount_point();
+  if (point.empty()) {
+    WARN("SKIPPED: this host has no cgroup v2 hierarchy");
+    return;
+  }
+  std::string report = run_capture("/usr/bin/unshare -m --propagation private -C /bin/sh -c "
+                                    "'mount -o remount,bind,ro \"$0\" && exec \"$1\" "
+                                    "--check-isolation' " +
+                                    point + " " SANDGATE_BINARY " 2>&1");
+  INFO(report);
+  CHECK(report.find("cgroup setup: mounted a fresh cgroup2 over the read-only " + point) !=
+        std::string::npos);
+  CHECK(report.find("mode: full") != std::string::npos);
+  CHECK(report.find("probe sandbox: ok") != std::string::npos);
+
+  // The real gateway behind such a mount serves with full isolation.
+  GatewayProcess gw({}, {"SANDGATE_TOKEN=test-token"}, false, read_only_cgroup2(point));
+  std::string id = gw.initialize();
+  auto result = gw.execute(id, "echo hi", "bash");
+  CHECK(result["isError"] == false);
+  CHECK(result["structuredContent"]["stdout"] == "hi\n");
+  pid_t pid = gw.pid();
+  CHECK(gw.stop() == 0);
+  CHECK(cgroups_of(pid) == 0);
+}
+
+TEST_CASE("the sweep at start spares the sandboxes of a live gateway (named by pid and start time)",
+          "[integration][cgroups]") {
+  GatewayProcess first({});
+  first.execute(first.initialize(), "echo one", "bash");
+  int before = sandbox_cgroups_of(first.pid());  // one per hierarchy (v1 has several)
+  REQUIRE(before > 0);
+  // A second gateway on the same host sweeps at start: the first is alive, so its sandbox stays.
+  GatewayProcess second({});
+  CHECK(sandbox_cgroups_of(first.pid()) == before);
+  CHECK(second.execute(second.initialize(), "echo two", "bash")["isError"] == false);
+  CHECK(first.execute(first.initialize(), "echo still", "bash")["isError"] == false);
+}

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Guest job: the gateway as Kubernetes runs it through CRI with containerd 1.6 + runc 1.1 on pure
+# cgroup v2. The job writes the OCI config.json that containerd's CRI plugin generates for the
+# StatefulSet's container (deploy/k8s/statefulset.yaml) and runs it with runc and the systemd
+# cgroup driver, as the containerd shim does (`runc --systemd-cgroup create/start`; `runc run` in
+# the foreground here, so that its exit status is the gateway's):
+#   - namespaces pid, ipc, uts, mount, network, cgroup (a private cgroup namespace), plus user
+#     for hostUsers: false (container 0..65535 = host 200000..265535; runc 1.1 has no idmapped
+#     mounts, so the image's files show as nobody but stay world-readable);
+#   - /sys/fs/cgroup as CRI mounts it for a non-privileged container: type cgroup, options
+#     nosuid,noexec,nodev,relatime,ro;
+#   - securityContext: capabilities ALL dropped + SETUID, SETGID, SYS_ADMIN (bounding, effective,
+#     permitted; no inheritable, no ambient), no seccomp, no AppArmor profile, procMount Unmasked
+#     (no masked and no read-only paths), readOnlyRootFilesystem, uid 0, noNewPrivileges false;
+#   - cgroupsPath kubepods-burstable-pod<uid>.slice:cri-containerd:<64 hex> (kubelet's systemd
+#     driver), memory limit (swap = limit), cpu quota 8, cpu shares from a request of 2,
+#     devices deny-all (runc appends its default allow list), memory.oom.group=1 through
+#     linux.resources.unified as a kubelet ≥ 1.28 asks for it, oomScoreAdj of a Burstable pod;
+#   - the ConfigMap's environment, SANDGATE_REPLICA_NAME, SANDGATE_MEMORY_LIMIT_MB = the limit;
+#     the tokens file and the binary under test bind-mounted read-only, /tmp a 64 MiB tmpfs;
+#   - a pod network: runc makes the network namespace (owned by the pod's user namespace when
+#     there is one, as Kubernetes requires: hostNetwork cannot go with hostUsers: false) and the
+#     job adds a veth pair to it afterwards, as a CNI plugin does. The client talks to 10.88.0.2.
+# Variants: hostUsers true and false; a diagnostic one (hostUsers false with the cgroup fs
+# mounted read-write, which CRI never generates for an unprivileged container, but the one case
+# where runc 1.1 hands the container's cgroup to the user namespace's root); then the pod-limit
+# OOM with memory.oom.group=1 on the container's cgroup.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+require_pure_v2
+image=/srv/sandgate-image
+binary="$build/sandgate"
+token="vm-pod-token"
+pod_ip=10.88.0.2
+url="http://$pod_ip:8080/mcp"
+work="$(mktemp -d)"
+chmod 0755 "$work"   # bind-mount sources must be reachable from the pod's user namespace
+id=''         # the running container's id (64 hex digits, as CRI names containers)
+runc_pid=''   # `runc run`, whose exit status is the gateway's
+cleanup() {
+  if [[ -n "$id" ]]; then runc --systemd-cgroup kill "$id" KILL > /dev/null 2>&1; sleep 1
+    runc --systemd-cgroup delete -f "$id" > /dev/null 2>&1; fi
+  ip link del sgveth0 > /dev/null 2>&1
+  systemctl stop kubepods.slice > /dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The ConfigMap's data, as the pod's environment.
+awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
+       key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
+       print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
+printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
+chmod 0644 "$work/tokens"
+echo sandgate-0 > "$work/hostname"
+echo "nameserver 10.88.0.1" > "$work/resolv.conf"
+chmod 0644 "$work/hostname" "$work/resolv.conf"
+
+# config.json as containerd 1.6's CRI plugin writes it for the StatefulSet's container.
+cat > "$work/spec.py" <<'EOF'
+import json, os, sys
+mem = int(os.environ["MEM_MB"]) << 20
+userns = os.environ["USERNS"] == "1"
+cgroup_ro = os.environ["CGROUP_RO"] == "1"
+work = os.environ["WORK"]
+env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=sandgate-0"]
+env += [l.strip() for l in open(f"{work}/env") if l.strip()]
+env += ["SANDGATE_REPLICA_NAME=sandgate-0", f"SANDGATE_MEMORY_LIMIT_MB={os.environ['MEM_MB']}"]
+caps = ["CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN"]
+# kubelet: Burstable pods get 1000 - 1000 * memory request / node memory (request = limit / 2)
+total = int(open("/proc/meminfo").read().split()[1]) << 10
+oom_adj = min(max(1000 - (1000 * (mem // 2)) // total, 2), 999)
+ns = [{"type": t} for t in ("pid", "ipc", "uts", "mount", "network", "cgroup")]
+if userns:
+    ns.append({"type": "user"})
+mounts = [
+    {"destination": "/proc", "type": "proc", "source": "proc", "options": ["nosuid", "noexec", "nodev"]},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+     "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+    {"destination": "/dev/pts", "type": "devpts", "source": "devpts",
+     "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]},
+    {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue", "options": ["nosuid", "noexec", "nodev"]},
+    {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+    {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+     "options": ["nosuid", "noexec", "nodev", "relatime"] + (["ro"] if cgroup_ro else ["rw"])},
+    # volumes: the tokens Secret (read-only), the emptyDir at /tmp (medium Memory, 64Mi)
+    {"destination": "/etc/sandgate/tokens", "type": "bind", "source": f"{work}/tokens",
+     "options": ["rbind", "rprivate", "ro"]},
+    {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
+     "options": ["nosuid", "nodev", "size=64m", "mode=1777"]},
+    # the image's binary: the build under test
+    {"destination": "/usr/local/bin/sandgate", "type": "bind", "source": os.environ["BINARY"],
+     "options": ["rbind", "rprivate", "ro"]},
+    # what CRI adds for every container (the image has no /etc/hosts to bind over)
+    {"destination": "/etc/hostname", "type": "bind", "source": f"{work}/hostname", "options": ["rbind", "rprivate", "ro"]},
+    {"destination": "/etc/resolv.conf", "type": "bind", "source": f"{work}/resolv.conf", "options": ["rbind", "rprivate", "ro"]},
+    {"destination": "/dev/shm", "type": "tmpfs", "source": "shm",
+     "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]},
+]
+linux = {
+    "namespaces": ns,
+    "cgroupsPath": os.environ["CGROUPS_PATH"],
+    "resources": {
+        "devices": [{"allow": False, "access": "rwm"}],
+        "memory": {"limit": mem, "swap": mem},
+        "cpu": {"shares": 2048, "quota": 800000, "period": 100000},
+        "unified": {"memory.oom.group": "1"},
+    },
+    # procMount: Unmasked
+    "maskedPaths": [],
+    "readonlyPaths": [],
+}
+if userns:
+    linux["uidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+    linux["gidMappings"] = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+spec = {
+    "ociVersion": "1.0.2-dev",
+    "process": {
+        "user": {"uid": 0, "gid": 0},
+        "args": ["/usr/local/bin/sandgate", "--listen", "0.0.0.0:8080"],
+        "env": env,
+        "cwd": "/",
+        "capabilities": {"bounding": caps, "effective": caps, "permitted": caps},
+        "noNewPrivileges": False,
+        "oomScoreAdj": oom_adj,
+    },
+    "root": {"path": os.environ["ROOTFS"], "readonly": True},
+    "hostname": "sandgate-0",
+    "mounts": mounts,
+    "linux": linux,
+}
+json.dump(spec, open(sys.argv[1], "w"), indent=1)
+EOF
+
+scope_dir() {  # the container's cgroup as the host sees it (the scope runc asked systemd for)
+  echo "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${pod_uid//-/_}.slice/cri-containerd-$id.scope"
+}
+
+start_pod() {  # start_pod MEMORY_MiB USERNS(0|1) CGROUP_RO(0|1): 0 when /readyz says 200
+  local mem="$1" userns="$2" ro="$3" bundle="$work/bundle" pid='' t0=$SECONDS
+  rm -rf "$bundle"; mkdir -p "$bundle"
+  id="$(head -c 32 /dev/urandom | sha256sum | cut -d' ' -f1)"
+  pod_uid="$(cat /proc/sys/kernel/random/uuid)"
+  MEM_MB="$mem" USERNS="$userns" CGROUP_RO="$ro" WORK="$work" BINARY="$binary" ROOTFS="$image" \
+    CGROUPS_PATH="kubepods-burstable-pod${pod_uid//-/_}.slice:cri-containerd:$id" \
+    python3 "$work/spec.py" "$bundle/config.json" || return 1
+  python3 - "$bundle/config.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1])); l = s["linux"]
+print("  namespaces:", ",".join(n["type"] for n in l["namespaces"]), "| cgroupsPath:", l["cgroupsPath"])
+print("  uidMappings:", l.get("uidMappings", "none"), "| caps:", ",".join(s["process"]["capabilities"]["bounding"]))
+m = [m for m in s["mounts"] if m["destination"] == "/sys/fs/cgroup"][0]
+print("  /sys/fs/cgroup:", m["type"], ",".join(m["options"]), "| memory.limit:", l["resources"]["memory"]["limit"],
+      "| unified:", l["resources"]["unified"], "| oomScoreAdj:", s["process"]["oomScoreAdj"])
+EOF
+  runc --systemd-cgroup run --bundle "$bundle" "$id" < /dev/null > "$work/log" 2>&1 &
+  runc_pid=$!
+  for _ in $(seq 120); do
+    pid="$(runc --systemd-cgroup state "$id" 2>/dev/null | python3 -c \
+      'import json,sys; s=json.load(sys.stdin); print(s["pid"] if s["status"] == "running" else "")' 2>/dev/null)"
+    [[ -n "$pid" ]] && break
+    kill -0 "$runc_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [[ -z "$pid" ]]; then
+    echo "--- runc did not start the container:"; tail -20 "$work/log"; id=''; return 1
+  fi
+  gateway_pid="$pid"
+  # The pod network, as a CNI bridge plugin would set it up (a veth pair, no bridge needed).
+  ip link add sgveth0 type veth peer name eth0 netns "$pid" &&
+    ip addr add 10.88.0.1/24 dev sgveth0 && ip link set sgveth0 up &&
+    nsenter -t "$pid" -n ip addr add "$pod_ip/24" dev eth0 &&
+    nsenter -t "$pid" -n ip link set eth0 up && nsenter -t "$pid" -n ip link set lo up ||
+    { echo "--- could not set up the pod network"; return 1; }
+  for _ in $(seq 240); do
+    if curl -fs "http://$pod_ip:8080/readyz" > /dev/null 2>&1; then
+      echo "  ready after $((SECONDS - t0)) s"; return 0
+    fi
+    kill -0 "$runc_pid" 2>/dev/null || break
+    sleep 1
+  done
+  echo "--- the pod did not become ready in $((SECONDS - t0)) s; its log:"; tail -20 "$work/log"
+  echo "--- /readyz:"; curl -s "http://$pod_ip:8080/readyz"; echo
+  return 1
+}
+
+in_pod() { runc --systemd-cgroup exec "$id" "$@"; }
+
+stop_pod() {  # SIGTERM as the kubelet (through containerd) sends it; exit 0 within the grace
+  [[ -n "$id" ]] || return 1
+  runc --systemd-cgroup kill "$id" TERM
+  local rc=''
+  for _ in $(seq 40); do kill -0 "$runc_pid" 2>/dev/null || break; sleep 1; done
+  if kill -0 "$runc_pid" 2>/dev/null; then
+    echo "still running after the 40 s grace: SIGKILL"; runc --systemd-cgroup kill "$id" KILL
+  fi
+  wait "$runc_pid"; rc=$?
+  id=''
+  ip link del sgveth0 > /dev/null 2>&1
+  # The kubelet removes the pod's slice once the pod is gone.
+  systemctl stop "kubepods-burstable-pod${pod_uid//-/_}.slice" > /dev/null 2>&1
+  [[ "$rc" == 0 ]] || { echo "exit code $rc"; tail -5 "$work/log"; return 1; }
+}
+
+# Why a pod was not ready: what the gateway says, and who owns the cgroup it was given.
+explain_not_ready() {
+  local cg; cg="$(scope_dir)"
+  echo "  sandgate --check-isolation in the pod:"
+  in_pod /usr/local/bin/sandgate --check-isolation 2>&1 | sed 's/^/    /'
+  echo "  the container's cgroup on the host: $(stat -c '%n owner %u:%g mode %a' "$cg" 2>&1)"
+  echo "    $(stat -c '%n owner %u:%g mode %a' "$cg/cgroup.procs" "$cg/cgroup.subtree_control" 2>&1 | tr '\n' ' ')"
+  echo "  in the pod: $(in_pod sh -c 'id; grep " /sys/fs/cgroup " /proc/self/mountinfo; ls -lnd /sys/fs/cgroup;
+    mkdir /sys/fs/cgroup/probe-by-hand && rmdir /sys/fs/cgroup/probe-by-hand && echo mkdir works' 2>&1 | tr '\n' ';')"
+}
+
+job_start=$SECONDS
+runc --version | head -n1
+systemctl --version | head -n1
+variants=("host 0 1" "userns 1 1" "userns-rw-cgroupfs 1 0")
+for v in "${variants[@]}"; do
+  read -r name userns ro <<< "$v"
+  vstart=$SECONDS
+  case "$name" in
+    host) say "pod (hostUsers: true), runc 1.1 + systemd cgroup driver, cgroup fs ro as CRI mounts it" ;;
+    userns) say "pod (hostUsers: false), runc 1.1 + systemd cgroup driver, cgroup fs ro as CRI mounts it" ;;
+    *) say "diagnostic: hostUsers: false with the cgroup fs mounted rw (not what CRI generates)" ;;
+  esac
+  if ! check "the pod ($name) becomes ready with full isolation" start_pod 3072 "$userns" "$ro"; then
+    if [[ -n "$id" ]]; then
+      explain_not_ready
+      check "SIGTERM: the gateway exits 0 (pod $name, not ready)" stop_pod
+    fi
+    check "nothing left after the pod ($name)" nothing_left
+    echo "  (variant $name took $((SECONDS - vstart)) s)"
+    continue
+  fi
+  if [[ $ro == 1 ]]; then
+    check "the runtime mounted /sys/fs/cgroup read-only in the pod" \
+      bash -c "grep ' /sys/fs/cgroup ' /proc/$gateway_pid/mountinfo | head -n1 | grep -q ' ro[ ,]'"
+  fi
+  grep ' /sys/fs/cgroup ' "/proc/$gateway_pid/mountinfo" | sed 's/^/  mountinfo: /'
+  in_pod /usr/local/bin/sandgate --check-isolation > "$work/isolation" 2>&1
+  sed 's/^/  /' "$work/isolation"
+  check "isolation mode is full (runc exec --check-isolation)" grep -q '^mode: full' "$work/isolation"
+  cg="$(scope_dir)"
+  echo "  container cgroup $cg: memory.max $(cat "$cg/memory.max") memory.oom.group $(cat "$cg/memory.oom.group")"
+  check "the gateway sits in its leaf, sandboxes in an instance cgroup" \
+    test -d "$cg/sandgate-gateway" -a -n "$(find "$cg" -maxdepth 1 -name 'sandgate-[0-9]*')"
+  check "the acceptance checks pass through the SDK client" \
+    node "$repo/tests/e2e/pod_check.mjs" "$url" "$token"
+  check "the ended session left no sandbox cgroup" \
+    test -z "$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d)"
+  check "SIGTERM: the gateway exits 0" stop_pod
+  check "the pod's log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
+  check "nothing left after the pod" nothing_left
+  echo "  (variant $name took $((SECONDS - vstart)) s)"
+done
+
+say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
+vstart=$SECONDS
+if check "the 1536 MiB pod (hostUsers: true) becomes ready" start_pod 1536 0 1; then
+  limited="$(scope_dir)"
+  while [[ "$(cat "$limited/memory.max" 2>/dev/null)" == max && "$limited" != /sys/fs/cgroup ]]; do
+    limited="$(dirname "$limited")"
+  done
+  echo 1 > "$limited/memory.oom.group"
+  echo "  memory.max $(cat "$limited/memory.max") on $limited; memory.oom.group $(cat "$limited/memory.oom.group")"
+  check "a sandbox program is the OOM victim" node "$repo/tests/e2e/pod_check.mjs" "$url" "$token" pressure
+  check "the gateway is the same process, still running" \
+    test "$(runc --systemd-cgroup state "$id" 2>/dev/null | python3 -c \
+      'import json,sys; s=json.load(sys.stdin); print(s["status"], s["pid"])')" == "running $gateway_pid"
+  echo "  container memory.events: $(tr '\n' ' ' < "$limited/memory.events")"
+  check "SIGTERM: the gateway exits 0" stop_pod
+  check "nothing left after the pod" nothing_left
+else
+  [[ -n "$id" ]] && explain_not_ready && stop_pod
+fi
+echo "  (OOM variant took $((SECONDS - vstart)) s; the job $((SECONDS - job_start)) s)"
+finish
