@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything sandgate needs to build, run and test on Debian 12, from Debian's
 # packages (and npm for the end-to-end tests' packages, see scripts/test.sh). Run as root.
+# `--with-vm` adds what the pure cgroup v2 stage (scripts/test-vm.sh) needs on the host.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+vm_packages=()
+[[ "${1:-}" == --with-vm ]] && vm_packages=(qemu-system-x86 debootstrap e2fsprogs)
 apt-get update
-apt-get install -y --no-install-recommends \
+apt-get install -y --no-install-recommends "${vm_packages[@]}" \
   cmake g++ make pkg-config ca-certificates \
   libboost1.81-dev nlohmann-json3-dev libssl-dev libspdlog-dev catch2 libseccomp-dev \
   clang libclang-rt-14-dev util-linux mount \

@@ -98,3 +98,15 @@ TEST_CASE("session ids are unguessable: 128 random bits, never repeated", "[unit
     CHECK(count < 42000);
   }
 }
+
+TEST_CASE("the logged session prefix tells sessions apart, with or without a replica name",
+          "[unit][registry]") {
+  using sandgate::session::log_prefix;
+  using sandgate::session::new_session_id;
+  auto a = new_session_id("sandgate-0"), b = new_session_id("sandgate-0");
+  CHECK(log_prefix(a).size() == 8);
+  CHECK(log_prefix(a) == a.substr(std::string("sandgate-0.").size(), 8));
+  CHECK(log_prefix(a) != log_prefix(b));
+  auto plain = new_session_id();
+  CHECK(log_prefix(plain) == plain.substr(0, 8));
+}

@@ -274,6 +274,9 @@ rm -rf "$image"/var/lib/apt/lists/* "$image"/var/cache/apt/*.bin
 mkdir -p "$image/usr/local/bin" "$image/etc/sandgate"
 : > "$image/usr/local/bin/sandgate"   # a mount point for the binary under test
 : > "$image/etc/sandgate/tokens"      # and for the tokens file
+# podman binds it into every container; in a user namespace it cannot create it in a root
+# owned by the host's root.
+mkdir -p "$image/run" && : > "$image/run/.containerenv"
 
 # --- outputs: kernel and initrd next to the image, then the image, then the stamp (last, so an
 # interrupted build is never taken for a finished one).

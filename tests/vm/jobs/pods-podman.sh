@@ -5,7 +5,7 @@
 # and the runtime's default read-only /sys/fs/cgroup, the ConfigMap's settings, and the image's
 # root filesystem (/srv/sandgate-image, built like deploy/Dockerfile's runtime stage) with the
 # binary under test mounted at /usr/local/bin/sandgate. Run with hostUsers: false
-# (--userns=auto) and without, then the pod-limit OOM with memory.oom.group=1 set on the
+# (--uidmap, 65536 ids as a kubelet gives a pod) and without, then the pod-limit OOM with memory.oom.group=1 set on the
 # container's cgroup as a kubelet does.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -17,13 +17,13 @@ url="http://127.0.0.1:8080/mcp"
 work="$(mktemp -d)"
 trap 'podman rm -f -t 0 sandgate-0 >/dev/null 2>&1; rm -rf "$work"' EXIT
 
-# podman --userns=auto takes its ranges from the "containers" entries.
-grep -q '^containers:' /etc/subuid || echo 'containers:200000:1000000' >> /etc/subuid
-grep -q '^containers:' /etc/subgid || echo 'containers:200000:1000000' >> /etc/subgid
 # The ConfigMap's data, as the pod's environment.
 awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
        key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
        print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
+# Files podman binds over in every container must exist in a root owned by the host's root
+# (a container in a user namespace cannot create them there).
+touch "$image/etc/hosts" "$image/etc/hostname" "$image/run/.containerenv"
 printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
 chmod 0644 "$work/tokens"
 
@@ -65,7 +65,8 @@ stop_pod() {  # SIGTERM as the kubelet sends it; the gateway must exit 0 within 
 
 for users in "auto" "host"; do
   say "pod (hostUsers: $([[ $users == auto ]] && echo false || echo true)), crun, read-only cgroup fs"
-  opts=(); [[ $users == auto ]] && opts=(--userns=auto:size=65536)
+  # hostUsers: false gives the pod 65536 ids of the node, as here.
+  opts=(); [[ $users == auto ]] && opts=(--uidmap 0:200000:65536 --gidmap 0:200000:65536)
   if ! check "the pod becomes ready with full isolation" start_pod 3072 "${opts[@]}"; then continue; fi
   check "the runtime mounted /sys/fs/cgroup read-only in the pod" \
     podman exec sandgate-0 sh -c 'grep " /sys/fs/cgroup " /proc/1/mountinfo | head -n1 | grep -q " ro[ ,]"'
@@ -85,7 +86,7 @@ for users in "auto" "host"; do
 done
 
 say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
-if check "the 1536 MiB pod becomes ready" start_pod 1536 --userns=auto:size=65536; then
+if check "the 1536 MiB pod becomes ready" start_pod 1536 --uidmap 0:200000:65536 --gidmap 0:200000:65536; then
   cg="$(pod_cgroup)"
   limited="$cg"
   while [[ "$(cat "$limited/memory.max" 2>/dev/null)" == max && "$limited" != /sys/fs/cgroup ]]; do
