@@ -27,7 +27,8 @@ struct State {
   std::mutex mutex;
   int users = 0;
   fs::path own;
-  bool moved = false;
+  bool moved = false;    // this process moved itself into the leaf (and moves back at the end)
+  bool in_leaf = false;  // it sits in the leaf, moved or started there
   std::vector<std::string> enabled;  // in the order they were enabled
 };
 
@@ -58,20 +59,40 @@ bool mount_fresh_cgroup2(const fs::path& point) {
   return false;
 }
 
-// The top-most cgroup2 mount, remounted fresh when it is read-only. Returns false when there is
-// no v2 hierarchy.
+// The top-most cgroup2 mount, remounted fresh when it is read-only, or mounted where a container
+// has none at all. Returns false when there is no v2 hierarchy.
 bool find_v2(CgroupMount& out, V2Delegation& d) {
-  for (const auto& m : cgroup_mounts())
+  bool any_v1 = false;
+  for (const auto& m : cgroup_mounts()) {
     if (m.fstype == "cgroup2") out = m;
-  if (out.fstype != "cgroup2") return false;
+    any_v1 = any_v1 || m.fstype == "cgroup";
+  }
+  if (out.fstype != "cgroup2") {
+    // Some runtimes give a user-namespaced container no cgroup mount; its cgroup namespace
+    // still has a root of its own to mount.
+    const fs::path standard = "/sys/fs/cgroup";
+    if (any_v1 || !fs::is_directory(standard)) return false;
+    if (!mount_fresh_cgroup2(standard)) {
+      int error = errno;
+      d.problem = "no cgroup filesystem is mounted and mounting cgroup2 at " + standard.string() +
+                  " failed (" + errno_text(error) +
+                  "): the gateway needs CAP_SYS_ADMIN in its container (docs/operations.md)";
+      return true;
+    }
+    d.note = "mounted cgroup2 at " + standard.string() + " (none was mounted)";
+    for (const auto& m : cgroup_mounts())
+      if (m.fstype == "cgroup2" && m.point == standard) out = m;
+    return out.fstype == "cgroup2";
+  }
   if (!out.read_only) return true;
   // Kubernetes mounts the cgroup fs read-only in a container; with CAP_SYS_ADMIN over the
   // container's mount namespace, a fresh mount of the container's own cgroup namespace is
   // writable wherever the runtime gave the container's root its cgroup.
   if (!mount_fresh_cgroup2(out.point)) {
+    int error = errno;
     d.problem = "the cgroup filesystem at " + out.point.string() +
                 " is mounted read-only and mounting a fresh cgroup2 over it failed (" +
-                errno_text(errno) +
+                errno_text(error) +
                 "): the gateway needs CAP_SYS_ADMIN in its container (docs/operations.md)";
     return true;
   }
@@ -93,10 +114,11 @@ bool can_create_children(const fs::path& dir, int& error) {
 
 // Moves this process into own/sandgate-gateway unless it already is there.
 bool move_into_leaf(State& s, V2Delegation& d) {
-  if (s.moved) return true;
+  if (s.in_leaf) return true;
   fs::path leaf = s.own / kLeaf;
   if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
-    d.problem = "could not create " + leaf.string() + " (" + errno_text(errno) + "): " + kFix;
+    int error = errno;
+    d.problem = "could not create " + leaf.string() + " (" + errno_text(error) + "): " + kFix;
     return false;
   }
   try {
@@ -105,7 +127,7 @@ bool move_into_leaf(State& s, V2Delegation& d) {
     d.problem = "could not move the gateway into " + leaf.string() + " (" + e.what() + "): " + kFix;
     return false;
   }
-  s.moved = true;
+  s.moved = s.in_leaf = true;
   d.note += std::string(d.note.empty() ? "" : "; ") + "the gateway moved into " + leaf.string();
   return true;
 }
@@ -118,7 +140,14 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
   if (!find_v2(mount, d) || !d.problem.empty()) return d;
   State& s = state();
   std::lock_guard lock(s.mutex);
-  d.own = s.users > 0 ? s.own : own_cgroup_dir(mount, "");
+  if (s.users == 0) {
+    s.own = own_cgroup_dir(mount, "");
+    // Started inside a running gateway's leaf (`kubectl exec … sandgate --check-isolation`
+    // lands there): its parent is the delegated cgroup, and this process is already a leaf's.
+    s.in_leaf = s.own.filename() == kLeaf;
+    if (s.in_leaf) s.own = s.own.parent_path();
+  }
+  d.own = s.own;
   int error = 0;
   if (!can_create_children(d.own, error)) {
     d.problem = "the gateway's cgroup " + d.own.string() + " is not writable (" +
@@ -127,7 +156,6 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
   }
   d.writable = true;
   ++s.users;
-  s.own = d.own;
 
   auto available = words(read_file(d.own / "cgroup.controllers").value_or(""));
   auto subtree = words(read_file(d.own / "cgroup.subtree_control").value_or(""));
@@ -156,7 +184,7 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
   for (const auto& c : wanted)
     if (subtree.count(c)) d.controllers.insert(c);
   // An empty leaf left by an earlier gateway that this one does not need.
-  if (!s.moved) ::rmdir((d.own / kLeaf).c_str());
+  if (!s.in_leaf) ::rmdir((d.own / kLeaf).c_str());
   return d;
 }
 
@@ -175,7 +203,7 @@ void undelegate_v2() {
     try {
       write_file(s.own / "cgroup.procs", "0");
       ::rmdir((s.own / kLeaf).c_str());
-      s.moved = false;
+      s.moved = s.in_leaf = false;
     } catch (const std::system_error&) {
       // Still enabled by someone else: the leaf stays, empty once we exit, reused next start.
     }

@@ -68,7 +68,8 @@ fs::path own_cgroup_dir(const CgroupMount& m, const std::string& controller) {
   }
   std::string rel = path;
   if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
-  return m.point / fs::path(rel).relative_path();
+  fs::path relative = fs::path(rel).relative_path();
+  return relative.empty() ? m.point : m.point / relative;
 }
 
 std::vector<pid_t> cgroup_procs(const fs::path& dir) {

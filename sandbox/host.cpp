@@ -9,6 +9,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -29,6 +30,19 @@ bool user_namespaces_available() {
   return max && std::atoi(max->c_str()) > 0;
 }
 
+// Whether ids [first, first + count) exist in our user namespace (/proc/self/uid_map: "inside
+// outside count" per line). A user-namespaced pod maps only 65536 of them.
+bool ids_mapped(std::uint64_t first, std::uint64_t count, const char* map_file) {
+  std::istringstream map(read_file(map_file).value_or(""));
+  std::uint64_t inside = 0, outside = 0, length = 0, covered_to = first;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  while (map >> inside >> outside >> length) ranges.emplace_back(inside, inside + length);
+  std::sort(ranges.begin(), ranges.end());
+  for (const auto& [from, to] : ranges)
+    if (from <= covered_to && to > covered_to) covered_to = to;
+  return covered_to >= first + count;
+}
+
 IsolationReport assess(const HostConfig& config) {
   IsolationReport r;
   r.user_namespaces = user_namespaces_available();
@@ -42,6 +56,16 @@ IsolationReport assess(const HostConfig& config) {
   } else if (!r.seccomp) {
     r.mode = "refused";
     r.problem = "seccomp is not available in this kernel";
+  } else if (r.privileged && !(ids_mapped(config.uid_base, 2ull * config.max_sandboxes,
+                                          "/proc/self/uid_map") &&
+                                ids_mapped(config.uid_base, 2ull * config.max_sandboxes,
+                                          "/proc/self/gid_map"))) {
+    r.mode = "refused";
+    r.problem = "the sandboxes' host ids [" + std::to_string(config.uid_base) + ", " +
+                std::to_string(config.uid_base + 2ull * config.max_sandboxes) +
+                ") are not all mapped in the gateway's user namespace (/proc/self/uid_map): set "
+                "--sandbox-uid-base and --max-sandboxes to fit (a user-namespaced pod has 65536 "
+                "ids)";
   } else if (r.cgroups.complete()) {
     r.mode = "full";
   } else if (config.accept_no_cgroups) {

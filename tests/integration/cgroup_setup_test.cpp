@@ -83,3 +83,13 @@ TEST_CASE("the sweep at start spares the sandboxes of a live gateway (named by p
   CHECK(second.execute(second.initialize(), "echo two", "bash")["isError"] == false);
   CHECK(first.execute(first.initialize(), "echo still", "bash")["isError"] == false);
 }
+
+TEST_CASE("sandbox ids the gateway's user namespace does not map: refused, and the reason says so",
+          "[integration][cgroups]") {
+  // A user namespace that maps only root, as a pod's maps only its 65536 ids.
+  std::string report = run_capture("/usr/bin/unshare -U --map-root-user " SANDGATE_BINARY
+                                   " --check-isolation 2>&1");
+  INFO(report);
+  CHECK(report.find("mode: refused") != std::string::npos);
+  CHECK(report.find("are not all mapped in the gateway's user namespace") != std::string::npos);
+}

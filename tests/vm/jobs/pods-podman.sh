@@ -4,7 +4,7 @@
 # seccomp and AppArmor unconfined, /proc unmasked, read-only root, private cgroup namespace)
 # and the runtime's default read-only /sys/fs/cgroup, the ConfigMap's settings, and the image's
 # root filesystem (/srv/sandgate-image, built like deploy/Dockerfile's runtime stage) with the
-# binary under test mounted at /usr/local/bin/sandgate. Run with hostUsers: false
+# binary under test installed at /usr/local/bin/sandgate. Run with hostUsers: false
 # (--uidmap, 65536 ids as a kubelet gives a pod) and without, then the pod-limit OOM with memory.oom.group=1 set on the
 # container's cgroup as a kubelet does.
 set -uo pipefail
@@ -24,6 +24,9 @@ awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
 # Files podman binds over in every container must exist in a root owned by the host's root
 # (a container in a user namespace cannot create them there).
 touch "$image/etc/hosts" "$image/etc/hostname" "$image/run/.containerenv"
+# The binary under test goes into the image as deploy/Dockerfile puts it there (a bind mount
+# under /usr would be a mount the sandboxes' non-recursive /usr bind may not reveal).
+install -m 0755 "$binary" "$image/usr/local/bin/sandgate"
 printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
 chmod 0644 "$work/tokens"
 
@@ -35,11 +38,13 @@ start_pod() {  # start_pod MEMORY_MiB [podman options...]
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --security-opt 'unmask=/proc/*' --network host --memory "${mem}m" \
     --env-file "$work/env" -e SANDGATE_REPLICA_NAME=sandgate-0 -e SANDGATE_MEMORY_LIMIT_MB="$mem" \
-    -v "$work/tokens:/etc/sandgate/tokens:ro" -v "$binary:/usr/local/bin/sandgate:ro" \
+    -v "$work/tokens:/etc/sandgate/tokens:ro" \
     --tmpfs /tmp:size=64m "$@" "$image" /usr/local/bin/sandgate --listen 0.0.0.0:8080 > /dev/null || return 1
-  for _ in $(seq 240); do
+  for i in $(seq 300); do
     curl -fs http://127.0.0.1:8080/readyz > /dev/null 2>&1 && return 0
-    [[ "$(podman inspect -f '{{.State.Running}}' sandgate-0)" == true ]] || break
+    # A refusal is final: /readyz answers 503 with the reason.
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/readyz)" == 503 ]] && ((i > 120)) && break
+    ((i % 15)) || [[ "$(podman inspect -f '{{.State.Running}}' sandgate-0)" == true ]] || break
     sleep 1
   done
   echo "--- the pod did not become ready; its log:"; podman logs sandgate-0 2>&1 | tail -20

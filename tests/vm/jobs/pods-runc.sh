@@ -29,12 +29,15 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_pure_v2
 image=/srv/sandgate-image
-binary="$build/sandgate"
 token="vm-pod-token"
 pod_ip=10.88.0.2
 url="http://$pod_ip:8080/mcp"
 work="$(mktemp -d)"
 chmod 0755 "$work"   # bind-mount sources must be reachable from the pod's user namespace
+# A copy of the binary under test on the guest's own disk: the share's file can be rebuilt while
+# the job runs, and a running gateway would then page in code of another build.
+binary="$work/sandgate"
+cp "$build/sandgate" "$binary" && chmod 0755 "$binary" || { echo "no $build/sandgate" >&2; exit 1; }
 id=''         # the running container's id (64 hex digits, as CRI names containers)
 runc_pid=''   # `runc run`, whose exit status is the gateway's
 cleanup() {
@@ -163,7 +166,8 @@ EOF
     sleep 0.5
   done
   if [[ -z "$pid" ]]; then
-    echo "--- runc did not start the container:"; tail -20 "$work/log"; id=''; return 1
+    echo "--- runc did not start the container:"; tail -20 "$work/log"; id=''
+    reason="runc could not start the container: $(grep -m1 -i error "$work/log")"; return 1
   fi
   gateway_pid="$pid"
   # The pod network, as a CNI bridge plugin would set it up (a veth pair, no bridge needed).
@@ -171,16 +175,22 @@ EOF
     ip addr add 10.88.0.1/24 dev sgveth0 && ip link set sgveth0 up &&
     nsenter -t "$pid" -n ip addr add "$pod_ip/24" dev eth0 &&
     nsenter -t "$pid" -n ip link set eth0 up && nsenter -t "$pid" -n ip link set lo up ||
-    { echo "--- could not set up the pod network"; return 1; }
+    { echo "--- could not set up the pod network"; reason="no pod network"; return 1; }
+  # Up to 4 minutes to answer; a refusal of isolation is final, so a /readyz that keeps saying
+  # 503 for 15 answers in a row is not waited out.
+  local code='' refusals=0
   for _ in $(seq 240); do
-    if curl -fs "http://$pod_ip:8080/readyz" > /dev/null 2>&1; then
-      echo "  ready after $((SECONDS - t0)) s"; return 0
-    fi
+    code="$(curl -s -o "$work/readyz" -w '%{http_code}' --max-time 10 "http://$pod_ip:8080/readyz" 2>/dev/null)"
+    [[ "$code" == 200 ]] && { echo "  ready after $((SECONDS - t0)) s"; return 0; }
+    if [[ "$code" == 503 ]]; then ((++refusals >= 15)) && break; else refusals=0; fi
     kill -0 "$runc_pid" 2>/dev/null || break
     sleep 1
   done
-  echo "--- the pod did not become ready in $((SECONDS - t0)) s; its log:"; tail -20 "$work/log"
-  echo "--- /readyz:"; curl -s "http://$pod_ip:8080/readyz"; echo
+  echo "--- the pod was not ready after $((SECONDS - t0)) s (last /readyz: ${code:-no answer}); its log:"
+  tail -20 "$work/log"
+  echo "--- /readyz:"; cat "$work/readyz" 2>/dev/null; echo
+  reason="/readyz ${code:-no answer}: $(head -c 600 "$work/readyz" 2>/dev/null)"
+  kill -0 "$runc_pid" 2>/dev/null || reason="the gateway exited: $(tail -n1 "$work/log")"
   return 1
 }
 
@@ -209,23 +219,62 @@ explain_not_ready() {
   in_pod /usr/local/bin/sandgate --check-isolation 2>&1 | sed 's/^/    /'
   echo "  the container's cgroup on the host: $(stat -c '%n owner %u:%g mode %a' "$cg" 2>&1)"
   echo "    $(stat -c '%n owner %u:%g mode %a' "$cg/cgroup.procs" "$cg/cgroup.subtree_control" 2>&1 | tr '\n' ' ')"
-  echo "  in the pod: $(in_pod sh -c 'id; grep " /sys/fs/cgroup " /proc/self/mountinfo; ls -lnd /sys/fs/cgroup;
-    mkdir /sys/fs/cgroup/probe-by-hand && rmdir /sys/fs/cgroup/probe-by-hand && echo mkdir works' 2>&1 | tr '\n' ';')"
+  echo "  in the pod: $(in_pod sh -c 'id; grep " /sys/fs/cgroup " /proc/self/mountinfo; ls -lnd /sys/fs/cgroup' 2>&1 | tr '\n' ';')"
+  echo "  what the pod's root may do to its cgroup fs (in a private copy of the pod's mount namespace,"
+  echo "  with the pod's capabilities, through runc exec):"
+  in_pod python3 -c "$cgroup_probe" 2>&1 | sed 's/^/    /'
 }
+# Each way to a writable cgroup fs from inside the pod, with its errno.
+cgroup_probe='
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+NOSUID, NODEV, NOEXEC, REMOUNT, BIND, REC, PRIVATE = 2, 4, 8, 32, 4096, 16384, 1 << 18
+def mount(src, target, fstype, flags):
+    if libc.mount(src and src.encode(), target.encode(), fstype and fstype.encode(), flags, None) == 0:
+        return "ok"
+    return errno.errorcode[ctypes.get_errno()]
+def mkdir(d):
+    try:
+        os.mkdir(d + "/runc-job-probe"); os.rmdir(d + "/runc-job-probe"); return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+if libc.unshare(0x20000) != 0:
+    raise SystemExit("unshare(CLONE_NEWNS): " + errno.errorcode[ctypes.get_errno()])
+mount(None, "/", None, REC | PRIVATE)
+print("mount -t cgroup2 over /sys/fs/cgroup (what sandgate does):",
+      mount("cgroup2", "/sys/fs/cgroup", "cgroup2", NOSUID | NODEV | NOEXEC))
+os.makedirs("/tmp/cg-probe", exist_ok=True)
+r = mount("cgroup2", "/tmp/cg-probe", "cgroup2", NOSUID | NODEV | NOEXEC)
+print("mount -t cgroup2 at another place (/tmp/cg-probe):", r, "| mkdir in it:", mkdir("/tmp/cg-probe") if r == "ok" else "-")
+print("mount -o remount,bind,rw /sys/fs/cgroup:", mount(None, "/sys/fs/cgroup", None, REMOUNT | BIND | NOSUID | NODEV | NOEXEC),
+      "| mkdir in it:", mkdir("/sys/fs/cgroup"))
+st = os.stat("/sys/fs/cgroup")
+print("the cgroup root as the pod sees it: owner %d:%d mode %o" % (st.st_uid, st.st_gid, st.st_mode & 0o7777))
+'
+
 
 job_start=$SECONDS
 runc --version | head -n1
 systemctl --version | head -n1
-variants=("host 0 1" "userns 1 1" "userns-rw-cgroupfs 1 0")
+variants=("host 0 1" "userns 1 1" "host-rw-cgroupfs 0 0" "userns-rw-cgroupfs 1 0")
 for v in "${variants[@]}"; do
   read -r name userns ro <<< "$v"
   vstart=$SECONDS
   case "$name" in
     host) say "pod (hostUsers: true), runc 1.1 + systemd cgroup driver, cgroup fs ro as CRI mounts it" ;;
     userns) say "pod (hostUsers: false), runc 1.1 + systemd cgroup driver, cgroup fs ro as CRI mounts it" ;;
+    host-rw*) say "diagnostic: hostUsers: true with the cgroup fs mounted rw (not what CRI generates)" ;;
     *) say "diagnostic: hostUsers: false with the cgroup fs mounted rw (not what CRI generates)" ;;
   esac
-  if ! check "the pod ($name) becomes ready with full isolation" start_pod 3072 "$userns" "$ro"; then
+  reason=''
+  if start_pod 3072 "$userns" "$ro"; then
+    pass "the pod ($name) becomes ready with full isolation"
+  else
+    fail "the pod ($name) becomes ready with full isolation: $reason"
+    if [[ -n "$id" && $ro == 1 ]]; then
+      check "the runtime mounted /sys/fs/cgroup read-only in the pod" \
+        bash -c "grep ' /sys/fs/cgroup ' /proc/$gateway_pid/mountinfo | head -n1 | grep -q ' ro[ ,]'"
+    fi
     if [[ -n "$id" ]]; then
       explain_not_ready
       check "SIGTERM: the gateway exits 0 (pod $name, not ready)" stop_pod
@@ -256,9 +305,16 @@ for v in "${variants[@]}"; do
   echo "  (variant $name took $((SECONDS - vstart)) s)"
 done
 
-say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
-vstart=$SECONDS
-if check "the 1536 MiB pod (hostUsers: true) becomes ready" start_pod 1536 0 1; then
+oom_variant() {  # oom_variant CGROUP_RO(0|1)
+  local ro="$1" vstart=$SECONDS what="the 1536 MiB pod (hostUsers: true, cgroup fs $([[ $1 == 1 ]] && echo ro || echo rw)) becomes ready"
+  reason=''
+  if ! start_pod 1536 0 "$ro"; then
+    fail "$what: $reason"
+    [[ -n "$id" ]] && { explain_not_ready; stop_pod > /dev/null; }
+    echo "  (took $((SECONDS - vstart)) s)"
+    return 1
+  fi
+  pass "$what"
   limited="$(scope_dir)"
   while [[ "$(cat "$limited/memory.max" 2>/dev/null)" == max && "$limited" != /sys/fs/cgroup ]]; do
     limited="$(dirname "$limited")"
@@ -272,8 +328,13 @@ if check "the 1536 MiB pod (hostUsers: true) becomes ready" start_pod 1536 0 1; 
   echo "  container memory.events: $(tr '\n' ' ' < "$limited/memory.events")"
   check "SIGTERM: the gateway exits 0" stop_pod
   check "nothing left after the pod" nothing_left
-else
-  [[ -n "$id" ]] && explain_not_ready && stop_pod
+  echo "  (took $((SECONDS - vstart)) s)"
+}
+
+say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
+if ! oom_variant 1; then
+  say "diagnostic: the same with the cgroup fs mounted rw (not what CRI generates)"
+  oom_variant 0
 fi
-echo "  (OOM variant took $((SECONDS - vstart)) s; the job $((SECONDS - job_start)) s)"
+echo "  (the job took $((SECONDS - job_start)) s)"
 finish
