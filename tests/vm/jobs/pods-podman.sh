@@ -30,6 +30,16 @@ install -m 0755 "$binary" "$image/usr/local/bin/sandgate"
 printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
 chmod 0644 "$work/tokens"
 
+# How the runtime itself mounts /sys/fs/cgroup in such a pod, before sandgate touches it:
+# "ro", "rw" or "none" (a throwaway container with the same options prints it).
+runtime_cgroup_mount() {  # [podman options...]
+  podman run --rm --rootfs --read-only --read-only-tmpfs=false --cgroupns=private \
+    --cap-drop ALL --cap-add SETUID,SETGID,SYS_ADMIN --security-opt seccomp=unconfined \
+    --security-opt 'unmask=/proc/*' --network host "$@" "$image" /bin/sh -c \
+    'awk "\$5 == \"/sys/fs/cgroup\" {print (\$6 ~ /(^|,)ro(,|$)/ ? \"ro\" : \"rw\"); found=1; exit}
+         END {if (!found) print \"none\"}" /proc/self/mountinfo'
+}
+
 start_pod() {  # start_pod MEMORY_MiB [podman options...]
   local mem="$1"; shift
   podman rm -f -t 0 sandgate-0 > /dev/null 2>&1
@@ -73,8 +83,10 @@ for users in "auto" "host"; do
   # hostUsers: false gives the pod 65536 ids of the node, as here.
   opts=(); [[ $users == auto ]] && opts=(--uidmap 0:200000:65536 --gidmap 0:200000:65536)
   if ! check "the pod becomes ready with full isolation" start_pod 3072 "${opts[@]}"; then continue; fi
-  check "the runtime mounted /sys/fs/cgroup read-only in the pod" \
-    podman exec sandgate-0 sh -c 'grep " /sys/fs/cgroup " /proc/1/mountinfo | head -n1 | grep -q " ro[ ,]"'
+  # crun gives a user-namespaced container no cgroup mount at all, the others a read-only one.
+  runtime_mount="$(runtime_cgroup_mount "${opts[@]}")"
+  echo "  the runtime's own /sys/fs/cgroup mount: $runtime_mount"
+  check "the runtime gave the pod no writable cgroup mount" test "$runtime_mount" != rw
   podman exec sandgate-0 /usr/local/bin/sandgate --check-isolation > "$work/isolation" 2>&1
   sed 's/^/  /' "$work/isolation"
   check "isolation mode is full" grep -q '^mode: full' "$work/isolation"
