@@ -170,13 +170,13 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
     } catch (const std::system_error& e) {
       int code = e.code().value();
       auto others = cgroup_procs(d.own);
-      d.problem = code == EBUSY && !others.empty()
-                      ? "the gateway's cgroup " + d.own.string() + " holds " +
-                            std::to_string(others.size()) +
-                            " other process(es), so it cannot hand controllers to sandboxes: " +
-                            kFix
-                      : "could not enable the " + c + " controller in " + d.own.string() + " (" +
-                            errno_text(code) + "): " + kFix;
+      d.problem =
+          code == EBUSY && !others.empty()
+              ? "the gateway's cgroup " + d.own.string() + " holds " +
+                    std::to_string(others.size()) +
+                    " other process(es), so it cannot hand controllers to sandboxes: " + kFix
+              : "could not enable the " + c + " controller in " + d.own.string() + " (" +
+                    errno_text(code) + "): " + kFix;
       break;
     }
   }

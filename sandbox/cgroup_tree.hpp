@@ -13,11 +13,11 @@
 namespace sandgate::sandbox {
 
 struct CgroupMount {
-  std::string root;       // the mount's root inside its hierarchy
+  std::string root;             // the mount's root inside its hierarchy
   std::filesystem::path point;  // where it is mounted
-  std::string fstype;     // cgroup or cgroup2
-  std::string options;    // super options: the v1 controllers
-  bool read_only = false; // the mount itself (not the superblock) is read-only
+  std::string fstype;           // cgroup or cgroup2
+  std::string options;          // super options: the v1 controllers
+  bool read_only = false;       // the mount itself (not the superblock) is read-only
 };
 
 std::vector<CgroupMount> cgroup_mounts();

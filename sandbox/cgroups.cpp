@@ -183,7 +183,8 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
   if (layout.memory.version != CgroupVersion::none) {
     fs::path base = layout.memory.parent.parent_path();
     layout.memory_limit_above = tightest_memory_limit(base, layout.memory.version);
-    if (known_limit > 0 && (layout.memory_limit_above == 0 || known_limit < layout.memory_limit_above))
+    if (known_limit > 0 &&
+        (layout.memory_limit_above == 0 || known_limit < layout.memory_limit_above))
       layout.memory_limit_above = known_limit;
     if (layout.memory_limit_above > 0) {
       std::uint64_t limit = layout.memory_limit_above;

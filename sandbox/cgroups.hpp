@@ -31,7 +31,7 @@ struct ControllerPlace {
 
 struct CgroupLayout {
   ControllerPlace memory, pids, cpu, cpuacct;  // parents are this gateway's instance directories
-  std::vector<std::filesystem::path> bases;   // the gateway's own cgroups the instances sit in
+  std::vector<std::filesystem::path> bases;    // the gateway's own cgroups the instances sit in
   // What all sandboxes together may hold: the limit of the gateway's cgroup (a container's, a
   // unit's) minus the gateway's reserve. The kernel's OOM then happens inside the instance
   // cgroup and picks a sandbox process; it never reaches the container's limit, where

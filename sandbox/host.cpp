@@ -4,12 +4,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -56,10 +56,9 @@ IsolationReport assess(const HostConfig& config) {
   } else if (!r.seccomp) {
     r.mode = "refused";
     r.problem = "seccomp is not available in this kernel";
-  } else if (r.privileged && !(ids_mapped(config.uid_base, 2ull * config.max_sandboxes,
-                                          "/proc/self/uid_map") &&
-                                ids_mapped(config.uid_base, 2ull * config.max_sandboxes,
-                                          "/proc/self/gid_map"))) {
+  } else if (r.privileged &&
+             !(ids_mapped(config.uid_base, 2ull * config.max_sandboxes, "/proc/self/uid_map") &&
+               ids_mapped(config.uid_base, 2ull * config.max_sandboxes, "/proc/self/gid_map"))) {
     r.mode = "refused";
     r.problem = "the sandboxes' host ids [" + std::to_string(config.uid_base) + ", " +
                 std::to_string(config.uid_base + 2ull * config.max_sandboxes) +
@@ -99,8 +98,7 @@ std::string IsolationReport::to_text() const {
   if (cgroups.memory_budget > 0)
     out << "sandbox memory budget: " << (cgroups.memory_budget >> 20) << " MiB of the "
         << (cgroups.memory_limit_above >> 20) << " MiB limit above the gateway\n";
-  out
-      << "mode: " << mode << "\n";
+  out << "mode: " << mode << "\n";
   if (!problem.empty()) out << "problem: " << problem << "\n";
   return out.str();
 }

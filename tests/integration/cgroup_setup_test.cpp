@@ -27,8 +27,15 @@ std::string cgroup2_mount_point() {
 // The gateway in a private mount and cgroup namespace whose cgroup2 mount is read-only: what a
 // container runtime gives a non-privileged Kubernetes container.
 std::vector<std::string> read_only_cgroup2(const std::string& point) {
-  return {"/usr/bin/unshare", "-m", "--propagation", "private", "-C", "/bin/sh", "-c",
-          "mount -o remount,bind,ro \"$0\" && exec \"$@\"", point};
+  return {"/usr/bin/unshare",
+          "-m",
+          "--propagation",
+          "private",
+          "-C",
+          "/bin/sh",
+          "-c",
+          "mount -o remount,bind,ro \"$0\" && exec \"$@\"",
+          point};
 }
 
 std::string run_capture(const std::string& command) {
@@ -50,10 +57,11 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
     WARN("SKIPPED: this host has no cgroup v2 hierarchy");
     return;
   }
-  std::string report = run_capture("/usr/bin/unshare -m --propagation private -C /bin/sh -c "
-                                    "'mount -o remount,bind,ro \"$0\" && exec \"$1\" "
-                                    "--check-isolation' " +
-                                    point + " " SANDGATE_BINARY " 2>&1");
+  std::string report = run_capture(
+      "/usr/bin/unshare -m --propagation private -C /bin/sh -c "
+      "'mount -o remount,bind,ro \"$0\" && exec \"$1\" "
+      "--check-isolation' " +
+      point + " " SANDGATE_BINARY " 2>&1");
   INFO(report);
   CHECK(report.find("cgroup setup: mounted a fresh cgroup2 over the read-only " + point) !=
         std::string::npos);
@@ -87,8 +95,8 @@ TEST_CASE("the sweep at start spares the sandboxes of a live gateway (named by p
 TEST_CASE("sandbox ids the gateway's user namespace does not map: refused, and the reason says so",
           "[integration][cgroups]") {
   // A user namespace that maps only root, as a pod's maps only its 65536 ids.
-  std::string report = run_capture("/usr/bin/unshare -U --map-root-user " SANDGATE_BINARY
-                                   " --check-isolation 2>&1");
+  std::string report =
+      run_capture("/usr/bin/unshare -U --map-root-user " SANDGATE_BINARY " --check-isolation 2>&1");
   INFO(report);
   CHECK(report.find("mode: refused") != std::string::npos);
   CHECK(report.find("are not all mapped in the gateway's user namespace") != std::string::npos);

@@ -9,17 +9,20 @@
 using namespace sandgate::test;
 using nlohmann::json;
 
-TEST_CASE("sandboxes that outgrow their shared budget: a sandbox program is killed, the gateway "
-          "serves on",
-          "[integration][memory]") {
+TEST_CASE(
+    "sandboxes that outgrow their shared budget: a sandbox program is killed, the gateway "
+    "serves on",
+    "[integration][memory]") {
   // 1536 MiB above us, 256 MiB kept: 1280 MiB for sandboxes, each allowed 1024 MiB.
   GatewayProcess gw({"--memory-limit-mb", "1536", "--memory-mb", "1024"});
   const std::string grow =
       "import time\nheld = []\nfor _ in range(20):\n held.append(bytearray(50 << 20))\n "
       "time.sleep(0.2)\nprint('grew')";
   std::string a = gw.initialize(), b = gw.initialize();
-  auto first = std::async(std::launch::async, [&] { return gw.call_execute(a, grow, "python", 120); });
-  auto second = std::async(std::launch::async, [&] { return gw.call_execute(b, grow, "python", 120); });
+  auto first =
+      std::async(std::launch::async, [&] { return gw.call_execute(a, grow, "python", 120); });
+  auto second =
+      std::async(std::launch::async, [&] { return gw.call_execute(b, grow, "python", 120); });
   int killed = 0;
   for (auto* call : {&first, &second}) {
     auto reply = call->get();
