@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -107,6 +108,14 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   sync_read.reset();
   try {
     write_id_maps(out.pid, request.ids);
+    // The child sets its score itself, but from inside its user namespace that does not raise
+    // the floor (oom_score_adj_min) it may lower it to again; written from here, with
+    // CAP_SYS_RESOURCE over the host (a root gateway on a host), it does. Best effort: in a pod
+    // the sandboxes' memory cgroup keeps an OOM away from the gateway in any case.
+    {
+      std::ofstream score("/proc/" + std::to_string(out.pid) + "/oom_score_adj");
+      score << "1000" << std::flush;
+    }
     if (request.before_release) request.before_release(out.pid);
     char go = 1;
     if (::write(sync_write.get(), &go, 1) != 1) throw_errno("release supervisor");

@@ -21,7 +21,8 @@ say "integration suite as a Delegate=yes unit, one cgroup per gateway"
 # shellcheck disable=SC2016
 check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   own="/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)"
-  mkdir "$own/runner" "$own/gateways" && echo $$ > "$own/runner/cgroup.procs" || exit 1
+  # "0" moves the writer itself ($$ may name a process systemd-run started first).
+  mkdir "$own/runner" "$own/gateways" && echo 0 > "$own/runner/cgroup.procs" || exit 1
   for c in memory pids cpu; do echo "+$c" > "$own/cgroup.subtree_control" || exit 1; done
   for c in memory pids cpu; do echo "+$c" > "$own/gateways/cgroup.subtree_control" || exit 1; done
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl
