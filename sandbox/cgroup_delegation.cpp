@@ -22,6 +22,20 @@ constexpr const char* kFix =
     "run sandgate in a cgroup of its own: as a systemd service with Delegate=yes "
     "(deploy/systemd/sandgate.service) or in a container (docs/operations.md)";
 
+constexpr const char* kUnmappedFix =
+    "its owner is not mapped in the gateway's user namespace, so the container runtime did not "
+    "hand the cgroup to the container's root. runc 1.1 does that only when the cgroup fs is "
+    "mounted read-write; with containerd and runc run the pod with hostUsers: true, or use crun "
+    "(docs/operations.md)";
+
+// Whether `dir` belongs to a user our user namespace does not map (shown as the overflow uid).
+bool owner_unmapped(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return false;
+  auto overflow = read_file("/proc/sys/kernel/overflowuid");
+  return overflow && st.st_uid == static_cast<uid_t>(std::stoul(*overflow));
+}
+
 // What this process changed, shared by every delegation in it.
 struct State {
   std::mutex mutex;
@@ -151,7 +165,7 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
   int error = 0;
   if (!can_create_children(d.own, error)) {
     d.problem = "the gateway's cgroup " + d.own.string() + " is not writable (" +
-                errno_text(error) + "): " + kFix;
+                errno_text(error) + "): " + (owner_unmapped(d.own) ? kUnmappedFix : kFix);
     return d;
   }
   d.writable = true;

@@ -57,11 +57,14 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
     WARN("SKIPPED: this host has no cgroup v2 hierarchy");
     return;
   }
-  std::string report = run_capture(
+  // Quoted for the shell: the wrapper (a cgroup of its own in the VM stage), then the mount.
+  std::string command;
+  for (const auto& word : own_cgroup_wrapper()) command += "'" + word + "' ";
+  command +=
       "/usr/bin/unshare -m --propagation private -C /bin/sh -c "
-      "'mount -o remount,bind,ro \"$0\" && exec \"$1\" "
-      "--check-isolation' " +
-      point + " " SANDGATE_BINARY " 2>&1");
+      "'mount -o remount,bind,ro \"$0\" && exec \"$1\" --check-isolation' " +
+      point + " " SANDGATE_BINARY " 2>&1";
+  std::string report = run_capture(command);
   INFO(report);
   CHECK(report.find("cgroup setup: mounted a fresh cgroup2 over the read-only " + point) !=
         std::string::npos);

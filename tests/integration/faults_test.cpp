@@ -190,12 +190,16 @@ TEST_CASE("the gateway cannot fork a supervisor: a clear tool error, then recove
   CHECK(structured(gw.execute(id, "echo hi", "bash"))["stdout"] == "hi\n");
 }
 
+// The same cgroup for a gateway and its successor, as a restarted service has (VM stage).
+const std::vector<std::string> kRestartEnv = {"SANDGATE_TOKEN=test-token",
+                                              "SANDGATE_TEST_CGROUP=restart"};
+
 TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives it", "[faults]") {
   std::size_t host_mounts = mount_count();
   pid_t dead;
   std::vector<pid_t> supervisors;
   {
-    GatewayProcess gw({});
+    GatewayProcess gw({}, kRestartEnv);
     std::vector<std::future<HttpReply>> calls;
     for (int i = 0; i < 4; ++i) {
       std::string id = gw.initialize();
@@ -224,7 +228,7 @@ TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives 
   CHECK(sh("grep -l '^sleep.[12]001' /proc/[0-9]*/cmdline > /dev/null 2>&1") != 0);
   CHECK(mount_count() == host_mounts);  // sandbox mounts lived only in their own namespaces
   CHECK(cgroups_of(dead) > 0);          // what the kernel cannot clean up by itself...
-  GatewayProcess next({});
+  GatewayProcess next({}, kRestartEnv);
   CHECK(cgroups_of(dead) == 0);  // ...the next start sweeps before it serves
 }
 

@@ -36,6 +36,22 @@ struct HttpReply {
   json json_body() const { return json::parse(body); }
 };
 
+// On a pure cgroup v2 host (the VM stage sets SANDGATE_TEST_CGROUP_PARENT) a gateway gets a
+// cgroup of its own below that folder, as a container or a systemd unit would give it: a cgroup
+// shared with the test runner could not hand controllers to sandboxes. Gateways started with the
+// same `name` share one, as a service restarted in its unit does: a later one joins the earlier
+// one's leaf (its cgroup has controllers enabled, so nothing may join it directly). Elsewhere:
+// no wrapper.
+inline std::vector<std::string> own_cgroup_wrapper(const std::string& name = "") {
+  const char* parent = std::getenv("SANDGATE_TEST_CGROUP_PARENT");
+  if (!parent) return {};
+  return {"/bin/sh", "-c",
+          "d=\"$0/${1:-gw-$$}\"; shift; mkdir -p \"$d\" || exit 1; "
+          "if [ -d \"$d/sandgate-gateway\" ]; then d=\"$d/sandgate-gateway\"; fi; "
+          "echo 0 > \"$d/cgroup.procs\" && exec \"$@\"",
+          parent, name};
+}
+
 class GatewayProcess {
  public:
   // `wrapper`, if given, runs the gateway (e.g. {"/usr/bin/unshare", "-m", "--propagation",
@@ -49,14 +65,10 @@ class GatewayProcess {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::vector<std::string> argv_s;
-    // On a pure cgroup v2 host (the VM stage) each gateway gets a cgroup of its own below this
-    // folder, as a container or a systemd unit would give it: a cgroup shared with the test
-    // runner could not hand controllers to sandboxes.
-    if (const char* parent = std::getenv("SANDGATE_TEST_CGROUP_PARENT"))
-      argv_s = {"/bin/sh", "-c",
-                "d=\"$0/gw-$$\" && mkdir \"$d\" && echo $$ > \"$d/cgroup.procs\" && exec \"$@\"",
-                parent};
+    std::string cgroup_name;
+    for (const auto& e : env)
+      if (e.rfind("SANDGATE_TEST_CGROUP=", 0) == 0) cgroup_name = e.substr(21);
+    std::vector<std::string> argv_s = own_cgroup_wrapper(cgroup_name);
     argv_s.insert(argv_s.end(), wrapper.begin(), wrapper.end());
     for (std::string a : {SANDGATE_BINARY, "--listen", "127.0.0.1:0", "--log-level", "warn"})
       argv_s.push_back(a);

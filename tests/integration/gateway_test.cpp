@@ -195,10 +195,14 @@ TEST_CASE("SIGTERM mid-call: the call gets an answer, sandboxes end, exit 0", "[
   CHECK(cgroups_of(pid) == 0);
 }
 
+// The same cgroup for a gateway and its successor, as a restarted service has (VM stage).
+const std::vector<std::string> kRestartEnv = {"SANDGATE_TOKEN=test-token",
+                                              "SANDGATE_TEST_CGROUP=restart"};
+
 TEST_CASE("after a SIGKILL of the gateway, the next start sweeps what it left", "[integration]") {
   pid_t dead;
   {
-    GatewayProcess gw({});
+    GatewayProcess gw({}, kRestartEnv);
     std::string id = gw.initialize();
     gw.execute(id, "sleep 300 > /dev/null 2>&1 & echo started", "bash");
     dead = gw.pid();
@@ -207,6 +211,6 @@ TEST_CASE("after a SIGKILL of the gateway, the next start sweeps what it left", 
   }
   // The sandbox's processes died with the gateway (parent-death signal on the supervisor).
   CHECK(eventually([] { return processes_running("sleep 300") == 0; }));
-  GatewayProcess next({});
+  GatewayProcess next({}, kRestartEnv);
   CHECK(cgroups_of(dead) == 0);
 }

@@ -39,15 +39,18 @@ TEST_CASE(
 
 TEST_CASE("a new sandbox is refused while the others hold the whole shared budget",
           "[integration][memory]") {
-  // 600 MiB above us, 256 kept: 344 MiB for sandboxes; one holds 330 MiB in the background.
-  GatewayProcess gw({"--memory-limit-mb", "600", "--memory-mb", "512"});
+  // 1024 MiB above us, 256 kept: 768 MiB for sandboxes, refused from 691 MiB on. One holds
+  // 700 MiB (every page touched) in the background, plus what python itself takes, below 768.
+  GatewayProcess gw({"--memory-limit-mb", "1024", "--memory-mb", "900"});
   std::string holder = gw.initialize(), late = gw.initialize();
-  auto held = gw.execute(holder,
-                         "python3 -c 'import time; b = bytearray(330 << 20); b[::4096] = b\"x\" * "
-                         "len(b[::4096]); print(\"held\", flush=True); time.sleep(120)' &\n"
-                         "sleep 2; echo started",
-                         "bash");
+  auto held =
+      gw.execute(holder,
+                 "python3 -c 'import time; b = bytearray(700 << 20); b[::4096] = b\"x\" * "
+                 "len(b[::4096]); print(\"held\", flush=True); time.sleep(120)' > /tmp/held &\n"
+                 "until grep -q held /tmp/held; do sleep 0.1; done; echo started",
+                 "bash", 120);
   REQUIRE(held["isError"] == false);
+  REQUIRE(held["structuredContent"]["stdout"] == "started\n");
   auto refused = gw.execute(late, "print('hi')");
   CHECK(refused["isError"] == true);
   CHECK(refused["content"][0]["text"].get<std::string>().find("shared memory budget") !=

@@ -21,13 +21,17 @@ say "integration suite as a Delegate=yes unit, one cgroup per gateway"
 # shellcheck disable=SC2016
 check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   own="/sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup)"
-  # "0" moves the writer itself ($$ may name a process systemd-run started first).
+  # "0" moves the writer itself (writing $$ here was refused with EINVAL).
   mkdir "$own/runner" "$own/gateways" && echo 0 > "$own/runner/cgroup.procs" || exit 1
   for c in memory pids cpu; do echo "+$c" > "$own/cgroup.subtree_control" || exit 1; done
   for c in memory pids cpu; do echo "+$c" > "$own/gateways/cgroup.subtree_control" || exit 1; done
-  SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl
+  # The HTTP client tests ([hostile]) hold wall-clock deadlines that software emulation
+  # stretches; they test no cgroup and run natively in every other stage.
+  SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl "~[hostile]"
   rc=$?
-  rmdir "$own"/gateways/gw-* "$own/gateways" 2>/dev/null
+  # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
+  # removes the unit'"'"'s cgroup).
+  find "$own/gateways" -depth -type d -exec rmdir {} + 2>/dev/null
   exit $rc' "$build/tests/integration_tests"
 
 say "nothing left behind"
