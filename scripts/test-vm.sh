@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 tests/vm/build-guest.sh
 failed=()
 ran=0
-for job in ${SANDGATE_VM_JOBS:-suites-as-unit pods-podman pods-runc}; do
+for job in ${SANDGATE_VM_JOBS:-suites-as-unit service-unit pods-podman pods-runc}; do
   [[ -f "tests/vm/jobs/$job.sh" ]] || { echo "test-vm: no job tests/vm/jobs/$job.sh" >&2; exit 2; }
   ran=$((ran + 1))
   echo "=== VM job $job"
