@@ -31,6 +31,23 @@ nothing_left() {
   [[ -z "$cg" && "$mounts" == 0 && "$procs" == 0 ]]
 }
 
+# What every running deployment must show, whatever runs it: the gateway in its leaf and an
+# instance cgroup for sandboxes, the acceptance checks through the SDK client, no sandbox cgroup
+# once the session ended, exit 0 on SIGTERM, a log without errors, nothing left.
+# check_deployment CGROUP_DIR URL TOKEN STOP_COMMAND LOG_FILE (STOP_COMMAND writes LOG_FILE)
+check_deployment() {
+  local cg="$1" url="$2" token="$3" stop="$4" log="$5"
+  check "the gateway sits in its leaf, sandboxes in an instance cgroup" \
+    test -d "$cg/sandgate-gateway" -a -n "$(find "$cg" -maxdepth 1 -name 'sandgate-[0-9]*')"
+  check "the acceptance checks pass through the SDK client" \
+    node "$repo/tests/e2e/pod_check.mjs" "$url" "$token"
+  check "the ended session left no sandbox cgroup" \
+    test -z "$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d)"
+  check "SIGTERM: the gateway exits 0" "$stop"
+  check "the log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$log'"
+  check "nothing left after it" nothing_left
+}
+
 finish() {
   say "summary: $failures failed"
   ((failures == 0))

@@ -91,15 +91,7 @@ for users in "auto" "host"; do
   sed 's/^/  /' "$work/isolation"
   check "isolation mode is full" grep -q '^mode: full' "$work/isolation"
   cg="$(pod_cgroup)"
-  check "the gateway sits in its leaf, sandboxes in an instance cgroup" \
-    test -d "$cg/sandgate-gateway" -a -n "$(find "$cg" -maxdepth 1 -name 'sandgate-[0-9]*')"
-  check "the acceptance checks pass through the SDK client" \
-    node "$repo/tests/e2e/pod_check.mjs" "$url" "$token"
-  check "the ended session left no sandbox cgroup" \
-    test -z "$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d)"
-  check "SIGTERM: the gateway exits 0" stop_pod
-  check "the pod's log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
-  check "nothing left after the pod" nothing_left
+  check_deployment "$cg" "$url" "$token" stop_pod "$work/log"
 done
 
 say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
