@@ -16,6 +16,9 @@ token="vm-pod-token"
 url="http://127.0.0.1:8080/mcp"
 work="$(mktemp -d)"
 trap 'podman rm -f -t 0 sandgate-0 >/dev/null 2>&1; rm -rf "$work"' EXIT
+# conmon leaves an "oom" marker in its working folder when a container process is OOM-killed:
+# not in the shared checkout.
+cd "$work"
 
 # The ConfigMap's data, as the pod's environment.
 awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
