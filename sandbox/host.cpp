@@ -49,6 +49,13 @@ IsolationReport assess(const HostConfig& config) {
   r.privileged = ::geteuid() == 0;
   r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
   r.landlock_abi = landlock_abi_version();
+  // A host that may run no sandbox (a harness around the HTTP layer) leaves the cgroups alone:
+  // the probe creates directories that only an orderly exit removes.
+  if (config.max_sandboxes == 0) {
+    r.mode = "refused";
+    r.problem = "this gateway runs no sandboxes (max_sandboxes is 0)";
+    return r;
+  }
   r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve, config.memory_limit);
   if (!r.user_namespaces) {
     r.mode = "refused";
