@@ -116,16 +116,6 @@ bool find_v2(CgroupMount& out, V2Delegation& d) {
   return true;
 }
 
-bool can_create_children(const fs::path& dir, int& error) {
-  fs::path probe = dir / ("sandgate-probe-" + std::to_string(::getpid()));
-  if (::mkdir(probe.c_str(), 0755) != 0) {
-    error = errno;
-    return false;
-  }
-  ::rmdir(probe.c_str());
-  return true;
-}
-
 // Moves this process into own/sandgate-gateway unless it already is there.
 bool move_into_leaf(State& s, V2Delegation& d) {
   if (s.in_leaf) return true;
@@ -162,8 +152,7 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
     if (s.in_leaf) s.own = s.own.parent_path();
   }
   d.own = s.own;
-  int error = 0;
-  if (!can_create_children(d.own, error)) {
+  if (int error = child_cgroup_error(d.own); error != 0) {
     d.problem = "the gateway's cgroup " + d.own.string() + " is not writable (" +
                 errno_text(error) + "): " + (owner_unmapped(d.own) ? kUnmappedFix : kFix);
     return d;

@@ -1,5 +1,9 @@
 #include "cgroup_tree.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -70,6 +74,13 @@ fs::path own_cgroup_dir(const CgroupMount& m, const std::string& controller) {
   if (m.root != "/" && rel.rfind(m.root, 0) == 0) rel = rel.substr(m.root.size());
   fs::path relative = fs::path(rel).relative_path();
   return relative.empty() ? m.point : m.point / relative;
+}
+
+int child_cgroup_error(const fs::path& dir) {
+  fs::path probe = dir / ("sandgate-probe-" + std::to_string(::getpid()));
+  if (::mkdir(probe.c_str(), 0755) != 0) return errno;
+  ::rmdir(probe.c_str());
+  return 0;
 }
 
 std::vector<pid_t> cgroup_procs(const fs::path& dir) {

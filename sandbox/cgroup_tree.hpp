@@ -26,6 +26,9 @@ std::vector<CgroupMount> cgroup_mounts();
 std::filesystem::path own_cgroup_dir(const CgroupMount& m, const std::string& controller);
 bool has_mount_option(const std::string& options, const std::string& name);
 std::set<std::string> words(const std::string& text);
+// Whether this process may create child cgroups in `dir` (tried with a probe directory that is
+// removed again). 0 when it may, else the errno of the refusal.
+int child_cgroup_error(const std::filesystem::path& dir);
 // The pids listed in a cgroup's cgroup.procs (empty when unreadable).
 std::vector<pid_t> cgroup_procs(const std::filesystem::path& dir);
 // Start time of a process (clock ticks since boot, /proc/PID/stat field 22): with the pid it

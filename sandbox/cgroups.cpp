@@ -86,13 +86,6 @@ void kill_and_remove(const fs::path& dir) {
   }
 }
 
-bool can_create_children(const fs::path& dir) {
-  fs::path probe = dir / (std::string(kPrefix) + "probe-" + std::to_string(::getpid()));
-  if (::mkdir(probe.c_str(), 0755) != 0) return false;
-  ::rmdir(probe.c_str());
-  return true;
-}
-
 // The tightest memory limit on `dir` and the ancestors we can see (a container's, a systemd
 // unit's or slice's); 0 when there is none.
 std::uint64_t tightest_memory_limit(fs::path dir, CgroupVersion version) {
@@ -136,7 +129,7 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
     for (const auto& m : mounts) {
       if (m.fstype != "cgroup" || !has_mount_option(m.options, v1_name)) continue;
       fs::path dir = own_cgroup_dir(m, v1_name);
-      if (can_create_children(dir)) slot = {CgroupVersion::v1, dir};
+      if (child_cgroup_error(dir) == 0) slot = {CgroupVersion::v1, dir};
       return;
     }
   };
