@@ -1,10 +1,12 @@
 // The soak: many concurrent clients play a random mix of calls, timeouts, cancellations,
 // DELETEs mid-call, abandoned sessions and bad requests against a real gateway for a set time.
+// Hostile raw-socket clients (tests/soak/hostile_actor.hpp) run beside them.
 // Then it waits for the idle sweep, stops the gateway and checks that every well-formed call got
 // the right answer, that nothing is left (processes, cgroups, host mounts, files) and that the
 // gateway's memory came back to its baseline.
 //
-//   soak_driver --sandgate PATH [--seconds N] [--clients N] [--seed N] [--report FILE]
+//   soak_driver --sandgate PATH [--seconds N] [--clients N] [--hostile N] [--seed N]
+//               [--report FILE]
 //
 // Exit status 0 only when every check passed; the report (JSON) says what was done and found.
 #include <signal.h>
@@ -19,6 +21,7 @@
 
 #include "bench/common/measure.hpp"
 #include "bench/load/server_process.hpp"
+#include "tests/soak/hostile_actor.hpp"
 #include "tests/soak/scenarios.hpp"
 #include "tests/support/host_probe.hpp"
 
@@ -44,11 +47,14 @@ constexpr long kRssToleranceKib = 16 * 1024;
 // Built with a sanitizer, the gateway's RSS also holds the sanitizer's quarantine or shadow
 // memory, which grows with traffic by design: memory is reported, not held to the baseline.
 constexpr bool kCheckMemory = !kSanitized;
+// The gateway's body limit in the soak: the hostile clients announce bodies of this size.
+constexpr std::uint64_t kBodyLimitBytes = 4 << 20;
 
 struct Options {
   std::string sandgate;
   int seconds = 60;
   int clients = 16;
+  int hostile = 2;
   unsigned seed = 1;
   std::string report;
 };
@@ -65,6 +71,8 @@ Options parse(int argc, char** argv) {
       o.seconds = std::stoi(value);
     else if (arg == "--clients")
       o.clients = std::stoi(value);
+    else if (arg == "--hostile")
+      o.hostile = std::stoi(value);
     else if (arg == "--seed")
       o.seed = static_cast<unsigned>(std::stoul(value));
     else if (arg == "--report")
@@ -95,19 +103,26 @@ long metric(ServerProcess& gateway, const std::string& name) {
   return std::stol(body.substr(at + name.size() + 2));
 }
 
-void run_actors(asio::io_context& io, ServerProcess& gateway, const std::string& token, int clients,
-                unsigned seed, std::chrono::seconds duration, sandgate::soak::Tally& tally) {
+void run_actors(asio::io_context& io, ServerProcess& gateway, const std::string& token,
+                const Options& options, unsigned seed, std::chrono::seconds duration,
+                sandgate::soak::Tally& tally) {
   std::vector<std::unique_ptr<sandgate::soak::Actor>> actors;
-  for (int i = 0; i < clients; ++i)
+  for (int i = 0; i < options.clients; ++i)
     actors.push_back(std::make_unique<sandgate::soak::Actor>(io.get_executor(), gateway.endpoint(),
                                                              token, seed * 1000 + i, tally));
+  std::vector<std::unique_ptr<sandgate::soak::HostileActor>> hostile;
+  for (int i = 0; i < options.hostile; ++i)
+    hostile.push_back(std::make_unique<sandgate::soak::HostileActor>(
+        io.get_executor(), gateway.endpoint(), token, kBodyLimitBytes, seed * 1000 + 500 + i,
+        tally));
   auto deadline = std::chrono::steady_clock::now() + duration;
-  int running = clients;
-  for (auto& actor : actors)
-    asio::co_spawn(io, actor->run(deadline), [&](std::exception_ptr failure) {
-      --running;
-      if (failure) tally.transport("actor", "ended by an exception");
-    });
+  int running = options.clients + options.hostile;
+  auto on_end = [&](std::exception_ptr failure) {
+    --running;
+    if (failure) tally.transport("actor", "ended by an exception");
+  };
+  for (auto& actor : actors) asio::co_spawn(io, actor->run(deadline), on_end);
+  for (auto& actor : hostile) asio::co_spawn(io, actor->run(deadline), on_end);
   io.restart();
   while (running > 0) io.run_one();
 }
@@ -126,22 +141,23 @@ int main(int argc, char** argv) {
   const std::string token = "soak-token-" + std::to_string(options.seed);
   auto mounts_before = sandgate::test::mount_count();
   auto scratch_before = host_scratch_entries();
-  ServerProcess gateway("sandgate",
-                        {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn",
-                         "--session-idle-timeout", std::to_string(kIdleTimeoutSeconds),
-                         "--max-sessions-per-tenant", "1000", "--max-processes", "64"},
-                        {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, "/readyz");
+  ServerProcess gateway(
+      "sandgate",
+      {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn", "--session-idle-timeout",
+       std::to_string(kIdleTimeoutSeconds), "--max-sessions-per-tenant", "1000", "--max-processes",
+       "64", "--body-limit-bytes", std::to_string(kBodyLimitBytes)},
+      {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, "/readyz");
   asio::io_context io;
   sandgate::soak::Tally tally;
   json report = {{"seconds", options.seconds},
                  {"clients", options.clients},
+                 {"hostile_clients", options.hostile},
                  {"seed", options.seed},
                  {"machine", sandgate::bench::machine()}};
 
   // Warm-up: the same mix for a few seconds, so the baseline includes what the gateway keeps
   // for good (thread stacks, allocator arenas, metric and tenant maps).
-  run_actors(io, gateway, token, options.clients, options.seed + 7777, std::chrono::seconds(5),
-             tally);
+  run_actors(io, gateway, token, options, options.seed + 7777, std::chrono::seconds(5), tally);
   // (The sweep runs every half idle timeout, so an abandoned session is gone within 1.5 of it.)
   if (kCheckMemory)
     std::this_thread::sleep_for(std::chrono::seconds(kIdleTimeoutSeconds * 3 / 2 + 2));
@@ -158,8 +174,8 @@ int main(int argc, char** argv) {
     }
   });
   auto started = sandgate::bench::Clock::now();
-  run_actors(io, gateway, token, options.clients, options.seed,
-             std::chrono::seconds(options.seconds), tally);
+  run_actors(io, gateway, token, options, options.seed, std::chrono::seconds(options.seconds),
+             tally);
   double ran_s = sandgate::bench::ms_since(started) / 1000;
   sampling = false;
   sampler.join();
