@@ -1,6 +1,7 @@
 #pragma once
-// The last layer before exec: a seccomp filter (libseccomp) that refuses network sockets and the
-// system calls a sandboxed program never needs and an attacker would (mount, ptrace, bpf, …).
+// The last layer before exec: a seccomp filter (libseccomp) that allows the system calls the
+// runtimes need (an allowlist; anything else gets ENOSYS), only AF_UNIX sockets, clone without
+// namespace flags, and refuses outright what an attacker would want (mount, ptrace, bpf, …).
 
 #include <linux/filter.h>
 
@@ -16,6 +17,8 @@ class SeccompProgram {
   static SeccompProgram compile();
   // In the program's process, after no_new_privs. Returns 0 or errno.
   int install() const;
+  // The classic-BPF program, for tests that keep its size and depth in check.
+  const std::vector<sock_filter>& code() const { return code_; }
 
  private:
   std::vector<sock_filter> code_;
