@@ -21,10 +21,11 @@ force=0
 
 # What the guest needs to boot (kernel, systemd as init, udev so devices appear), to run the
 # container runtimes the project is tested against, and what sandboxed programs expect
-# (same as deploy/Dockerfile's runtime stage, minus the heavy python extras).
+# (the python packages the sandbox suite exercises: numpy, pandas, matplotlib).
 guest_packages=(
   linux-image-amd64 systemd systemd-sysv udev dbus iproute2 procps util-linux mount
-  ca-certificates podman crun containerd runc python3 python3-numpy nodejs bash coreutils curl
+  ca-certificates podman crun containerd runc python3 python3-numpy python3-pandas
+  python3-matplotlib nodejs bash coreutils curl
 )
 # Shared libraries the sandgate binaries link (by `ldd build/sandgate`), so a binary built on
 # the host runs in the guest straight from the 9p share. Extended below from whatever ELF
