@@ -24,6 +24,7 @@
 #include <string>
 #include <system_error>
 
+#include "close_descriptors.hpp"
 #include "fd_passing.hpp"
 #include "landlock.hpp"
 #include "privileges.hpp"
@@ -125,7 +126,12 @@ void write_error(int fd, const char* what, int err) {
     write_error(2, "landlock", e);
     ::_exit(126);
   }
-  ::close_range(3, ~0U, 0);
+  // Fail closed: whatever the supervisor holds (its control socket, another call's pipes)
+  // is not the program's.
+  if (int e = close_descriptors_from(3)) {
+    write_error(2, "closing inherited descriptors", e);
+    ::_exit(126);
+  }
   if (::chdir("/work") != 0) {
     write_error(2, "chdir /work", errno);
     ::_exit(126);
