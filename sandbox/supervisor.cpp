@@ -299,6 +299,11 @@ bool is_supervisor_invocation(int argc, char** argv) {
 void supervisor_main(int /*argc*/, char** argv) {
   // If the gateway dies, so does the sandbox: killing pid 1 ends its whole pid namespace.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Not dumpable (inherited by the calls' inits, reset for programs by their exec): a program
+  // may not ptrace, read the memory or /proc entries of, or even see (hidepid) the processes
+  // that hold every capability of the sandbox, even where it shares their uid (an
+  // unprivileged gateway maps only one).
+  ::prctl(PR_SET_DUMPABLE, 0);
   Settings s;
   s.rootfs.work_bytes = arg_number(argv, 1);
   s.rootfs.tmp_bytes = arg_number(argv, 2);
