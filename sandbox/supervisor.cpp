@@ -69,6 +69,7 @@ struct Settings {
   RootfsPlan rootfs;
   std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
+  bool drop_groups = true;    // false where the gid map was written with setgroups denied
   int landlock_ruleset = -1;  // built once, applied in every program
   SeccompProgram seccomp;     // compiled once, loaded into every program
 };
@@ -111,7 +112,8 @@ void write_error(int fd, const char* what, int err) {
                                int in, int out, int err) {
   if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
   ::setsid();
-  if (int e = drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap)) {
+  if (int e =
+          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups)) {
     write_error(2, "dropping privileges", e);
     ::_exit(126);
   }
@@ -266,10 +268,14 @@ class Supervisor {
     calls_[h.call_id] = static_cast<pid_t>(pid);
   }
 
+  // /code is not writable for programs, but where a program shares the supervisor's uid
+  // (unprivileged mode) only Landlock says so: a file or symlink it planted under this name
+  // must be neither followed nor reused. Its own call then fails; nothing else does.
   static int write_code(int memfd, const std::string& path) {
     struct stat st {};
     if (::fstat(memfd, &st) != 0) return errno;
-    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
+    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
     if (!file) return errno;
     off_t offset = 0;
     while (offset < st.st_size) {
@@ -311,6 +317,7 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.last_cap = last_capability();
+  s.drop_groups = setgroups_allowed();
   try {
     // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
     if (::unshare(CLONE_NEWCGROUP) != 0)
