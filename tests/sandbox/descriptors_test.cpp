@@ -1,6 +1,7 @@
 // The gateway's descriptors never reach a program: not where close_range works, and not where
 // the kernel or a container's seccomp profile refuses it (then the sandbox falls back to
 // /proc/self/fd, or does not start).
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <seccomp.h>
 #include <sys/socket.h>
@@ -34,7 +35,8 @@ std::string refuse_close_range() {
 }
 
 // The kind of descriptors a gateway holds, opened without close-on-exec (the mistake the
-// sandbox must survive): a listening socket and a pipe.
+// sandbox must survive): a listening socket and a pipe. Above 3, which the supervisor's
+// control socket takes over in any case.
 void open_leaky_descriptors() {
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -42,6 +44,8 @@ void open_leaky_descriptors() {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::listen(listener, 4);
+  ::fcntl(listener, F_DUPFD, 20);  // F_DUPFD: the copy is not close-on-exec either
+  ::close(listener);
   int p[2];
   if (::pipe(p) != 0) ::_exit(3);
 }
