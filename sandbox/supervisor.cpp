@@ -8,7 +8,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +24,7 @@
 #include <system_error>
 
 #include "close_descriptors.hpp"
+#include "code_file.hpp"
 #include "fd_passing.hpp"
 #include "landlock.hpp"
 #include "privileges.hpp"
@@ -249,7 +249,7 @@ class Supervisor {
     if (!previous_code_.empty()) ::unlink(previous_code_.c_str());
     std::string code_path =
         std::string(kCodeDir) + "/cell-" + std::to_string(h.call_id) + rt.extension;
-    if (int e = write_code(fds[0].get(), code_path)) {
+    if (int e = write_code_file(fds[0].get(), code_path)) {
       write_status(status, protocol::StatusKind::spawn_failed, e);
       return;
     }
@@ -266,24 +266,6 @@ class Supervisor {
       run_call_init(settings_, rt, code_path, fds);
     }
     calls_[h.call_id] = static_cast<pid_t>(pid);
-  }
-
-  // /code is not writable for programs, but where a program shares the supervisor's uid
-  // (unprivileged mode) only Landlock says so: a file or symlink it planted under this name
-  // must be neither followed nor reused. Its own call then fails; nothing else does.
-  static int write_code(int memfd, const std::string& path) {
-    struct stat st {};
-    if (::fstat(memfd, &st) != 0) return errno;
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
-    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
-    if (!file) return errno;
-    off_t offset = 0;
-    while (offset < st.st_size) {
-      ssize_t n = ::sendfile(file.get(), memfd, &offset, static_cast<size_t>(st.st_size - offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? errno : EIO;
-    }
-    return 0;
   }
 
   Settings settings_;
