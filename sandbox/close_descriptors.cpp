@@ -64,11 +64,15 @@ int close_listed(int first) {
   return error;
 }
 
+// No descriptor can be open at or above the hard limit unless the limit was lowered after it
+// was opened, which the gateway never does.
 int close_blindly(int first) {
-  struct rlimit limit {};
+  struct {
+    std::uint64_t cur, max;  // the kernel's struct rlimit64
+  } limit{};
   if (::syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &limit) != 0) return errno;
-  if (limit.rlim_max == RLIM_INFINITY || limit.rlim_max > kMaxBlindClose) return EMFILE;
-  for (std::uint64_t fd = static_cast<std::uint64_t>(first); fd < limit.rlim_max; ++fd)
+  if (limit.max > kMaxBlindClose) return EMFILE;
+  for (std::uint64_t fd = static_cast<std::uint64_t>(first); fd < limit.max; ++fd)
     ::syscall(SYS_close, static_cast<int>(fd));
   return 0;
 }

@@ -47,8 +47,9 @@ std::string describe_exit(pid_t pid) {
   int code = WEXITSTATUS(status);
   switch (code) {
     case 119:
-      return "exit 119: could not close the gateway's descriptors (close_range and /proc/self/fd "
-             "both failed), so it refused to start";
+      return "exit 119: could not close the gateway's descriptors (close_range, a listing of "
+             "/proc/self/fd and a close of every number below RLIMIT_NOFILE all failed), so it "
+             "refused to start";
     case 120:
       return "exit 120: not released by the gateway";
     case 121:
