@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include "file_util.hpp"
@@ -30,7 +29,8 @@ std::set<std::string> words(const std::string& text) {
 
 std::vector<CgroupMount> cgroup_mounts() {
   std::vector<CgroupMount> mounts;
-  std::ifstream in("/proc/self/mountinfo");
+  // read_file opens close-on-exec (an ifstream would not): nothing leaks into a concurrent exec.
+  std::istringstream in(read_file("/proc/self/mountinfo").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     // id parent major:minor root point mount-options [optional...] - fstype source super-options
@@ -55,7 +55,7 @@ std::vector<CgroupMount> cgroup_mounts() {
 }
 
 fs::path own_cgroup_dir(const CgroupMount& m, const std::string& controller) {
-  std::ifstream in("/proc/self/cgroup");
+  std::istringstream in(read_file("/proc/self/cgroup").value_or(""));
   std::string line, path;
   while (std::getline(in, line)) {
     // hierarchy-id:controllers:path ("0::path" is v2)

@@ -67,23 +67,68 @@ bool owner_alive(const std::string& name) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-// Kills everything in a cgroup and its children and removes them, retrying while the kernel
-// reaps. cgroup.kill (v2) takes the whole subtree at once; on v1 each pid is signalled.
-void kill_and_remove(const fs::path& dir) {
+std::vector<fs::path> child_dirs(const fs::path& dir) {
+  std::vector<fs::path> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_directory(ec)) kill_and_remove(entry.path());
+    if (entry.is_directory(ec)) out.push_back(entry.path());
+  return out;
+}
+
+// Freezes a v1 freezer cgroup, signals its members, thaws it. A frozen process cannot exit, so
+// a pid listed while frozen is still that process when it is signalled; it dies on thawing.
+void freeze_and_kill(const fs::path& dir) {
+  try {
+    write_file(dir / "freezer.state", "FROZEN");
+  } catch (const std::system_error&) {
+    return;
+  }
+  bool frozen = false;
+  for (int attempt = 0; attempt < 200 && !frozen; ++attempt) {
+    frozen = read_file(dir / "freezer.state").value_or("") == "FROZEN\n";
+    if (!frozen) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Still FREEZING (a process stuck in the kernel): signalling by pid would not be safe.
+  if (frozen)
+    for (pid_t p : cgroup_procs(dir)) ::kill(p, SIGKILL);
+  try {
+    write_file(dir / "freezer.state", "THAWED");
+  } catch (const std::system_error&) {
+  }
+}
+
+// Kills everything in a cgroup and below, where the hierarchy offers a way that names no pid:
+// cgroup.kill (v2, the whole subtree at once) or the v1 freezer. Other v1 hierarchies hold the
+// same processes as the sandbox's killer cgroup, which kills them; nothing is signalled by a
+// pid read from their cgroup.procs.
+void kill_members(const fs::path& dir) {
   if (fs::exists(dir / "cgroup.kill")) {
     try {
       write_file(dir / "cgroup.kill", "1");
     } catch (const std::system_error&) {
     }
+    return;
   }
+  for (const auto& child : child_dirs(dir)) kill_members(child);
+  if (fs::exists(dir / "freezer.state")) freeze_and_kill(dir);
+}
+
+// Removes a cgroup and its children once their processes are gone, retrying (and killing
+// again) while the kernel reaps.
+void remove_tree(const fs::path& dir) {
+  for (const auto& child : child_dirs(dir)) remove_tree(child);
   for (int attempt = 0; attempt < 200; ++attempt) {
-    for (pid_t p : cgroup_procs(dir)) ::kill(p, SIGKILL);
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
+    if (attempt % 20 == 19) kill_members(dir);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// Kills first in every directory (the killer's reaches the processes the others list too),
+// then removes them.
+void kill_and_remove(const std::vector<fs::path>& dirs) {
+  for (const auto& d : dirs) kill_members(d);
+  for (const auto& d : dirs) remove_tree(d);
 }
 
 // The tightest memory limit on `dir` and the ancestors we can see (a container's, a systemd
@@ -121,17 +166,20 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
   if (v2.writable) layout.bases.push_back(v2.own);
 
   auto mounts = cgroup_mounts();
-  auto place = [&](ControllerPlace& slot, const std::string& v2_name, const std::string& v1_name) {
-    if (v2.controllers.count(v2_name)) {
-      slot = {CgroupVersion::v2, v2.own};
-      return;
-    }
+  auto v1_place = [&](const std::string& v1_name) -> ControllerPlace {
     for (const auto& m : mounts) {
       if (m.fstype != "cgroup" || !has_mount_option(m.options, v1_name)) continue;
       fs::path dir = own_cgroup_dir(m, v1_name);
-      if (child_cgroup_error(dir) == 0) slot = {CgroupVersion::v1, dir};
-      return;
+      if (child_cgroup_error(dir) == 0) return {CgroupVersion::v1, dir};
+      return {};
     }
+    return {};
+  };
+  auto place = [&](ControllerPlace& slot, const std::string& v2_name, const std::string& v1_name) {
+    if (v2.controllers.count(v2_name))
+      slot = {CgroupVersion::v2, v2.own};
+    else
+      slot = v1_place(v1_name);
   };
   place(layout.memory, "memory", "memory");
   place(layout.pids, "pids", "pids");
@@ -140,12 +188,14 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
   // cpu.stat exists in every v2 cgroup, so usage can be read there even without the controller.
   if (layout.cpuacct.version == CgroupVersion::none && v2.writable)
     layout.cpuacct = {CgroupVersion::v2, v2.own};
+  // cgroup.kill needs no controller, so a writable v2 hierarchy serves (a hybrid host's too).
+  if (v2.writable) layout.killer = {CgroupVersion::v2, v2.own};
 
   // One instance directory per hierarchy, shared by the controllers that hierarchy carries.
   std::string name = instance_name();
   std::map<fs::path, fs::path> instance_of;
-  for (auto* slot : {&layout.memory, &layout.pids, &layout.cpu, &layout.cpuacct}) {
-    if (slot->version == CgroupVersion::none) continue;
+  auto make_instance = [&](ControllerPlace* slot) {
+    if (slot->version == CgroupVersion::none) return;
     fs::path base = slot->parent;
     if (!instance_of.count(base)) {
       fs::path dir = base / name;
@@ -153,7 +203,7 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
         layout.problem += (layout.problem.empty() ? "" : "; ") + std::string("could not create ") +
                           dir.string() + " (" + std::strerror(errno) + ")";
         slot->version = CgroupVersion::none;
-        continue;
+        return;
       }
       instance_of[base] = dir;
       if (std::find(layout.bases.begin(), layout.bases.end(), base) == layout.bases.end())
@@ -171,6 +221,14 @@ CgroupLayout CgroupLayout::probe(std::uint64_t gateway_reserve, std::uint64_t kn
       }
     }
     slot->parent = instance_of[base];
+  };
+  for (auto* slot : {&layout.killer, &layout.memory, &layout.pids, &layout.cpu, &layout.cpuacct})
+    make_instance(slot);
+  // Kernels before 5.14 have no cgroup.kill: the v1 freezer, where mounted, does the killing.
+  if (layout.killer.version == CgroupVersion::v2 &&
+      !fs::exists(layout.killer.parent / "cgroup.kill")) {
+    layout.killer = v1_place("freezer");
+    make_instance(&layout.killer);
   }
 
   if (layout.memory.version != CgroupVersion::none) {
@@ -222,11 +280,14 @@ std::uint64_t CgroupLayout::sandbox_memory_bytes() const {
 }
 
 void CgroupLayout::release() {
-  for (auto* slot : {&memory, &pids, &cpu, &cpuacct}) {
+  std::vector<fs::path> dirs;
+  for (auto* slot : {&killer, &memory, &pids, &cpu, &cpuacct}) {
     if (slot->version == CgroupVersion::none) continue;
-    kill_and_remove(slot->parent);
+    if (std::find(dirs.begin(), dirs.end(), slot->parent) == dirs.end())
+      dirs.push_back(slot->parent);
     slot->version = CgroupVersion::none;
   }
+  kill_and_remove(dirs);
   if (!bases.empty()) {
     bases.clear();
     // Paired with the delegate_v2 of probe() whenever the v2 hierarchy was writable.
@@ -246,6 +307,7 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
     return dir;
   };
   try {
+    dir_for(layout.killer);
     memory_ = layout.memory;
     cpuacct_ = layout.cpuacct;
     if (auto d = dir_for(layout.memory); !d.empty()) {
@@ -308,12 +370,12 @@ std::uint64_t CgroupSet::oom_kills() const {
 }
 
 void CgroupSet::remove() {
-  for (const auto& d : dirs_) kill_and_remove(d);
+  kill_and_remove(dirs_);
   dirs_.clear();
 }
 
 int sweep_orphan_cgroups(const CgroupLayout& layout) {
-  int removed = 0;
+  std::vector<fs::path> orphans;
   for (const auto& base : layout.bases) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(base, ec)) {
@@ -322,11 +384,11 @@ int sweep_orphan_cgroups(const CgroupLayout& layout) {
       // The v2 leaf holds a gateway process (this one, or another in the same cgroup).
       if (name == std::string(kPrefix) + "gateway") continue;
       if (owner_alive(name)) continue;
-      kill_and_remove(entry.path());
-      ++removed;
+      orphans.push_back(entry.path());
     }
   }
-  return removed;
+  kill_and_remove(orphans);
+  return static_cast<int>(orphans.size());
 }
 
 }  // namespace sandgate::sandbox

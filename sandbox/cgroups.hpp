@@ -31,7 +31,12 @@ struct ControllerPlace {
 
 struct CgroupLayout {
   ControllerPlace memory, pids, cpu, cpuacct;  // parents are this gateway's instance directories
-  std::vector<std::filesystem::path> bases;    // the gateway's own cgroups the instances sit in
+  // Where each sandbox also gets a cgroup only so that all its processes can be killed without
+  // naming them by pid (a pid read from cgroup.procs may be reused by then): cgroup v2's
+  // cgroup.kill (a pure v2 host, or a hybrid host's unified hierarchy), else the v1 freezer
+  // (frozen processes cannot exit, so their pids stay theirs while they are signalled).
+  ControllerPlace killer;
+  std::vector<std::filesystem::path> bases;  // the gateway's own cgroups the instances sit in
   // What all sandboxes together may hold: the limit of the gateway's cgroup (a container's, a
   // unit's) minus the gateway's reserve. The kernel's OOM then happens inside the instance
   // cgroup and picks a sandbox process; it never reaches the container's limit, where
@@ -71,7 +76,7 @@ class CgroupSet {
   void remove();
 
  private:
-  std::vector<std::filesystem::path> dirs_;
+  std::vector<std::filesystem::path> dirs_;  // the killer's first
   ControllerPlace memory_, cpuacct_;
 };
 

@@ -43,6 +43,14 @@ bool ids_mapped(std::uint64_t first, std::uint64_t count, const char* map_file) 
   return covered_to >= first + count;
 }
 
+bool initial_user_namespace(const std::string& uid_map) {
+  std::istringstream in(uid_map);
+  std::uint64_t inside = 1, outside = 1, length = 0;
+  std::string more;
+  return in >> inside >> outside >> length && inside == 0 && outside == 0 &&
+         length == 4294967295ull && !(in >> more);
+}
+
 IsolationReport assess(const HostConfig& config) {
   IsolationReport r;
   r.user_namespaces = user_namespaces_available();
@@ -63,6 +71,11 @@ IsolationReport assess(const HostConfig& config) {
   } else if (!r.seccomp) {
     r.mode = "refused";
     r.problem = "seccomp is not available in this kernel";
+  } else if (auto problem =
+                 uid_base_problem(config.uid_base, read_file("/proc/self/uid_map").value_or(""));
+             r.privileged && !problem.empty()) {
+    r.mode = "refused";
+    r.problem = problem;
   } else if (r.privileged &&
              !(ids_mapped(config.uid_base, 2ull * config.max_sandboxes, "/proc/self/uid_map") &&
                ids_mapped(config.uid_base, 2ull * config.max_sandboxes, "/proc/self/gid_map"))) {
@@ -87,6 +100,15 @@ IsolationReport assess(const HostConfig& config) {
 }
 
 }  // namespace
+
+std::string uid_base_problem(std::uint32_t base, const std::string& uid_map) {
+  if (base >= kMinHostUidBase || !initial_user_namespace(uid_map)) return "";
+  return "the sandboxes' first host uid " + std::to_string(base) + " is below " +
+         std::to_string(kMinHostUidBase) +
+         ", among real accounts' ids: on a host (not in a user namespace) set "
+         "--sandbox-uid-base to " +
+         std::to_string(kMinHostUidBase) + " or more";
+}
 
 std::string IsolationReport::to_text() const {
   std::ostringstream out;

@@ -47,6 +47,15 @@ struct IsolationReport {
   std::string to_text() const;
 };
 
+// Host uids below this belong to real accounts (system and login users, directory services).
+constexpr std::uint32_t kMinHostUidBase = 100'000;
+
+// "" when `base` may be the sandboxes' first host uid, else why not. `uid_map` is the gateway's
+// /proc/self/uid_map: in the initial user namespace ("0 0 4294967295") the ids are the host's
+// own and must stay clear of real accounts; inside a user namespace (a pod with hostUsers:
+// false maps 65536 ids) they are the namespace's own and a low base is right.
+std::string uid_base_problem(std::uint32_t base, const std::string& uid_map);
+
 // Thrown when a sandbox cannot be created; what() is safe to show to the model.
 class SandboxError : public std::runtime_error {
  public:

@@ -17,12 +17,16 @@ int last_capability() {
   return text ? std::atoi(text->c_str()) : CAP_LAST_CAP;
 }
 
-int drop_privileges(uid_t uid, gid_t gid, int last_cap) {
+bool setgroups_allowed() {
+  return read_file("/proc/self/setgroups").value_or("allow") != "deny\n";
+}
+
+int drop_privileges(uid_t uid, gid_t gid, int last_cap, bool drop_groups) {
   // The bounding set first: dropping it needs CAP_SETPCAP, which the uid change takes away.
   for (int cap = 0; cap <= last_cap; ++cap) {
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return errno;
   }
-  if (::syscall(SYS_setgroups, 0, nullptr) != 0) return errno;
+  if (drop_groups && ::syscall(SYS_setgroups, 0, nullptr) != 0) return errno;
   if (::syscall(SYS_setresgid, gid, gid, gid) != 0) return errno;
   if (::syscall(SYS_setresuid, uid, uid, uid) != 0) return errno;
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)

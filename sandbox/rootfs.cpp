@@ -135,6 +135,34 @@ void build_dev() {
   make_dir(dev + "/pts");
 }
 
+// What the OCI runtimes hide from a container's /proc (runc's and crun's default maskedPaths
+// and readonlyPaths), plus the kernel's symbol table. Only what this kernel has.
+void mask_proc() {
+  for (const char* file :
+       {"/proc/kallsyms", "/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/latency_stats",
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/sysrq-trigger",
+        "/proc/interrupts", "/proc/kpagecount", "/proc/kpageflags", "/proc/kpagecgroup"}) {
+    std::string target = in_root(file);
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    check(::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr), "mask " + target);
+  }
+  for (const char* dir : {"/proc/acpi", "/proc/asound", "/proc/scsi"}) {
+    std::string target = in_root(dir);
+    if (!fs::is_directory(target)) continue;
+    mount_tmpfs(target, "mode=0555,size=4k", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+  }
+  for (const char* dir : {"/proc/sys", "/proc/bus", "/proc/fs", "/proc/irq"}) {
+    std::string target = in_root(dir);
+    if (!fs::is_directory(target)) continue;
+    check(::mount(target.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr),
+          "bind " + target);
+    check(::mount(nullptr, target.c_str(), nullptr,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr),
+          "remount read-only " + target);
+  }
+}
+
 }  // namespace
 
 void build_rootfs(const RootfsPlan& plan) {
@@ -166,10 +194,13 @@ void build_rootfs(const RootfsPlan& plan) {
   mount_tmpfs(in_root(kCodeDir), "mode=0755,size=8m", MS_NOSUID | MS_NODEV);
   make_dir(in_root("/root"), 0700);
   make_dir(in_root("/proc"));
-  // A private /proc for the sandbox's pid namespace: host processes are not in it.
-  check(
-      ::mount("proc", in_root("/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr),
-      "mount /proc");
+  // A private /proc for the sandbox's pid namespace: host processes are not in it. Programs
+  // run as another uid than the supervisor and the calls' inits (or, unprivileged, the same uid
+  // but those are not dumpable): hidepid=invisible leaves those out of /proc altogether.
+  check(::mount("proc", in_root("/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "hidepid=invisible"),
+        "mount /proc");
+  mask_proc();
   // /dev is complete: make it read-only (the node binds stay writable as files).
   check(::mount(nullptr, in_root("/dev").c_str(), nullptr,
                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr),

@@ -1,5 +1,6 @@
 #include "sandbox.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -235,7 +236,8 @@ asio::awaitable<bool> Sandbox::kill_call(std::uint32_t call_id) {
     if (send_message(control_.get(), &kill, sizeof kill) != 0) co_return false;
   }
   // Only a kill makes the supervisor speak during a call, so the next message is ours.
-  Descriptor watch(executor, ::dup(control_.get()));
+  // A close-on-exec copy: a plain dup() would leak into any exec.
+  Descriptor watch(executor, ::fcntl(control_.get(), F_DUPFD_CLOEXEC, 0));
   asio::steady_timer deadline(executor, kKillGrace);
   for (;;) {
     auto which =

@@ -1,5 +1,6 @@
 #include "setup_report.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,7 +29,7 @@ constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 // The supervisor closed its channel without a word: reap it and say how it ended. Exit codes
-// 120-127 are spawn_supervisor's steps before exec.
+// 119-127 are spawn_supervisor's steps before exec.
 std::string describe_exit(pid_t pid) {
   int status = 0;
   pid_t reaped = 0;
@@ -45,6 +46,10 @@ std::string describe_exit(pid_t pid) {
   if (WIFSIGNALED(status)) return std::string("killed by SIG") + ::sigabbrev_np(WTERMSIG(status));
   int code = WEXITSTATUS(status);
   switch (code) {
+    case 119:
+      return "exit 119: could not close the gateway's descriptors (close_range, a listing of "
+             "/proc/self/fd and a close of every number below RLIMIT_NOFILE all failed), so it "
+             "refused to start";
     case 120:
       return "exit 120: not released by the gateway";
     case 121:
@@ -67,7 +72,9 @@ std::string describe_exit(pid_t pid) {
 
 asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned) {
   auto executor = co_await asio::this_coro::executor;
-  asio::posix::stream_descriptor watch(executor, ::dup(spawned.control.get()));
+  // A close-on-exec copy: asio owns (and closes) it; a plain dup() would leak into any exec.
+  asio::posix::stream_descriptor watch(executor,
+                                       ::fcntl(spawned.control.get(), F_DUPFD_CLOEXEC, 0));
   asio::steady_timer timer(executor, kStartTimeout);
   for (;;) {
     auto which = co_await (watch.async_wait(asio::posix::stream_descriptor::wait_read, kTuple) ||

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "close_descriptors.hpp"
 #include "file_util.hpp"
 #include "protocol.hpp"
 
@@ -55,7 +55,9 @@ constexpr unsigned long kNamespaces =
   // The gateway's stdio (its log stream) is not the sandbox's business.
   int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(null, 2) < 0) ::_exit(126);
-  ::syscall(SYS_close_range, protocol::kControlFd + 1, ~0U, 0);
+  // Fail closed: a descriptor of the gateway (its listening socket, another client's
+  // connection) left open here would be the program's to use.
+  if (close_descriptors_from(protocol::kControlFd + 1) != 0) ::_exit(119);
   char* const env[] = {nullptr};
   ::execve("/proc/self/exe", argv, env);
   ::_exit(125);
@@ -112,9 +114,9 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
     // the floor (oom_score_adj_min) it may lower it to again; written from here, with
     // CAP_SYS_RESOURCE over the host (a root gateway on a host), it does. Best effort: in a pod
     // the sandboxes' memory cgroup keeps an OOM away from the gateway in any case.
-    {
-      std::ofstream score("/proc/" + std::to_string(out.pid) + "/oom_score_adj");
-      score << "1000" << std::flush;
+    try {
+      write_file("/proc/" + std::to_string(out.pid) + "/oom_score_adj", "1000");
+    } catch (const std::system_error&) {
     }
     if (request.before_release) request.before_release(out.pid);
     char go = 1;

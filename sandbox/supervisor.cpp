@@ -8,7 +8,6 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -24,6 +23,8 @@
 #include <string>
 #include <system_error>
 
+#include "close_descriptors.hpp"
+#include "code_file.hpp"
 #include "fd_passing.hpp"
 #include "landlock.hpp"
 #include "privileges.hpp"
@@ -68,6 +69,7 @@ struct Settings {
   RootfsPlan rootfs;
   std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
+  bool drop_groups = true;    // false where the gid map was written with setgroups denied
   int landlock_ruleset = -1;  // built once, applied in every program
   SeccompProgram seccomp;     // compiled once, loaded into every program
 };
@@ -110,7 +112,8 @@ void write_error(int fd, const char* what, int err) {
                                int in, int out, int err) {
   if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
   ::setsid();
-  if (int e = drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap)) {
+  if (int e =
+          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups)) {
     write_error(2, "dropping privileges", e);
     ::_exit(126);
   }
@@ -125,7 +128,12 @@ void write_error(int fd, const char* what, int err) {
     write_error(2, "landlock", e);
     ::_exit(126);
   }
-  ::close_range(3, ~0U, 0);
+  // Fail closed: whatever the supervisor holds (its control socket, another call's pipes)
+  // is not the program's.
+  if (int e = close_descriptors_from(3)) {
+    write_error(2, "closing inherited descriptors", e);
+    ::_exit(126);
+  }
   if (::chdir("/work") != 0) {
     write_error(2, "chdir /work", errno);
     ::_exit(126);
@@ -241,7 +249,7 @@ class Supervisor {
     if (!previous_code_.empty()) ::unlink(previous_code_.c_str());
     std::string code_path =
         std::string(kCodeDir) + "/cell-" + std::to_string(h.call_id) + rt.extension;
-    if (int e = write_code(fds[0].get(), code_path)) {
+    if (int e = write_code_file(fds[0].get(), code_path)) {
       write_status(status, protocol::StatusKind::spawn_failed, e);
       return;
     }
@@ -258,20 +266,6 @@ class Supervisor {
       run_call_init(settings_, rt, code_path, fds);
     }
     calls_[h.call_id] = static_cast<pid_t>(pid);
-  }
-
-  static int write_code(int memfd, const std::string& path) {
-    struct stat st {};
-    if (::fstat(memfd, &st) != 0) return errno;
-    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444));
-    if (!file) return errno;
-    off_t offset = 0;
-    while (offset < st.st_size) {
-      ssize_t n = ::sendfile(file.get(), memfd, &offset, static_cast<size_t>(st.st_size - offset));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? errno : EIO;
-    }
-    return 0;
   }
 
   Settings settings_;
@@ -293,6 +287,11 @@ bool is_supervisor_invocation(int argc, char** argv) {
 void supervisor_main(int /*argc*/, char** argv) {
   // If the gateway dies, so does the sandbox: killing pid 1 ends its whole pid namespace.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Not dumpable (inherited by the calls' inits, reset for programs by their exec): a program
+  // may not ptrace, read the memory or /proc entries of, or even see (hidepid) the processes
+  // that hold every capability of the sandbox, even where it shares their uid (an
+  // unprivileged gateway maps only one).
+  ::prctl(PR_SET_DUMPABLE, 0);
   Settings s;
   s.rootfs.work_bytes = arg_number(argv, 1);
   s.rootfs.tmp_bytes = arg_number(argv, 2);
@@ -300,6 +299,7 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.last_cap = last_capability();
+  s.drop_groups = setgroups_allowed();
   try {
     // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
     if (::unshare(CLONE_NEWCGROUP) != 0)

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "sandbox/file_util.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -206,9 +207,14 @@ const std::vector<Option>& options() {
        }},
       {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE", "1000000",
        "First host uid for sandboxes; each uses two ([base, base + 2 * max-sandboxes)). Give "
-       "gateways on one host distinct ranges.",
+       "gateways on one host distinct ranges. At least 100000 on a host, clear of real "
+       "accounts; inside a user namespace (a pod with hostUsers: false) the ids are its own "
+       "and lower is allowed.",
        [](Config& c, const std::string& v) {
          c.host.uid_base = static_cast<std::uint32_t>(to_u64(v, 1000, 4'000'000'000));
+         auto problem = sandbox::uid_base_problem(
+             c.host.uid_base, sandbox::read_file("/proc/self/uid_map").value_or(""));
+         if (!problem.empty()) throw std::invalid_argument(problem);
        }},
       {"--accept-isolation", "SANDGATE_ACCEPT_ISOLATION", "full",
        "'no-cgroups' accepts sandboxes without memory/CPU/process limits or metered spend where "

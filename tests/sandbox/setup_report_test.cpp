@@ -73,6 +73,9 @@ TEST_CASE("setup report: a supervisor that dies says how, and is reaped", "[sand
   CHECK(report_of([](int) { ::_exit(125); }, &after) ==
         "the sandbox's supervisor exited during setup (exit 125: could not exec the supervisor)");
   CHECK(after == -1);
+  // Descriptors it could not close: the sandbox must not start, and the report says why.
+  CHECK(report_of([](int) { ::_exit(119); }).find("could not close the gateway's descriptors") !=
+        std::string::npos);
   CHECK(report_of([](int) { ::raise(SIGKILL); }) ==
         "the sandbox's supervisor exited during setup (killed by SIGKILL)");
 }

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "sandbox/file_util.hpp"
+
 using namespace sandgate::server;
 
 namespace {
@@ -47,6 +49,20 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     CHECK(r.exit_code == 0);
     CHECK(r.message.find("SANDGATE_SPEND_CAP_USD") != std::string::npos);
     CHECK(r.message.find("--tls-cert") != std::string::npos);
+  }
+  SECTION("--sandbox-uid-base stays clear of real accounts on a host") {
+    bool on_host =
+        sandgate::sandbox::read_file("/proc/self/uid_map").value_or("").find("4294967295") !=
+        std::string::npos;
+    auto low = parse({"--sandbox-uid-base", "10000"}, {"SANDGATE_TOKEN=t"});
+    if (on_host) {
+      CHECK_FALSE(low.config);
+      CHECK(low.message.find("--sandbox-uid-base") != std::string::npos);
+      CHECK(low.message.find("below 100000") != std::string::npos);
+    } else {
+      CHECK(low.config);  // in a user namespace the ids are its own
+    }
+    CHECK(parse({"--sandbox-uid-base", "100000"}, {"SANDGATE_TOKEN=t"}).config);
   }
   SECTION("the body limit defaults to 2 MiB plus the stdin cap") {
     auto r = parse({"--stdin-max-bytes", "1000"}, {"SANDGATE_TOKEN=t"});
