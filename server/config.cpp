@@ -70,7 +70,8 @@ const std::vector<Option>& options() {
        "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
       {"--token-file", "SANDGATE_TOKEN_FILE", "",
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
-       "[spend_cap_usd=X]'.",
+       "[spend_cap_usd=X] [max_concurrent_calls=N]'. Refused if group/world-writable; SIGHUP "
+       "reloads it.",
        [](Config& c, const std::string& v) { c.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
        "Serve without tokens. Refused unless listening on loopback.",

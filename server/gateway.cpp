@@ -9,6 +9,7 @@
 #include <iostream>
 #include <thread>
 
+#include "auth/token_file.hpp"
 #include "auth/token_store.hpp"
 #include "http_server.hpp"
 #include "logging.hpp"
@@ -23,8 +24,33 @@ namespace {
 
 std::optional<auth::TokenStore> load_tokens(const Config& config) {
   if (config.no_auth) return std::nullopt;
-  if (!config.token_file.empty()) return auth::TokenStore::load(config.token_file);
-  return auth::TokenStore::single(config.token);
+  if (config.token_file.empty()) return auth::TokenStore::single(config.token);
+  auto loaded = auth::load_token_file(config.token_file);
+  if (!loaded.warning.empty())
+    log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
+  return std::move(loaded.store);
+}
+
+// SIGHUP: the tokens file again, swapped in whole. Sessions stay (they belong to tenant names,
+// not tokens); new sessions get the new per-tenant limits. A file that cannot be used keeps
+// the tokens in force. Error texts name lines, never what is written on them.
+void reload_tokens(const Config& config, auth::TokenStore* tokens) {
+  if (!tokens || config.token_file.empty()) {
+    log_event(LogLevel::warn, "tokens_reload_ignored",
+              {{"reason", "SIGHUP reloads --token-file, and this gateway has none"}});
+    return;
+  }
+  try {
+    auto loaded = auth::load_token_file(config.token_file);
+    if (!loaded.warning.empty())
+      log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
+    std::size_t count = loaded.store.size();
+    tokens->replace(std::move(loaded.store));
+    log_event(LogLevel::info, "tokens_reloaded", {{"tokens", count}});
+  } catch (const std::exception& e) {
+    log_event(LogLevel::error, "tokens_reload_failed",
+              {{"problem", e.what()}, {"kept_tokens", tokens->size()}});
+  }
 }
 
 unsigned thread_count(const Config& config) {
@@ -107,6 +133,17 @@ int run_gateway(const Config& config) {
                    });
   }
 
+  // SIGHUP: the tokens file again (its default action would end the gateway).
+  asio::signal_set reload_signal(io, SIGHUP);
+  std::function<void()> wait_for_reload = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_tokens(config, tokens ? &*tokens : nullptr);
+      wait_for_reload();
+    });
+  };
+  wait_for_reload();
+
   // Shutdown, phase one: stop accepting, end every session (running calls end with a tool
   // error), close idle connections. Phase two, after the grace period: stop everything.
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -126,6 +163,7 @@ int run_gateway(const Config& config) {
     if (ec) return;
     log_event(LogLevel::info, "shutdown", {{"signal", signal}, {"sessions", registry.size()}});
     server.set_ready(false);
+    reload_signal.cancel();
     server.stop_accepting();
     grace.expires_after(config.shutdown_grace);
     registry.end_all();
