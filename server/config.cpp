@@ -113,6 +113,15 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
+      {"--tenant-max-concurrent-calls", "SANDGATE_TENANT_MAX_CONCURRENT_CALLS",
+       "half of --max-concurrent-calls (all of it with a single token or --no-auth)",
+       "execute calls one tenant may run at once (the tokens file may override with "
+       "max_concurrent_calls=N); its further calls wait. Freed slots go to the waiting tenant "
+       "running the fewest calls.",
+       [](Config& c, const std::string& v) {
+         c.registry.max_concurrent_calls_per_tenant =
+             static_cast<std::uint32_t>(to_u64(v, 1, 100000));
+       }},
       {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60",
        "Default timeout_seconds of an execute call.",
        [](Config& c, const std::string& v) {

@@ -53,6 +53,17 @@ void reload_tokens(const Config& config, auth::TokenStore* tokens) {
   }
 }
 
+// The calls one tenant may run at once unless its tokens-file line says otherwise: half the
+// pool, so that a tenant arriving while another is at its cap still finds slots; all of it
+// where only one tenant can exist (one SANDGATE_TOKEN, or --no-auth).
+std::uint32_t default_tenant_call_cap(const Config& config) {
+  std::uint32_t pool = config.max_concurrent_calls;
+  std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
+  if (set) return std::min(set, pool);
+  if (config.no_auth || config.token_file.empty()) return pool;
+  return std::max<std::uint32_t>(1, pool / 2);
+}
+
 unsigned thread_count(const Config& config) {
   if (config.threads) return config.threads;
   return std::max(2u, std::thread::hardware_concurrency());
@@ -86,12 +97,16 @@ int run_gateway(const Config& config) {
   sandbox::SandboxHost host(background, config.host);
   if (host.swept_at_start() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
-  session::AsyncSemaphore gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
-  session::Registry registry(background, config.registry, host, gateway_slots);
+  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
+  session::RegistryConfig registry_config = config.registry;
+  registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
+  session::Registry registry(background, registry_config, host, gateway_slots);
   Metrics metrics;
   McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, metrics);
   HttpServer server(io, config, endpoint, metrics, [&] {
-    return Gauges{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+    Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+    g.calls_waiting = gateway_slots.waiting();
+    return g;
   });
 
   asio::ip::tcp::endpoint bound;
@@ -114,7 +129,8 @@ int run_gateway(const Config& config) {
              {"auth", config.no_auth ? "off" : "on"},
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups.describe()},
-             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20}});
+             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
+             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant}});
 
   // Ready once a real sandbox has run a real program.
   if (!host.isolation().usable()) {
