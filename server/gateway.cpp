@@ -12,6 +12,7 @@
 #include "auth/token_file.hpp"
 #include "auth/token_store.hpp"
 #include "http_server.hpp"
+#include "isolation_notes.hpp"
 #include "logging.hpp"
 #include "mcp_endpoint.hpp"
 #include "sandbox/host.hpp"
@@ -131,6 +132,9 @@ int run_gateway(const Config& config) {
              {"cgroups", host.isolation().cgroups.describe()},
              {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
              {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant}});
+  auto notes = isolation_notes(host.isolation());
+  for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
+  server.set_degraded_notes(std::move(notes));
 
   // Ready once a real sandbox has run a real program.
   if (!host.isolation().usable()) {
