@@ -100,18 +100,27 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
   std::string a1 = gw.initialize("token-alpha"), a2 = gw.initialize("token-alpha"),
               b = gw.initialize("token-beta");
   const std::string long_call = "sleep 613";  // a name no other test's program has
-  auto first = std::async(std::launch::async, [&] {
+  std::future<HttpReply> first, second, beta;
+  // Should a check fail, the gateway stops before the futures wait for their calls (which would
+  // otherwise run for ten minutes): shutdown answers them. Never kill(-1): stop once only.
+  struct StopGatewayFirst {
+    GatewayProcess& gw;
+    ~StopGatewayFirst() {
+      if (gw.pid() > 0) gw.stop(SIGTERM);
+    }
+  } stop_first{gw};
+  first = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 900, 1), a1, "token-alpha");
   });
   REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
-  auto second = std::async(std::launch::async, [&] {
+  second = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 900, 2), a2, "token-alpha");
   });
   // alpha's second call is in: running (as every call did before tenants had caps) or waiting.
   REQUIRE(eventually([&] { return processes_running(long_call) == 2 || calls_waiting(gw) == 1; }));
 
   // beta's call runs now, while alpha's calls are still in.
-  auto beta = std::async(std::launch::async, [&] {
+  beta = std::async(std::launch::async, [&] {
     return gw.post(execute_message("echo beta ran", 30, 3), b, "token-beta");
   });
   REQUIRE(beta.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
@@ -135,7 +144,7 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
   CHECK(first.get().status == 202);
   CHECK(eventually([&] { return calls_waiting(gw) == 0 && processes_running(long_call) == 1; }));
   // Shutdown answers the call still running.
-  CHECK(gw.stop(SIGTERM) == 0);
+  REQUIRE(gw.stop(SIGTERM) == 0);
   REQUIRE(second.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   CHECK(second.get().status == 200);
 }
