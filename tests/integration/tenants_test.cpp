@@ -149,6 +149,32 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
   CHECK(second.get().status == 200);
 }
 
+TEST_CASE("a tenant's tokens-file line may raise its cap of running calls",
+          "[integration][tenants]") {
+  TempFile tokens("override");
+  tokens.write(digest("token-alpha") + " alpha max_concurrent_calls=2\n" + digest("token-beta") +
+               " beta\n");
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--max-concurrent-calls", "2"}, {});
+  std::string a1 = gw.initialize("token-alpha"), a2 = gw.initialize("token-alpha");
+  const std::string long_call = "sleep 617";
+  std::future<HttpReply> first, second;
+  struct StopGatewayFirst {
+    GatewayProcess& gw;
+    ~StopGatewayFirst() {
+      if (gw.pid() > 0) gw.stop(SIGTERM);
+    }
+  } stop_first{gw};
+  first = std::async(std::launch::async, [&] {
+    return gw.post(execute_message(long_call, 120, 1), a1, "token-alpha");
+  });
+  second = std::async(std::launch::async, [&] {
+    return gw.post(execute_message(long_call, 120, 2), a2, "token-alpha");
+  });
+  // The default share would be one of the two slots; alpha's line gives it both.
+  CHECK(eventually([&] { return processes_running(long_call) == 2; }));
+  CHECK(calls_waiting(gw) == 0);
+}
+
 TEST_CASE("SIGHUP reloads the tokens file without dropping sessions", "[integration][tenants]") {
   TempFile tokens("reload"), log("reload.log");
   tokens.write(digest("token-a") + " alpha max_sessions=1\n" + digest("token-b") + " beta\n");
