@@ -5,7 +5,8 @@
 namespace sandgate::auth {
 
 namespace {
-const Tenant kAnonymous{"anonymous", std::nullopt, std::nullopt};
+const std::shared_ptr<const Tenant> kAnonymous =
+    std::make_shared<const Tenant>(Tenant{"anonymous", std::nullopt, std::nullopt});
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -16,7 +17,7 @@ std::string_view trim(std::string_view s) {
 
 AuthResult authenticate(const TokenStore* store, std::string_view authorization,
                         std::string_view x_mcp_auth) {
-  if (store == nullptr) return {AuthStatus::ok, &kAnonymous};
+  if (store == nullptr) return {AuthStatus::ok, kAnonymous};
   std::string_view token;
   authorization = trim(authorization);
   // The scheme is case-insensitive (RFC 9110); the token is not.
@@ -27,8 +28,9 @@ AuthResult authenticate(const TokenStore* store, std::string_view authorization,
   else if (!authorization.empty())
     return {AuthStatus::invalid, nullptr};
   if (token.empty()) return {AuthStatus::missing, nullptr};
-  const Tenant* tenant = store->find(token);
-  return tenant ? AuthResult{AuthStatus::ok, tenant} : AuthResult{AuthStatus::invalid, nullptr};
+  auto tenant = store->find(token);
+  if (!tenant) return {AuthStatus::invalid, nullptr};
+  return {AuthStatus::ok, std::move(tenant)};
 }
 
 }  // namespace sandgate::auth

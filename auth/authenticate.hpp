@@ -1,5 +1,6 @@
 #pragma once
 // Who is calling: the token from `Authorization: Bearer <token>` or `X-MCP-AUTH: <token>`.
+#include <memory>
 #include <string_view>
 
 #include "token_store.hpp"
@@ -10,7 +11,8 @@ enum class AuthStatus { ok, missing, invalid };
 
 struct AuthResult {
   AuthStatus status;
-  const Tenant* tenant;  // set when ok
+  // Set when ok. Shared, not borrowed: a tokens reload during the request leaves it valid.
+  std::shared_ptr<const Tenant> tenant;
 };
 
 // `store` null means auth is off (--no-auth): everyone is the "anonymous" tenant.

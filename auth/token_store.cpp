@@ -4,7 +4,6 @@
 #include <openssl/evp.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -35,21 +34,32 @@ std::optional<Digest> parse_hex_digest(const std::string& hex) {
   return d;
 }
 
-void apply_option(Tenant& tenant, const std::string& option, int line_no) {
+std::uint32_t whole_number(const std::string& value, std::uint32_t min) {
+  std::size_t used = 0;
+  long long n = std::stoll(value, &used);
+  if (used != value.size() || n < min || n > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("out of range");
+  return static_cast<std::uint32_t>(n);
+}
+
+void apply_option(Tenant& tenant, const std::string& option, int line_no, int option_no) {
   auto eq = option.find('=');
   std::string key = option.substr(0, eq),
               value = eq == std::string::npos ? "" : option.substr(eq + 1);
+  // Neither the key nor the value is repeated: whatever was written there is not echoed.
   auto bad = [&] {
-    return std::runtime_error("tokens file line " + std::to_string(line_no) + ": bad option '" +
-                              key + "' (expected max_sessions=N or spend_cap_usd=X)");
+    return std::runtime_error("tokens file line " + std::to_string(line_no) + ": bad option " +
+                              std::to_string(option_no) +
+                              " (expected max_sessions=N, spend_cap_usd=X or "
+                              "max_concurrent_calls=N)");
   };
   try {
     std::size_t used = 0;
     if (key == "max_sessions") {
-      long n = std::stol(value, &used);
-      if (used != value.size() || n < 0 || n > std::numeric_limits<std::uint32_t>::max())
-        throw bad();
-      tenant.max_sessions = static_cast<std::uint32_t>(n);
+      tenant.max_sessions = whole_number(value, 0);
+    } else if (key == "max_concurrent_calls") {
+      // 0 would leave the tenant's calls waiting for ever.
+      tenant.max_concurrent_calls = whole_number(value, 1);
     } else if (key == "spend_cap_usd") {
       double x = std::stod(value, &used);
       if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();
@@ -82,7 +92,7 @@ std::string to_hex(const Digest& digest) {
 }
 
 TokenStore TokenStore::parse(std::string_view text) {
-  TokenStore store;
+  Entries entries;
   std::istringstream in{std::string(text)};
   std::string line;
   int line_no = 0;
@@ -100,41 +110,70 @@ TokenStore TokenStore::parse(std::string_view text) {
       throw std::runtime_error("tokens file line " + std::to_string(line_no) +
                                ": missing tenant name");
     Entry entry{*digest, Tenant{name, std::nullopt, std::nullopt}};
-    for (std::string option; words >> option;) apply_option(entry.tenant, option, line_no);
-    for (const auto& earlier : store.entries_)
+    int option_no = 0;
+    for (std::string option; words >> option;)
+      apply_option(entry.tenant, option, line_no, ++option_no);
+    for (const auto& earlier : entries)
       if (earlier.digest == entry.digest)
         throw std::runtime_error("tokens file line " + std::to_string(line_no) +
                                  ": the same token is already listed (for tenant '" +
                                  earlier.tenant.name + "')");
-    store.entries_.push_back(std::move(entry));
+    entries.push_back(std::move(entry));
   }
-  if (store.entries_.empty()) throw std::runtime_error("tokens file has no tenants");
+  if (entries.empty()) throw std::runtime_error("tokens file has no tenants");
+  TokenStore store;
+  store.entries_ = std::make_shared<const Entries>(std::move(entries));
   return store;
-}
-
-TokenStore TokenStore::load(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read tokens file " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str());
 }
 
 TokenStore TokenStore::single(std::string_view token, std::string tenant) {
+  Entries entries;
+  entries.push_back({sha256(token), Tenant{std::move(tenant), std::nullopt, std::nullopt}});
   TokenStore store;
-  store.entries_.push_back({sha256(token), Tenant{std::move(tenant), std::nullopt, std::nullopt}});
+  store.entries_ = std::make_shared<const Entries>(std::move(entries));
   return store;
 }
 
-const Tenant* TokenStore::find(std::string_view token) const {
+TokenStore::TokenStore(TokenStore&& other) noexcept : entries_(other.snapshot()) {
+  other.replace(TokenStore());
+}
+
+TokenStore& TokenStore::operator=(TokenStore&& other) noexcept {
+  if (this != &other) replace(std::move(other));
+  return *this;
+}
+
+void TokenStore::replace(TokenStore&& fresh) {
+  auto entries = fresh.snapshot();
+  {
+    std::lock_guard lock(fresh.mutex_);
+    fresh.entries_ = std::make_shared<const Entries>();
+  }
+  std::lock_guard lock(mutex_);
+  // The old entries go when the last request holding one of their tenants is done with it.
+  entries_ = std::move(entries);
+}
+
+std::shared_ptr<const TokenStore::Entries> TokenStore::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return entries_;
+}
+
+std::size_t TokenStore::size() const {
+  return snapshot()->size();
+}
+
+std::shared_ptr<const Tenant> TokenStore::find(std::string_view token) const {
   Digest presented = sha256(token);
+  auto entries = snapshot();
   const Tenant* match = nullptr;
-  for (const auto& e : entries_) {
+  for (const auto& e : *entries) {
     // No early exit: every digest is compared, whichever matches.
     bool equal = CRYPTO_memcmp(presented.data(), e.digest.data(), presented.size()) == 0;
     if (equal && match == nullptr) match = &e.tenant;
   }
-  return match;
+  // Shares ownership of the whole snapshot: the tenant outlives a replace() that comes now.
+  return match ? std::shared_ptr<const Tenant>(entries, match) : nullptr;
 }
 
 }  // namespace sandgate::auth

@@ -5,9 +5,15 @@
 //
 // Tokens file: one tenant per line, "#" starts a comment:
 //   <sha256 hex of the token> <tenant name> [max_sessions=N] [spend_cap_usd=X]
+//   [max_concurrent_calls=N]
+//
+// The store is read by every request thread and replaced whole on SIGHUP (replace()): a
+// lookup works on a snapshot, and the Tenant it returns keeps that snapshot alive, so a
+// request authenticated just before a reload finishes with the tenant it was given.
 #include <array>
 #include <cstdint>
-#include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +27,7 @@ struct Tenant {
   std::string name;
   std::optional<std::uint32_t> max_sessions;  // overrides the per-tenant default
   std::optional<double> spend_cap_usd;        // overrides the per-sandbox default
+  std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;  // overrides the default share
 };
 
 Digest sha256(std::string_view data);
@@ -29,21 +36,33 @@ std::string to_hex(const Digest& digest);
 class TokenStore {
  public:
   // Throws std::runtime_error naming the line that is wrong.
+  // Error texts name the line and what is wrong, never the file's words: a token pasted by
+  // mistake must not reach a log.
   static TokenStore parse(std::string_view text);
-  static TokenStore load(const std::filesystem::path& path);
   // One token for one tenant ("default"), e.g. from SANDGATE_TOKEN.
   static TokenStore single(std::string_view token, std::string tenant = "default");
 
-  // The tenant whose token this is; every entry is compared, whatever matches first.
-  const Tenant* find(std::string_view token) const;
-  std::size_t size() const { return entries_.size(); }
+  TokenStore(TokenStore&& other) noexcept;
+  TokenStore& operator=(TokenStore&& other) noexcept;
+
+  // The tenant whose token this is, or null; every entry is compared, whatever matches first.
+  std::shared_ptr<const Tenant> find(std::string_view token) const;
+  std::size_t size() const;
+  // Every token and tenant at once from `fresh` (which is left empty), safe while other
+  // threads call find().
+  void replace(TokenStore&& fresh);
 
  private:
   struct Entry {
     Digest digest;
     Tenant tenant;
   };
-  std::vector<Entry> entries_;
+  using Entries = std::vector<Entry>;
+  TokenStore() = default;
+  std::shared_ptr<const Entries> snapshot() const;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Entries> entries_ = std::make_shared<const Entries>();
 };
 
 }  // namespace sandgate::auth

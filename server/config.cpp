@@ -71,7 +71,8 @@ const std::vector<Option>& options() {
        "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
       {"--token-file", "SANDGATE_TOKEN_FILE", "",
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
-       "[spend_cap_usd=X]'.",
+       "[spend_cap_usd=X] [max_concurrent_calls=N]'. Refused if group/world-writable; SIGHUP "
+       "reloads it.",
        [](Config& c, const std::string& v) { c.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
        "Serve without tokens. Refused unless listening on loopback.",
@@ -112,6 +113,15 @@ const std::vector<Option>& options() {
        "error.",
        [](Config& c, const std::string& v) {
          c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
+       }},
+      {"--tenant-max-concurrent-calls", "SANDGATE_TENANT_MAX_CONCURRENT_CALLS",
+       "half of --max-concurrent-calls (all of it with a single token or --no-auth)",
+       "execute calls one tenant may run at once (the tokens file may override with "
+       "max_concurrent_calls=N); its further calls wait. Freed slots go to the waiting tenant "
+       "running the fewest calls.",
+       [](Config& c, const std::string& v) {
+         c.registry.max_concurrent_calls_per_tenant =
+             static_cast<std::uint32_t>(to_u64(v, 1, 100000));
        }},
       {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60",
        "Default timeout_seconds of an execute call.",

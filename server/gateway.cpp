@@ -9,8 +9,10 @@
 #include <iostream>
 #include <thread>
 
+#include "auth/token_file.hpp"
 #include "auth/token_store.hpp"
 #include "http_server.hpp"
+#include "isolation_notes.hpp"
 #include "logging.hpp"
 #include "mcp_endpoint.hpp"
 #include "sandbox/host.hpp"
@@ -23,8 +25,44 @@ namespace {
 
 std::optional<auth::TokenStore> load_tokens(const Config& config) {
   if (config.no_auth) return std::nullopt;
-  if (!config.token_file.empty()) return auth::TokenStore::load(config.token_file);
-  return auth::TokenStore::single(config.token);
+  if (config.token_file.empty()) return auth::TokenStore::single(config.token);
+  auto loaded = auth::load_token_file(config.token_file);
+  if (!loaded.warning.empty())
+    log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
+  return std::move(loaded.store);
+}
+
+// SIGHUP: the tokens file again, swapped in whole. Sessions stay (they belong to tenant names,
+// not tokens); new sessions get the new per-tenant limits. A file that cannot be used keeps
+// the tokens in force. Error texts name lines, never what is written on them.
+void reload_tokens(const Config& config, auth::TokenStore* tokens) {
+  if (!tokens || config.token_file.empty()) {
+    log_event(LogLevel::warn, "tokens_reload_ignored",
+              {{"reason", "SIGHUP reloads --token-file, and this gateway has none"}});
+    return;
+  }
+  try {
+    auto loaded = auth::load_token_file(config.token_file);
+    if (!loaded.warning.empty())
+      log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
+    std::size_t count = loaded.store.size();
+    tokens->replace(std::move(loaded.store));
+    log_event(LogLevel::info, "tokens_reloaded", {{"tokens", count}});
+  } catch (const std::exception& e) {
+    log_event(LogLevel::error, "tokens_reload_failed",
+              {{"problem", e.what()}, {"kept_tokens", tokens->size()}});
+  }
+}
+
+// The calls one tenant may run at once unless its tokens-file line says otherwise: half the
+// pool, so that a tenant arriving while another is at its cap still finds slots; all of it
+// where only one tenant can exist (one SANDGATE_TOKEN, or --no-auth).
+std::uint32_t default_tenant_call_cap(const Config& config) {
+  std::uint32_t pool = config.max_concurrent_calls;
+  std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
+  if (set) return std::min(set, pool);
+  if (config.no_auth || config.token_file.empty()) return pool;
+  return std::max<std::uint32_t>(1, pool / 2);
 }
 
 unsigned thread_count(const Config& config) {
@@ -60,12 +98,16 @@ int run_gateway(const Config& config) {
   sandbox::SandboxHost host(background, config.host);
   if (host.swept_at_start() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
-  session::AsyncSemaphore gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
-  session::Registry registry(background, config.registry, host, gateway_slots);
+  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
+  session::RegistryConfig registry_config = config.registry;
+  registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
+  session::Registry registry(background, registry_config, host, gateway_slots);
   Metrics metrics;
   McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, metrics);
   HttpServer server(io, config, endpoint, metrics, [&] {
-    return Gauges{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+    Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+    g.calls_waiting = gateway_slots.waiting();
+    return g;
   });
 
   asio::ip::tcp::endpoint bound;
@@ -88,7 +130,11 @@ int run_gateway(const Config& config) {
              {"auth", config.no_auth ? "off" : "on"},
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups.describe()},
-             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20}});
+             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
+             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant}});
+  auto notes = isolation_notes(host.isolation());
+  for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
+  server.set_degraded_notes(std::move(notes));
 
   // Ready once a real sandbox has run a real program.
   if (!host.isolation().usable()) {
@@ -106,6 +152,17 @@ int run_gateway(const Config& config) {
                      }
                    });
   }
+
+  // SIGHUP: the tokens file again (its default action would end the gateway).
+  asio::signal_set reload_signal(io, SIGHUP);
+  std::function<void()> wait_for_reload = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_tokens(config, tokens ? &*tokens : nullptr);
+      wait_for_reload();
+    });
+  };
+  wait_for_reload();
 
   // Shutdown, phase one: stop accepting, end every session (running calls end with a tool
   // error), close idle connections. Phase two, after the grace period: stop everything.
@@ -126,6 +183,7 @@ int run_gateway(const Config& config) {
     if (ec) return;
     log_event(LogLevel::info, "shutdown", {{"signal", signal}, {"sessions", registry.size()}});
     server.set_ready(false);
+    reload_signal.cancel();
     server.stop_accepting();
     grace.expires_after(config.shutdown_grace);
     registry.end_all();

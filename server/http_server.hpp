@@ -34,6 +34,9 @@ class HttpServer {
   void set_ready(bool ready) { router_.set_ready(ready); }
   void set_not_ready_reason(std::string reason) { router_.set_not_ready_reason(std::move(reason)); }
   bool ready() const { return router_.ready(); }
+  void set_degraded_notes(std::vector<std::string> notes) {
+    router_.set_degraded_notes(std::move(notes));
+  }
 
  private:
   template <class Stream>

@@ -196,7 +196,8 @@ Reply McpEndpoint::initialize(const Request& req, const auth::Tenant& tenant,
   json answer = methods_.initialize(message);
   if (answer.contains("error"))
     return {json_response(http::status::ok, answer, req.version()), nullptr};
-  auto created = registry_.create({tenant.name, tenant.max_sessions, tenant.spend_cap_usd});
+  auto created = registry_.create(
+      {tenant.name, tenant.max_sessions, tenant.spend_cap_usd, tenant.max_concurrent_calls});
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;

@@ -46,6 +46,8 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_live_spend_usd Spend of the sandboxes alive now, USD.\n"
       << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
       << "\n"
+      << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"
+      << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n"
       << "# HELP sandgate_sessions_created_total Sessions created.\n"
       << "# TYPE sandgate_sessions_created_total counter\nsandgate_sessions_created_total "
       << sessions_created_ << "\n"

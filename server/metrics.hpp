@@ -26,6 +26,7 @@ struct Gauges {
   std::size_t connections;
   double live_spend_usd;
   bool ready;
+  std::size_t calls_waiting = 0;  // execute calls waiting for a gateway slot
 };
 
 class Metrics {

@@ -13,6 +13,13 @@ void Router::set_not_ready_reason(std::string reason) {
   not_ready_reason_ = std::move(reason);
 }
 
+void Router::set_degraded_notes(std::vector<std::string> notes) {
+  std::string text;
+  for (const auto& note : notes) text += "degraded: " + note + "\n";
+  std::lock_guard lock(mutex_);
+  degraded_ = std::move(text);
+}
+
 Response Router::plain(const Request& request, http::status status, std::string body,
                        const char* content_type) {
   Response res{status, request.version()};
@@ -41,13 +48,16 @@ boost::asio::awaitable<Reply> Router::route(const Request& request) {
     co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};
   if (target == "/healthz") co_return Reply{plain(request, http::status::ok, "ok\n"), nullptr};
   if (target == "/readyz") {
-    if (ready_ && !stopping_) co_return Reply{plain(request, http::status::ok, "ready\n"), nullptr};
-    std::string reason = stopping_ ? "shutting down" : [&] {
+    auto [reason, degraded] = [&] {
       std::lock_guard lock(mutex_);
-      return not_ready_reason_;
+      return std::pair(not_ready_reason_, degraded_);
     }();
+    if (ready_ && !stopping_)
+      co_return Reply{plain(request, http::status::ok, "ready\n" + degraded), nullptr};
+    if (stopping_) reason = "shutting down";
     co_return Reply{
-        plain(request, http::status::service_unavailable, "not ready: " + reason + "\n"), nullptr};
+        plain(request, http::status::service_unavailable, "not ready: " + reason + "\n" + degraded),
+        nullptr};
   }
   if (target == "/metrics") {
     Gauges g = gauges_();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "http_types.hpp"
 #include "mcp_endpoint.hpp"
@@ -23,6 +24,8 @@ class Router {
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }
   void set_not_ready_reason(std::string reason);
+  // Lines /readyz adds, ready or not: a weaker isolation the gateway runs with.
+  void set_degraded_notes(std::vector<std::string> notes);
   void set_stopping() { stopping_ = true; }
   bool stopping() const { return stopping_; }
 
@@ -38,6 +41,7 @@ class Router {
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
   std::string not_ready_reason_ = "starting: the sandbox self-test has not finished";
+  std::string degraded_;  // "degraded: <note>\n" per note
 };
 
 }  // namespace sandgate::server

@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <limits>
 
 #include "session_id.hpp"
 
@@ -21,7 +22,7 @@ RegistryConfig config_with_sweep(RegistryConfig c) {
 }  // namespace
 
 Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
-                   sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots)
+                   sandbox::SandboxHost& host, CallSlots& gateway_slots)
     : config_(config_with_sweep(config)),
       host_(host),
       gateway_slots_(gateway_slots),
@@ -37,6 +38,10 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   sandbox::Limits limits = host_.config().limits;
   if (tenant.spend_cap_usd) limits.spend_cap_usd = *tenant.spend_cap_usd;
   std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
+  // A cap of 0 would never run a call: an unset default means "no share smaller than the pool".
+  std::uint32_t call_cap = tenant.max_concurrent_calls.value_or(
+      config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
+                                              : std::numeric_limits<std::uint32_t>::max());
 
   std::lock_guard lock(mutex_);
   if (sessions_.size() >= config_.max_sessions) return CreateRefusal::too_many_sessions;
@@ -44,7 +49,7 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
   auto session =
       std::make_shared<Session>(new_session_id(config_.replica_name), tenant.name, limits, host_,
-                                gateway_slots_, config_.calls_queued_per_session);
+                                gateway_slots_, call_cap, config_.calls_queued_per_session);
   sessions_.emplace(session->id(), session);
   ++count;
   return session;

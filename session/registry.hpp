@@ -23,6 +23,9 @@ struct RegistryConfig {
   std::chrono::seconds idle_timeout{30 * 60};
   std::chrono::milliseconds sweep_interval{5000};
   std::size_t calls_queued_per_session = 16;
+  // Calls one tenant may run at once (the tokens file may override); 0 until the gateway has
+  // worked out its default (half of --max-concurrent-calls, or all of it for a single tenant).
+  std::uint32_t max_concurrent_calls_per_tenant = 0;
   std::string replica_name;  // prefixes session ids when set
 };
 
@@ -31,6 +34,7 @@ struct TenantPolicy {
   std::string name;
   std::optional<std::uint32_t> max_sessions;
   std::optional<double> spend_cap_usd;
+  std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;
 };
 
 enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
@@ -38,7 +42,7 @@ enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
 class Registry {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
-           AsyncSemaphore& gateway_slots);
+           CallSlots& gateway_slots);
   ~Registry();
 
   std::variant<std::shared_ptr<Session>, CreateRefusal> create(const TenantPolicy& tenant);
@@ -63,7 +67,7 @@ class Registry {
 
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
-  AsyncSemaphore& gateway_slots_;
+  CallSlots& gateway_slots_;
   boost::asio::steady_timer sweep_timer_;
 
   mutable std::mutex mutex_;

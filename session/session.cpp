@@ -4,7 +4,8 @@ namespace sandgate::session {
 namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
-                 sandbox::SandboxHost& host, AsyncSemaphore& gateway_slots, std::size_t queue_depth)
+                 sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
+                 std::size_t queue_depth)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       limits_(limits),
@@ -12,6 +13,7 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       last_used_(created_.time_since_epoch().count()),
       host_(host),
       gateway_slots_(gateway_slots),
+      tenant_call_cap_(tenant_call_cap),
       call_order_(1, queue_depth) {}
 
 Session::~Session() {
@@ -139,7 +141,9 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
     out.message = "this session already has too many calls waiting";
     co_return out;
   }
-  auto slot = co_await gateway_slots_.acquire();
+  // Then a gateway slot, within this tenant's share: calls of other tenants are not kept
+  // waiting behind all of this tenant's.
+  auto slot = co_await gateway_slots_.acquire(tenant_, tenant_call_cap_);
   if (!slot) {
     out.status = ExecuteStatus::busy;
     out.message = "the gateway is busy: too many calls are waiting";

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "async_semaphore.hpp"
+#include "call_slots.hpp"
 #include "sandbox/host.hpp"
 
 namespace sandgate::session {
@@ -31,8 +32,10 @@ struct ExecuteResult {
 class Session {
  public:
   using Clock = std::chrono::steady_clock;
+  // `tenant_call_cap`: how many calls of this session's tenant may run at once (its share of
+  // `gateway_slots`), as the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
-          AsyncSemaphore& gateway_slots, std::size_t queue_depth);
+          CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth);
   ~Session();
 
   const std::string& id() const { return id_; }
@@ -64,7 +67,8 @@ class Session {
   const Clock::time_point created_;
   std::atomic<Clock::rep> last_used_;
   sandbox::SandboxHost& host_;
-  AsyncSemaphore& gateway_slots_;
+  CallSlots& gateway_slots_;
+  const std::size_t tenant_call_cap_;
   AsyncSemaphore call_order_;
 
   mutable std::mutex mutex_;

@@ -53,7 +53,7 @@ struct World {
   server::Config config;
   auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
   sandbox::SandboxHost host{io.get_executor(), no_sandboxes()};
-  session::AsyncSemaphore slots{config.max_concurrent_calls, config.max_queued_calls};
+  session::CallSlots slots{config.max_concurrent_calls, config.max_queued_calls};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
   server::Metrics metrics;
   server::McpEndpoint endpoint{config, &tokens, registry, metrics};

@@ -1,7 +1,15 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <thread>
 
 #include "auth/authenticate.hpp"
+#include "auth/token_file.hpp"
 
 using namespace sandgate::auth;
 
@@ -11,7 +19,7 @@ TEST_CASE("a tokens file maps token digests to tenants", "[unit][auth]") {
   auto store = TokenStore::parse("# tenants\n" + acme +
                                  " acme max_sessions=5 spend_cap_usd=2.5\n\n" + beta + " beta\n");
   REQUIRE(store.size() == 2);
-  const Tenant* a = store.find("acme-token");
+  auto a = store.find("acme-token");
   REQUIRE(a);
   CHECK(a->name == "acme");
   CHECK(a->max_sessions == 5u);
@@ -75,4 +83,111 @@ TEST_CASE("no wrong token is accepted over many tries", "[unit][auth]") {
   }
   CHECK(accepted == 0);
   CHECK(store.find(real) != nullptr);
+}
+
+TEST_CASE("a tenant's share of the call slots comes from the tokens file", "[unit][auth]") {
+  std::string d = to_hex(sha256("x")), e = to_hex(sha256("y"));
+  auto store = TokenStore::parse(d + " t max_concurrent_calls=3\n" + e + " u\n");
+  CHECK(store.find("x")->max_concurrent_calls == 3u);
+  CHECK_FALSE(store.find("y")->max_concurrent_calls.has_value());
+  // 0 would never run a call.
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t max_concurrent_calls=0\n"),
+                    Catch::Contains("bad option"));
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t max_concurrent_calls=2x\n"),
+                    Catch::Contains("bad option"));
+}
+
+TEST_CASE("a tokens file error never repeats what the file says", "[unit][auth]") {
+  // An operator pasting a token where an option goes must not find it in the logs.
+  std::string d = to_hex(sha256("x"));
+  try {
+    TokenStore::parse(d + " t sk-live-0123456789\n");
+    FAIL("parsed");
+  } catch (const std::runtime_error& e) {
+    std::string what = e.what();
+    CHECK(what.find("line 1") != std::string::npos);
+    CHECK(what.find("sk-live") == std::string::npos);
+  }
+  try {
+    TokenStore::parse(d + " t max_sessions=sk-live-0123456789\n");
+    FAIL("parsed");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("sk-live") == std::string::npos);
+  }
+}
+
+TEST_CASE("replacing the tokens keeps tenants already handed out", "[unit][auth]") {
+  auto store = TokenStore::parse(to_hex(sha256("old")) + " before max_sessions=1\n");
+  auto held = store.find("old");
+  REQUIRE(held);
+  store.replace(TokenStore::parse(to_hex(sha256("new")) + " after\n"));
+  CHECK(store.find("old") == nullptr);
+  REQUIRE(store.find("new"));
+  CHECK(store.find("new")->name == "after");
+  // A request authenticated before the swap still has its tenant, intact.
+  CHECK(held->name == "before");
+  CHECK(held->max_sessions == 1u);
+  CHECK(store.size() == 1);
+}
+
+TEST_CASE("lookups and replacements may run on different threads", "[unit][auth]") {
+  // Run under ThreadSanitizer (scripts/test.sh tsan) this proves the swap is race-free; here it
+  // proves that every lookup sees one whole table or the other.
+  auto store = TokenStore::parse(to_hex(sha256("a")) + " one\n");
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (!stop) {
+      auto a = store.find("a"), b = store.find("b");
+      if (a && a->name != "one") ++torn;
+      if (b && b->name != "two") ++torn;
+    }
+  });
+  for (int i = 0; i < 2000; ++i)
+    store.replace(
+        TokenStore::parse(to_hex(sha256(i % 2 ? "a" : "b")) + (i % 2 ? " one\n" : " two\n")));
+  stop = true;
+  reader.join();
+  CHECK(torn == 0);
+}
+
+TEST_CASE("a tokens file others may write is refused; one others may read is a warning",
+          "[unit][auth]") {
+  const std::filesystem::path p = "/etc/sandgate/tokens";
+  CHECK(judge_token_file_mode(p, S_IFREG | 0600, false).refusal.empty());
+  CHECK(judge_token_file_mode(p, S_IFREG | 0600, false).warning.empty());
+  CHECK(judge_token_file_mode(p, S_IFREG | 0400, false).warning.empty());
+  auto readable = judge_token_file_mode(p, S_IFREG | 0644, false);
+  CHECK(readable.refusal.empty());
+  CHECK_THAT(readable.warning, Catch::Contains("readable by group or others") &&
+                                   Catch::Contains("0644") && Catch::Contains("chmod 600"));
+  CHECK_FALSE(judge_token_file_mode(p, S_IFREG | 0640, false).warning.empty());
+  CHECK_THAT(judge_token_file_mode(p, S_IFREG | 0620, false).refusal,
+             Catch::Contains("writable by group or others"));
+  CHECK_FALSE(judge_token_file_mode(p, S_IFREG | 0602, false).refusal.empty());
+  // A read-only mount (a Kubernetes Secret) cannot be written, whatever its mode says.
+  auto secret = judge_token_file_mode(p, S_IFREG | 0666, true);
+  CHECK(secret.refusal.empty());
+  CHECK_FALSE(secret.warning.empty());
+  CHECK_FALSE(judge_token_file_mode(p, S_IFIFO | 0600, false).refusal.empty());
+}
+
+TEST_CASE("the tokens file's mode is judged on the file that is read", "[unit][auth]") {
+  auto path =
+      std::filesystem::temp_directory_path() / ("sandgate-auth-test-" + std::to_string(::getpid()));
+  {
+    std::ofstream f(path);
+    f << to_hex(sha256("tok")) << " t\n";
+  }
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  auto ok = load_token_file(path);
+  CHECK(ok.warning.empty());
+  CHECK(ok.store.find("tok"));
+  ::chmod(path.c_str(), 0644);
+  CHECK_FALSE(load_token_file(path).warning.empty());
+  ::chmod(path.c_str(), 0664);
+  CHECK_THROWS_WITH(load_token_file(path), Catch::Contains("writable by group or others"));
+  std::filesystem::remove(path);
+  CHECK_THROWS_WITH(load_token_file(path), Catch::Contains("cannot read"));
 }

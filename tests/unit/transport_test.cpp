@@ -23,7 +23,7 @@ struct Transport {
   auth::TokenStore tokens = auth::TokenStore::parse(auth::to_hex(auth::sha256("tok-a")) + " a\n" +
                                                     auth::to_hex(auth::sha256("tok-b")) + " b\n");
   sandbox::SandboxHost host{io.get_executor(), config.host};
-  session::AsyncSemaphore slots{4, 4};
+  session::CallSlots slots{4, 4};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
   Metrics metrics;
   McpEndpoint endpoint{config, &tokens, registry, metrics};
