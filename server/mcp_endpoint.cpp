@@ -11,6 +11,7 @@
 #include "auth/authenticate.hpp"
 #include "json_dump.hpp"
 #include "logging.hpp"
+#include "media_type.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -51,13 +52,24 @@ bool lists(std::string_view header, std::string_view type) {
   return false;
 }
 
-// "host:port", "[::1]:port" or "host" -> host
+// "host:port", "[::1]:port" or "host" -> host; "" when what follows the host is not a port
+// ("[::1].evil.example", "127.0.0.1:80@evil").
 std::string_view host_part(std::string_view authority) {
+  std::string_view host, rest;
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
-    return close == std::string_view::npos ? authority : authority.substr(1, close - 1);
+    if (close == std::string_view::npos) return {};
+    host = authority.substr(0, close + 1);  // brackets kept: is_loopback_host takes them off
+    rest = authority.substr(close + 1);
+  } else {
+    host = authority.substr(0, authority.find(':'));
+    rest = authority.substr(host.size());
   }
-  return authority.substr(0, authority.find(':'));
+  if (rest.empty()) return host;
+  if (rest.front() != ':' || rest.size() > 6) return {};
+  for (char c : rest.substr(1))
+    if (c < '0' || c > '9') return {};
+  return host;
 }
 
 // Owns its arguments (they live in the coroutine frame), so the call may outlive the stream
@@ -180,8 +192,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
 }
 
 std::optional<Reply> McpEndpoint::check_post_headers(const Request& req) const {
-  auto content_type = req[http::field::content_type];
-  if (!lists(content_type, "application/json"))
+  if (!is_json_content_type(req[http::field::content_type]))
     return refuse(req, http::status::unsupported_media_type, jsonrpc::server_error,
                   "Unsupported Media Type: Content-Type must be application/json");
   auto accept = req[http::field::accept];

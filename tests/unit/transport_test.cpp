@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/mcp_endpoint.hpp"
+#include "server/media_type.hpp"
 
 using namespace sandgate;
 using namespace sandgate::server;
@@ -131,6 +132,39 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(t.endpoint.origin_allowed("http://[::1]:80"));
     CHECK_FALSE(t.endpoint.origin_allowed("http://localhost.evil.com"));
     CHECK_FALSE(t.endpoint.origin_allowed("null"));
+  }
+  SECTION("loopback look-alike names are not loopback (DNS rebinding)") {
+    for (std::string origin : {"http://127.evil.example", "http://127.0.0.1.evil.example",
+                               "https://127.0.0.1.evil.example:8080", "http://localhost.",
+                               "http://127.1", "http://0x7f000001", "http://[::1].evil"})
+      CHECK_FALSE(t.endpoint.origin_allowed(origin));
+    for (std::string origin : {"http://127.0.0.1", "http://127.1.2.3:9", "http://[::1]",
+                               "http://LocalHost:3000", "https://localhost"})
+      CHECK(t.endpoint.origin_allowed(origin));
+    CHECK_FALSE(t.endpoint.host_allowed("127.evil.example:8080"));
+    CHECK_FALSE(t.endpoint.host_allowed("127.0.0.1.evil.example"));
+    CHECK(t.endpoint.host_allowed("127.1.2.3:8080"));
+    CHECK(t.endpoint.host_allowed("[::1]:8080"));
+    CHECK(t.post(request(1, "ping"), {{"Origin", "http://127.evil.example"}}).result() ==
+          http::status::forbidden);
+    CHECK_FALSE(is_loopback_host("127.evil.example"));
+    CHECK(is_loopback_host("127.255.0.1"));
+    CHECK(is_loopback_host("[::1]"));
+  }
+  SECTION("Content-Type is exactly one media type, application/json, parameters allowed") {
+    for (std::string type : {"text/plain;a=,application/json", "application/json, text/plain",
+                             "text/plain, application/json", "application/json;a=b,c",
+                             "application/jsonx", "application/json/x", "application/json x",
+                             "application/json;=b", "application/json;a=\"b", ""})
+      CHECK_FALSE(is_json_content_type(type));
+    for (std::string type :
+         {"application/json", "Application/JSON", "application/json; charset=utf-8",
+          "application/json;charset=\"utf-8\"", " application/json ", "application/json;",
+          "application/json; a=\"x,y\""})
+      CHECK(is_json_content_type(type));
+    CHECK(
+        t.post(request(1, "ping"), {{"Content-Type", "text/plain;a=,application/json"}}).result() ==
+        http::status::unsupported_media_type);
   }
   SECTION("a Host that is not loopback gets 403 while bound to loopback") {
     CHECK(t.post(request(1, "ping"), {{"Host", "evil.example.com"}}).result() ==
