@@ -1,5 +1,6 @@
 #include "config.hpp"
 
+#include <algorithm>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <cstdlib>
@@ -150,6 +151,16 @@ const std::vector<Option>& options() {
        "Open client connections; beyond, new ones are closed at once.",
        [](Config& c, const std::string& v) {
          c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
+       }},
+      {"--max-connections-per-address", "SANDGATE_MAX_CONNECTIONS_PER_ADDRESS",
+       "max(8, max-connections / 4)",
+       "Open client connections from one address (an IPv6 client: its /64); beyond, new ones "
+       "are closed at once, so one client cannot take every connection slot. An MCP client "
+       "holds one or a few; the default leaves three quarters of the slots to others. Behind a "
+       "proxy or a Kubernetes ingress every client may arrive from the proxy's address: raise "
+       "it there, or 0 for no cap.",
+       [](Config& c, const std::string& v) {
+         c.max_connections_per_address = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
       {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5",
        "Seconds between progress notifications of a streamed execute call.",
@@ -319,6 +330,11 @@ bool is_loopback_host(std::string_view host) {
 
 std::uint64_t effective_body_limit(const Config& config) {
   return config.body_limit_bytes ? config.body_limit_bytes : 2 * MiB + config.stdin_max_bytes;
+}
+
+std::uint32_t effective_connections_per_address(const Config& config) {
+  if (config.max_connections_per_address) return *config.max_connections_per_address;
+  return std::max<std::uint32_t>(8, config.max_connections / 4);
 }
 
 ParseOutcome parse_config(int argc, char** argv, char** envp) {

@@ -118,14 +118,20 @@ bool McpEndpoint::host_allowed(std::string_view host) const {
   return is_loopback_host(host_part(host));
 }
 
-asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
+std::optional<Reply> McpEndpoint::admit(const Request& head) const {
+  const auth::Tenant* tenant = nullptr;
+  return check_head(head, tenant);
+}
+
+std::optional<Reply> McpEndpoint::check_head(const Request& req,
+                                             const auth::Tenant*& tenant) const {
   // DNS rebinding: a browser page of another origin must not drive a local gateway.
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
-                     "Forbidden: origin not allowed");
+    return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                  "Forbidden: origin not allowed");
   if (!host_allowed(req[http::field::host]))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
-                     "Forbidden: host not allowed");
+    return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                  "Forbidden: host not allowed");
 
   auto auth = auth::authenticate(tokens_, req[http::field::authorization], req["X-MCP-AUTH"]);
   if (auth.status != auth::AuthStatus::ok) {
@@ -136,9 +142,25 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
                      "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
                      "'X-MCP-AUTH: <token>'");
     r.response.set(http::field::www_authenticate, "Bearer realm=\"sandgate\"");
-    co_return r;
+    return r;
   }
-  const auth::Tenant& tenant = *auth.tenant;
+  tenant = auth.tenant;
+  if (req.method() != http::verb::post && req.method() != http::verb::get &&
+      req.method() != http::verb::delete_) {
+    Reply r =
+        refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
+    r.response.set(http::field::allow, "GET, POST, DELETE");
+    return r;
+  }
+  return std::nullopt;
+}
+
+asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
+  // The connection already ran these rules on the headers alone (admit); they run again here
+  // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
+  const auth::Tenant* authenticated = nullptr;
+  if (auto refused = check_head(req, authenticated)) co_return std::move(*refused);
+  const auth::Tenant& tenant = *authenticated;
 
   // Another replica's session: it answers (a request already forwarded is never sent on).
   if (req[kForwardedHeader].empty()) {
@@ -157,12 +179,6 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
     if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
       co_return initialize(req, tenant, message);
     co_return co_await post_to_session(req, tenant, std::move(message));
-  }
-  if (req.method() != http::verb::get && req.method() != http::verb::delete_) {
-    Reply r =
-        refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
-    r.response.set(http::field::allow, "GET, POST, DELETE");
-    co_return r;
   }
   std::string id(req[kSessionHeader]);
   if (id.empty())
