@@ -65,6 +65,8 @@ ParseOutcome parse_config(int argc, char** argv, char** envp);
 std::string options_markdown();
 
 bool is_loopback_host(std::string_view host);
+// Why a --peer-url-template would let a client steer forwarding ("" when it cannot).
+std::string peer_url_template_problem(std::string_view url);
 std::uint64_t effective_body_limit(const Config& config);
 // Connections one client address may hold at once; 0 means no cap.
 std::uint32_t effective_connections_per_address(const Config& config);
