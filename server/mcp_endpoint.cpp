@@ -96,7 +96,8 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
       tokens_(tokens),
       registry_(registry),
       metrics_(metrics),
-      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes},
+      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes,
+                          config.host.limits.output_bytes},
                metrics),
       forwarder_(config) {}
 

@@ -7,6 +7,7 @@
 
 #include "server/mcp_endpoint.hpp"
 #include "server/media_type.hpp"
+#include "server/output_bound.hpp"
 #include "session/session_id.hpp"
 
 using namespace sandgate;
@@ -324,4 +325,23 @@ TEST_CASE("a session id cannot steer forwarding to an address the operator did n
     CHECK_FALSE(forwarder.peer_for("2130706433." + std::string(32, 'f')));
     CHECK_FALSE(forwarder.peer_for("0x7f000001." + std::string(32, 'f')));
   }
+}
+
+TEST_CASE("a program's output costs a bounded share of its response", "[unit][transport][output]") {
+  std::string out(1 << 20, '\x01'), err = "boom\n";
+  CHECK(bound_response_output(out, err, response_output_budget(1 << 20)));
+  std::uint64_t cost = 0;
+  for (unsigned char c : out + err) cost += response_cost(c);
+  CHECK(cost <= response_output_budget(1 << 20));
+  CHECK(err == "boom\n");  // the small stream is kept whole
+  CHECK(out.size() > 100'000);
+  // Plain text up to the cap is never cut.
+  std::string text(1 << 20, 'x'), none;
+  CHECK_FALSE(bound_response_output(text, none, response_output_budget(1 << 20)));
+  // A cut never splits a UTF-8 character.
+  std::string euros;
+  for (int i = 0; i < 100; ++i) euros += "\xe2\x82\xac";
+  std::string empty;
+  CHECK(bound_response_output(euros, empty, 7));
+  CHECK(euros == "\xe2\x82\xac");
 }
