@@ -279,7 +279,8 @@ TEST_CASE("a peer URL template a session id could steer is refused at start",
   // With the host just {replica}, the id "2130706433.<hex>" named 127.0.0.1.
   for (std::string bad : {"http://{replica}:9", "http://{replica}.10.0.0.1:9"}) {
     INFO(bad);
-    std::string command = std::string(SANDGATE_BINARY) +
+    // Bounded: a gateway that accepts the template would serve until killed (exit 124).
+    std::string command = "timeout 10 " + std::string(SANDGATE_BINARY) +
                           " --listen 127.0.0.1:0 --replica-name a --peer-url-template '" + bad +
                           "' 2>&1";
     std::string out;
@@ -293,7 +294,7 @@ TEST_CASE("a peer URL template a session id could steer is refused at start",
     CHECK(out.find("--peer-url-template") != std::string::npos);
   }
   // A numeric replica name is refused too.
-  FILE* pipe = ::popen("SANDGATE_TOKEN=t " SANDGATE_BINARY
+  FILE* pipe = ::popen("SANDGATE_TOKEN=t timeout 10 " SANDGATE_BINARY
                        " --listen 127.0.0.1:0 --replica-name 2130706433 2>&1",
                        "r");
   REQUIRE(pipe);
