@@ -1,5 +1,8 @@
 #include "config.hpp"
 
+#include <algorithm>
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
@@ -64,6 +67,10 @@ void set_listen(Config& c, const std::string& v) {
 }
 
 constexpr std::uint64_t MiB = 1 << 20;
+
+bool is_label_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
 
 const std::vector<Option>& options() {
   static const std::vector<Option> table = {
@@ -160,6 +167,16 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
        }},
+      {"--max-connections-per-address", "SANDGATE_MAX_CONNECTIONS_PER_ADDRESS",
+       "max(8, max-connections / 4)",
+       "Open client connections from one address (an IPv6 client: its /64); beyond, new ones "
+       "are closed at once, so one client cannot take every connection slot. An MCP client "
+       "holds one or a few; the default leaves three quarters of the slots to others. Behind a "
+       "proxy or a Kubernetes ingress every client may arrive from the proxy's address: raise "
+       "it there, or 0 for no cap.",
+       [](Config& c, const std::string& v) {
+         c.max_connections_per_address = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
+       }},
       {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5",
        "Seconds between progress notifications of a streamed execute call.",
        [](Config& c, const std::string& v) {
@@ -252,10 +269,12 @@ const std::vector<Option>& options() {
        }},
       {"--peer-url-template", "SANDGATE_PEER_URL_TEMPLATE", "",
        "URL of a replica by name, '{replica}' replaced (e.g. "
-       "http://{replica}.sandgate-peers:8080); used for names --peers does not list.",
+       "http://{replica}.sandgate-peers:8080); used for names --peers does not list. The host "
+       "must be '{replica}.' (maybe after a fixed prefix) and a fixed DNS suffix, so a session id "
+       "can only name a host under that suffix.",
        [](Config& c, const std::string& v) {
-         if (v.rfind("http://", 0) != 0 || v.find("{replica}") == std::string::npos)
-           throw std::invalid_argument("expected http://…{replica}…");
+         if (auto problem = peer_url_template_problem(v); !problem.empty())
+           throw std::invalid_argument(problem);
          c.peer_url_template = v;
        }},
       {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.",
@@ -303,7 +322,8 @@ std::string validate(Config& c) {
   if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
   if (!c.replica_name.empty() && !session::is_replica_name(c.replica_name))
-    return "--replica-name must be a DNS label: 1-63 lower-case letters, digits and '-'";
+    return "--replica-name must be a DNS label (1-63 lower-case letters, digits and '-', no '-' "
+           "at either end) that is not a number (all digits, or 0x and hex digits)";
   c.registry.replica_name = c.replica_name;
   if (c.no_auth) {
     if (!is_loopback_host(c.listen_host))
@@ -316,12 +336,76 @@ std::string validate(Config& c) {
 
 }  // namespace
 
+// Why a --peer-url-template is refused ("" when it is fine). The replica name in it comes from
+// the session id a client sends: the host must be `[prefix]{replica}.<suffix>` with a fixed DNS
+// suffix whose last label is not numeric, so whatever the name, the host is a DNS name under
+// that suffix and never an IP address ("http://{replica}:8080" with a session id
+// "2130706433.<hex>" made the gateway connect to 127.0.0.1 with the client's token).
+std::string peer_url_template_problem(std::string_view url) {
+  const std::string expected =
+      "expected http://{replica}.DNS-SUFFIX[:PORT][/PATH], e.g. "
+      "http://{replica}.sandgate-peers:8080";
+  constexpr std::string_view scheme = "http://", marker = "{replica}";
+  if (url.substr(0, scheme.size()) != scheme) return expected;
+  auto first = url.find(marker);
+  if (first == std::string_view::npos || url.find(marker, first + 1) != std::string_view::npos)
+    return expected + " ('{replica}' exactly once)";
+  std::string_view authority = url.substr(scheme.size());
+  authority = authority.substr(0, authority.find('/'));
+  std::string_view host = authority.substr(0, authority.rfind(':'));
+  if (host.size() != authority.size()) {
+    std::string_view port = authority.substr(host.size() + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return expected + " (the port must be a number)";
+  }
+  auto at = host.find(marker);
+  if (at == std::string_view::npos) return expected + " ('{replica}' must be in the host)";
+  if (!std::all_of(host.begin(), host.begin() + at, is_label_char))
+    return expected + " (only letters, digits and '-' may precede '{replica}' in its label)";
+  std::string_view suffix = host.substr(at + marker.size());
+  if (suffix.size() < 2 || suffix.front() != '.')
+    return expected + " (a fixed DNS suffix must follow '{replica}.')";
+  suffix.remove_prefix(1);
+  std::string_view last;
+  for (std::size_t pos = 0; pos <= suffix.size();) {
+    auto dot = suffix.find('.', pos);
+    auto label =
+        suffix.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    if (label.empty() || label.size() > 63 ||
+        !std::all_of(label.begin(), label.end(), is_label_char))
+      return expected + " (the suffix must be DNS labels: lower-case letters, digits, '-')";
+    last = label;
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  if (std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return expected + " (the suffix's last label must not be a number)";
+  return "";
+}
+
 bool is_loopback_host(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  // An IP literal in 127.0.0.0/8 or ::1 (bracketed or not), or exactly the name localhost.
+  // Never a prefix test: "127.evil.example" and "127.0.0.1.evil.example" are DNS names an
+  // attacker controls (DNS rebinding).
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (boost::algorithm::iequals(host, "localhost")) return true;
+  boost::system::error_code ec;
+  // inet_pton underneath: only canonical dotted quads and IPv6 text, no "127.1" or hex forms.
+  auto address = boost::asio::ip::make_address(std::string(host), ec);
+  if (ec) return false;
+  if (address.is_v4()) return address.to_v4().to_bytes()[0] == 127;
+  return address.to_v6() == boost::asio::ip::address_v6::loopback();
 }
 
 std::uint64_t effective_body_limit(const Config& config) {
   return config.body_limit_bytes ? config.body_limit_bytes : 2 * MiB + config.stdin_max_bytes;
+}
+
+std::uint32_t effective_connections_per_address(const Config& config) {
+  if (config.max_connections_per_address) return *config.max_connections_per_address;
+  return std::max<std::uint32_t>(8, config.max_connections / 4);
 }
 
 ParseOutcome parse_config(int argc, char** argv, char** envp) {

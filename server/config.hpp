@@ -30,6 +30,8 @@ struct Config {
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{60};
   std::uint32_t max_connections = 1024;
+  // Unset: max(8, max_connections / 4) (effective_connections_per_address); 0: no cap.
+  std::optional<std::uint32_t> max_connections_per_address;
   std::chrono::seconds progress_interval{5};
 
   std::uint32_t max_concurrent_calls = 64;
@@ -63,6 +65,10 @@ ParseOutcome parse_config(int argc, char** argv, char** envp);
 std::string options_markdown();
 
 bool is_loopback_host(std::string_view host);
+// Why a --peer-url-template would let a client steer forwarding ("" when it cannot).
+std::string peer_url_template_problem(std::string_view url);
 std::uint64_t effective_body_limit(const Config& config);
+// Connections one client address may hold at once; 0 means no cap.
+std::uint32_t effective_connections_per_address(const Config& config);
 
 }  // namespace sandgate::server

@@ -15,6 +15,7 @@ struct ToolLimits {
   std::uint32_t timeout_default_s = 60;
   std::uint32_t timeout_max_s = 300;
   std::uint64_t stdin_max_bytes = 1 << 20;
+  std::uint64_t output_max_bytes = 1 << 20;  // --output-max-bytes: bounds the response too
 };
 
 nlohmann::json execute_tool_definition(const ToolLimits& limits);

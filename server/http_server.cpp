@@ -1,16 +1,21 @@
 #include "http_server.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cerrno>
 
 #include "json_dump.hpp"
 #include "logging.hpp"
@@ -54,6 +59,32 @@ class ChunkedEventSink final : public EventSink {
   std::chrono::seconds write_timeout_;
 };
 
+// The key a client's connections are counted under: its IPv4 address, or its IPv6 /64 (one
+// host usually holds a whole /64 and could otherwise rotate through it).
+asio::ip::address client_key(const asio::ip::address& address) {
+  if (!address.is_v6()) return address;
+  auto v6 = address.to_v6();
+  if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6);
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes);
+}
+
+// After refusing a request whose body was never read: closing a socket with unread input makes
+// the kernel send a reset, which can destroy the refusal before the client reads it. Read and
+// discard for a short, bounded while (one small buffer, never kept) so that it arrives.
+asio::awaitable<void> discard_briefly(beast::tcp_stream& stream) {
+  char sink[16 * 1024];
+  std::size_t total = 0;
+  stream.expires_after(std::chrono::seconds(2));
+  while (total < (1u << 20)) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(sink), kTuple);
+    if (ec) break;
+    total += n;
+  }
+  stream.expires_never();
+}
+
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, const Config& config, McpEndpoint& endpoint,
@@ -82,7 +113,19 @@ tcp::endpoint HttpServer::start() {
   tcp::endpoint where(asio::ip::make_address(
                           config_.listen_host == "localhost" ? "127.0.0.1" : config_.listen_host),
                       config_.listen_port);
-  acceptor_.open(where.protocol());
+  // Opened with SOCK_CLOEXEC (Asio's open() does not pass it): a program the gateway starts —
+  // a sandbox's supervisor is exec'ed from a clone of this process — must never inherit the
+  // listening socket and accept other clients' requests.
+  int fd =
+      ::socket(where.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+  if (fd < 0) throw boost::system::system_error(errno, boost::system::system_category(), "socket");
+  boost::system::error_code assign_ec;
+  acceptor_.assign(where.protocol(), fd, assign_ec);
+  if (assign_ec) {
+    ::close(fd);
+    throw boost::system::system_error(assign_ec, "assign listening socket");
+  }
+  protocol_ = where.protocol();
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(where);
   acceptor_.listen(asio::socket_base::max_listen_connections);
@@ -101,25 +144,69 @@ void HttpServer::stop_accepting() {
 }
 
 asio::awaitable<void> HttpServer::accept_loop() {
+  asio::steady_timer backoff(acceptor_.get_executor());
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(io_), kTuple);
-    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-    if (ec) continue;
-    if (connections_.load() >= config_.max_connections) {
+    auto [wait_ec] = co_await acceptor_.async_wait(tcp::acceptor::wait_read, kTuple);
+    if (wait_ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    // accept4 with SOCK_CLOEXEC (Asio's accept passes no flags): a connection is close-on-exec
+    // from its first instant, so a sandbox started on another thread at that moment cannot
+    // inherit it.
+    int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // The connection stays pending and the socket readable: back off instead of spinning.
+        backoff.expires_after(std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kTuple);
+      }
+      continue;  // EAGAIN (nothing left to accept), ECONNABORTED, EINTR
+    }
+    tcp::socket socket(asio::make_strand(io_));
+    boost::system::error_code ec;
+    socket.assign(protocol_, fd, ec);
+    if (ec) {
+      ::close(fd);
+      continue;
+    }
+    auto peer = socket.remote_endpoint(ec);
+    if (ec || connections_.load() >= config_.max_connections) {
       // Over the limit: close at once rather than let it queue and pin memory.
-      boost::system::error_code ignored;
-      socket.close(ignored);
+      socket.close(ec);
+      continue;
+    }
+    auto key = client_key(peer.address());
+    if (!take_address_slot(key)) {
+      socket.close(ec);  // this address holds its share already
       continue;
     }
     // Counted here, not when the connection's coroutine first runs (later, maybe on another
     // thread): the next accept must already see it.
     connections_++;
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, run_connection(std::move(socket)), asio::detached);
+    asio::co_spawn(executor, run_connection(std::move(socket), key), asio::detached);
   }
 }
 
-asio::awaitable<void> HttpServer::run_connection(tcp::socket socket) {
+bool HttpServer::take_address_slot(const asio::ip::address& key) {
+  std::uint32_t cap = effective_connections_per_address(config_);
+  if (cap == 0) return true;
+  std::lock_guard lock(mutex_);
+  auto& held = per_address_[key];
+  if (held >= cap) {
+    if (held == 0) per_address_.erase(key);
+    return false;
+  }
+  ++held;
+  return true;
+}
+
+void HttpServer::release_address_slot(const asio::ip::address& key) {
+  if (effective_connections_per_address(config_) == 0) return;
+  std::lock_guard lock(mutex_);
+  if (auto it = per_address_.find(key); it != per_address_.end() && --it->second == 0)
+    per_address_.erase(it);
+}
+
+asio::awaitable<void> HttpServer::run_connection(tcp::socket socket, asio::ip::address key) {
   std::uint64_t id;
   {
     std::lock_guard lock(mutex_);
@@ -137,18 +224,20 @@ asio::awaitable<void> HttpServer::run_connection(tcp::socket socket) {
       }
     } else {
       beast::tcp_stream stream(std::move(socket));
-      co_await serve(stream, id);
+      bool input_unread = co_await serve(stream, id);
       boost::system::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      if (input_unread) co_await discard_briefly(stream);
     }
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "connection_error", {{"what", e.what()}});
   }
+  release_address_slot(key);
   connections_--;
 }
 
 template <class Stream>
-asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection_id) {
+asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection_id) {
   beast::flat_buffer buffer;
   auto& lowest = beast::get_lowest_layer(stream);
   auto executor = co_await asio::this_coro::executor;
@@ -178,7 +267,7 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     };
   };
   for (;;) {
-    if (router_.stopping()) co_return;
+    if (router_.stopping()) co_return false;
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
     parser.body_limit(effective_body_limit(config_));
@@ -196,14 +285,26 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     };
     if (header_ec == http::error::body_limit) {
       co_await refuse_and_close(http::status::payload_too_large, "Request body too large\n");
-      co_return;
+      co_return true;
     }
     if (header_ec == http::error::header_limit) {
       co_await refuse_and_close(http::status::request_header_fields_too_large,
                                 "Headers too large\n");
-      co_return;
+      co_return true;
     }
-    if (header_ec) co_return;
+    if (header_ec) co_return false;
+    // Refused on its headers alone (Origin/Host, token, method): its body is neither invited
+    // (no 100 Continue) nor read, so a client without a token makes us hold only its headers.
+    if (auto refusal = router_.admit(parser.get())) {
+      metrics_.count_http(refusal->result_int());
+      bool body_unread = !parser.is_done();
+      bool keep_alive = !body_unread && parser.get().keep_alive() && !router_.stopping();
+      refusal->keep_alive(keep_alive);
+      lowest.expires_after(config_.body_timeout);
+      auto [ec, n] = co_await http::async_write(stream, *refusal, kTuple);
+      if (ec || !keep_alive) co_return body_unread;
+      continue;
+    }
     if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
       http::response<http::empty_body> go{http::status::continue_, 11};
       co_await http::async_write(stream, go, kTuple);
@@ -212,9 +313,9 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kTuple);
     if (body_ec == http::error::body_limit) {
       co_await refuse_and_close(http::status::payload_too_large, "Request body too large\n");
-      co_return;
+      co_return true;
     }
-    if (body_ec) co_return;
+    if (body_ec) co_return false;
     // While the request is handled (a call may run for minutes) the socket is not read.
     lowest.expires_never();
     Request request = parser.release();
@@ -226,7 +327,7 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     lowest.expires_after(config_.body_timeout);
     if (!reply.stream) {
       auto [ec, n] = co_await http::async_write(stream, reply.response, kTuple);
-      if (ec || !keep_alive) co_return;
+      if (ec || !keep_alive) co_return false;
       continue;
     }
     // An event stream: headers, then events as chunks, then the last chunk.
@@ -236,12 +337,12 @@ asio::awaitable<void> HttpServer::serve(Stream& stream, std::uint64_t connection
     head.keep_alive(keep_alive);
     http::response_serializer<http::empty_body> serializer(head);
     auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
-    if (ec) co_return;
+    if (ec) co_return false;
     ChunkedEventSink<Stream> sink(stream, config_.body_timeout);
     co_await reply.stream(sink);
     lowest.expires_after(config_.body_timeout);
     auto [end_ec, end_n] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
-    if (end_ec || !keep_alive) co_return;
+    if (end_ec || !keep_alive) co_return false;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -39,10 +40,16 @@ class HttpServer {
   }
 
  private:
+  // Serves requests until the connection is done; true when it ends with client input left
+  // unread (a refused body), which the caller discards briefly before closing.
   template <class Stream>
-  boost::asio::awaitable<void> serve(Stream& stream, std::uint64_t connection_id);
+  boost::asio::awaitable<bool> serve(Stream& stream, std::uint64_t connection_id);
   boost::asio::awaitable<void> accept_loop();
-  boost::asio::awaitable<void> run_connection(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> run_connection(boost::asio::ip::tcp::socket socket,
+                                              boost::asio::ip::address client);
+  // The per-address connection cap (--max-connections-per-address).
+  bool take_address_slot(const boost::asio::ip::address& client);
+  void release_address_slot(const boost::asio::ip::address& client);
 
   boost::asio::io_context& io_;
   const Config& config_;
@@ -50,12 +57,14 @@ class HttpServer {
   std::atomic<std::size_t> connections_{0};
   Router router_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::ip::tcp protocol_ = boost::asio::ip::tcp::v4();
   std::optional<boost::asio::ssl::context> tls_;
 
   mutable std::mutex mutex_;
   std::uint64_t next_connection_ = 1;
   // Closes a connection if it is between requests (used at shutdown).
   std::unordered_map<std::uint64_t, std::function<void()>> idle_closers_;
+  std::map<boost::asio::ip::address, std::uint32_t> per_address_;  // connections held
 };
 
 }  // namespace sandgate::server

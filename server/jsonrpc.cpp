@@ -1,5 +1,7 @@
 #include "jsonrpc.hpp"
 
+#include "bounded_json.hpp"
+
 namespace sandgate::server::jsonrpc {
 
 namespace {
@@ -14,8 +16,14 @@ Message invalid(int code, std::string why, json id = nullptr) {
 }  // namespace
 
 Message parse(std::string_view body) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return invalid(parse_error, "Parse error: the body is not valid JSON");
+  // Depth is bounded while parsing: a deeper body never becomes a tree (bounded_json.hpp).
+  auto parsed = parse_bounded_json(body);
+  if (parsed.fault == JsonFault::too_deep)
+    return invalid(parse_error, "Parse error: the body nests deeper than " +
+                                    std::to_string(kMaxJsonDepth) + " levels");
+  if (parsed.fault != JsonFault::none)
+    return invalid(parse_error, "Parse error: the body is not valid JSON");
+  json doc = std::move(parsed.value);
   if (doc.is_array())
     return invalid(invalid_request,
                    "Invalid Request: batches are not supported; send one message per request");

@@ -11,6 +11,7 @@
 #include "auth/authenticate.hpp"
 #include "json_dump.hpp"
 #include "logging.hpp"
+#include "media_type.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -51,13 +52,24 @@ bool lists(std::string_view header, std::string_view type) {
   return false;
 }
 
-// "host:port", "[::1]:port" or "host" -> host
+// "host:port", "[::1]:port" or "host" -> host; "" when what follows the host is not a port
+// ("[::1].evil.example", "127.0.0.1:80@evil").
 std::string_view host_part(std::string_view authority) {
+  std::string_view host, rest;
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
-    return close == std::string_view::npos ? authority : authority.substr(1, close - 1);
+    if (close == std::string_view::npos) return {};
+    host = authority.substr(0, close + 1);  // brackets kept: is_loopback_host takes them off
+    rest = authority.substr(close + 1);
+  } else {
+    host = authority.substr(0, authority.find(':'));
+    rest = authority.substr(host.size());
   }
-  return authority.substr(0, authority.find(':'));
+  if (rest.empty()) return host;
+  if (rest.front() != ':' || rest.size() > 6) return {};
+  for (char c : rest.substr(1))
+    if (c < '0' || c > '9') return {};
+  return host;
 }
 
 // Owns its arguments (they live in the coroutine frame), so the call may outlive the stream
@@ -84,7 +96,8 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
       tokens_(tokens),
       registry_(registry),
       metrics_(metrics),
-      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes},
+      methods_(ToolLimits{config.timeout_default_s, config.timeout_max_s, config.stdin_max_bytes,
+                          config.host.limits.output_bytes},
                metrics),
       forwarder_(config) {}
 
@@ -106,14 +119,20 @@ bool McpEndpoint::host_allowed(std::string_view host) const {
   return is_loopback_host(host_part(host));
 }
 
-asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
+std::optional<Reply> McpEndpoint::admit(const Request& head) const {
+  const auth::Tenant* tenant = nullptr;
+  return check_head(head, tenant);
+}
+
+std::optional<Reply> McpEndpoint::check_head(const Request& req,
+                                             const auth::Tenant*& tenant) const {
   // DNS rebinding: a browser page of another origin must not drive a local gateway.
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
-                     "Forbidden: origin not allowed");
+    return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                  "Forbidden: origin not allowed");
   if (!host_allowed(req[http::field::host]))
-    co_return refuse(req, http::status::forbidden, jsonrpc::server_error,
-                     "Forbidden: host not allowed");
+    return refuse(req, http::status::forbidden, jsonrpc::server_error,
+                  "Forbidden: host not allowed");
 
   auto auth = auth::authenticate(tokens_, req[http::field::authorization], req["X-MCP-AUTH"]);
   if (auth.status != auth::AuthStatus::ok) {
@@ -124,9 +143,25 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
                      "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
                      "'X-MCP-AUTH: <token>'");
     r.response.set(http::field::www_authenticate, "Bearer realm=\"sandgate\"");
-    co_return r;
+    return r;
   }
-  const auth::Tenant& tenant = *auth.tenant;
+  tenant = auth.tenant;
+  if (req.method() != http::verb::post && req.method() != http::verb::get &&
+      req.method() != http::verb::delete_) {
+    Reply r =
+        refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
+    r.response.set(http::field::allow, "GET, POST, DELETE");
+    return r;
+  }
+  return std::nullopt;
+}
+
+asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
+  // The connection already ran these rules on the headers alone (admit); they run again here
+  // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
+  const auth::Tenant* authenticated = nullptr;
+  if (auto refused = check_head(req, authenticated)) co_return std::move(*refused);
+  const auth::Tenant& tenant = *authenticated;
 
   // Another replica's session: it answers (a request already forwarded is never sent on).
   if (req[kForwardedHeader].empty()) {
@@ -145,12 +180,6 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
     if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
       co_return initialize(req, tenant, message);
     co_return co_await post_to_session(req, tenant, std::move(message));
-  }
-  if (req.method() != http::verb::get && req.method() != http::verb::delete_) {
-    Reply r =
-        refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
-    r.response.set(http::field::allow, "GET, POST, DELETE");
-    co_return r;
   }
   std::string id(req[kSessionHeader]);
   if (id.empty())
@@ -180,8 +209,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
 }
 
 std::optional<Reply> McpEndpoint::check_post_headers(const Request& req) const {
-  auto content_type = req[http::field::content_type];
-  if (!lists(content_type, "application/json"))
+  if (!is_json_content_type(req[http::field::content_type]))
     return refuse(req, http::status::unsupported_media_type, jsonrpc::server_error,
                   "Unsupported Media Type: Content-Type must be application/json");
   auto accept = req[http::field::accept];

@@ -20,6 +20,11 @@ class McpEndpoint {
   McpEndpoint(const Config& config, const auth::TokenStore* tokens, session::Registry& registry,
               Metrics& metrics);
 
+  // The rules that need only the headers — Origin/Host (403), token (401), method (405) — in
+  // that order: a refusal, or nothing when the request may go on. The connection calls this
+  // before it reads (or invites, with 100 Continue) a body, so an unauthenticated client can
+  // make the gateway hold no more than its headers.
+  std::optional<Reply> admit(const Request& head) const;
   boost::asio::awaitable<Reply> handle(const Request& request);
 
   // The DNS-rebinding rules, exposed for tests.
@@ -27,6 +32,8 @@ class McpEndpoint {
   bool host_allowed(std::string_view host) const;
 
  private:
+  // admit()'s rules; sets `tenant` when the request may go on.
+  std::optional<Reply> check_head(const Request& request, const auth::Tenant*& tenant) const;
   // 415 / 406 for a POST whose headers are wrong; nothing when they are right.
   std::optional<Reply> check_post_headers(const Request& request) const;
   boost::asio::awaitable<Reply> post_to_session(const Request& request, const auth::Tenant& tenant,

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "logging.hpp"
+#include "output_bound.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -92,6 +93,11 @@ boost::asio::awaitable<json> McpMethods::call_tool(session::Session& session,
     executed.status = session::ExecuteStatus::sandbox_error;
     executed.message = std::string("the host refused a resource: ") + e.what();
   }
+  // The response carries the output twice, escaped: its size there is bounded too.
+  if (executed.status == session::ExecuteStatus::ran &&
+      bound_response_output(executed.run.stdout_text, executed.run.stderr_text,
+                            response_output_budget(limits_.output_max_bytes)))
+    executed.run.truncated = true;
   const auto& ran = executed.run;
   json log_fields = {{"session", std::string(session::log_prefix(session.id()))},
                      {"tenant", session.tenant()},

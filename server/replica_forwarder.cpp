@@ -68,7 +68,9 @@ std::optional<std::string> ReplicaForwarder::peer_for(std::string_view session_i
   if (owner.empty() || owner == self_) return std::nullopt;
   if (auto it = peers_.find(owner); it != peers_.end()) return it->second;
   if (url_template_.empty()) return std::nullopt;
-  // The owner's name is a DNS label (checked above), so it cannot redirect the URL elsewhere.
+  // The owner's name is a DNS label that is not a number (looks_like_session_id checked it),
+  // and the template's host ends in a fixed DNS suffix (checked at start): the name picks a
+  // host under that suffix, never an address or another domain.
   std::string url = url_template_;
   url.replace(url.find("{replica}"), 9, owner);
   return url;

@@ -29,9 +29,27 @@ Response Router::plain(const Request& request, http::status status, std::string 
   return res;
 }
 
-boost::asio::awaitable<Reply> Router::route(const Request& request) {
+namespace {
+std::string_view path_of(const Request& request) {
   std::string_view target = request.target();
-  target = target.substr(0, target.find('?'));
+  return target.substr(0, target.find('?'));
+}
+bool read_only(const Request& request) {
+  return request.method() == http::verb::get || request.method() == http::verb::head;
+}
+}  // namespace
+
+std::optional<Response> Router::admit(const Request& head) const {
+  if (path_of(head) == "/mcp") {
+    if (auto refused = endpoint_.admit(head)) return std::move(refused->response);
+    return std::nullopt;
+  }
+  if (!read_only(head)) return plain(head, http::status::method_not_allowed, "GET only\n");
+  return std::nullopt;
+}
+
+boost::asio::awaitable<Reply> Router::route(const Request& request) {
+  std::string_view target = path_of(request);
   if (target == "/mcp") {
     try {
       co_return co_await endpoint_.handle(request);
@@ -44,7 +62,7 @@ boost::asio::awaitable<Reply> Router::route(const Request& request) {
                       request.version()),
         nullptr};
   }
-  if (request.method() != http::verb::get && request.method() != http::verb::head)
+  if (!read_only(request))
     co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};
   if (target == "/healthz") co_return Reply{plain(request, http::status::ok, "ok\n"), nullptr};
   if (target == "/readyz") {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ class Router {
   using GaugeSource = std::function<Gauges()>;
   Router(McpEndpoint& endpoint, Metrics& metrics, GaugeSource gauges);
 
+  // Called with the headers alone, before any body is read or 100 Continue sent: the answer
+  // to a request that can be refused already (the /mcp endpoint's Origin/Host, token and
+  // method rules; a non-GET elsewhere), or nothing. route() gets the whole request after.
+  std::optional<Response> admit(const Request& head) const;
   boost::asio::awaitable<Reply> route(const Request& request);
 
   void set_ready(bool ready) { ready_ = ready; }

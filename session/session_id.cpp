@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace sandgate::session {
@@ -19,9 +20,18 @@ std::string new_session_id(std::string_view replica) {
 }
 
 bool is_replica_name(std::string_view name) {
-  if (name.empty() || name.size() > 63) return false;
+  if (name.empty() || name.size() > 63 || name.front() == '-' || name.back() == '-') return false;
   for (char c : name)
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  // A client chooses the name in the ids it sends, and the name becomes part of a peer's host
+  // name: nothing a resolver could read as a number (an IPv4 address in decimal, octal with a
+  // leading 0, or hex with 0x) is a replica name.
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  auto is_hex = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); };
+  if (std::all_of(name.begin(), name.end(), is_digit)) return false;
+  if (name.size() >= 2 && name[0] == '0' && name[1] == 'x' &&
+      std::all_of(name.begin() + 2, name.end(), is_hex))
+    return false;
   return true;
 }
 

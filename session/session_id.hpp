@@ -12,7 +12,8 @@ std::string new_session_id(std::string_view replica = {});
 bool looks_like_session_id(std::string_view id);
 // The replica named in an id ("" when it names none).
 std::string_view owner_replica(std::string_view id);
-// Replica names are DNS labels: [a-z0-9-], 1..63 characters.
+// Replica names are DNS labels: [a-z0-9-], 1..63 characters, no '-' at either end, and not
+// a number in any form a resolver accepts for an address (all digits, 0x + hex digits).
 bool is_replica_name(std::string_view name);
 // The first characters, safe to log.
 std::string_view log_prefix(std::string_view id);

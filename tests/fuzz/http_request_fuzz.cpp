@@ -1,8 +1,10 @@
 // Fuzz target: the HTTP request path in memory. Bytes go through Beast's request parser with the
-// server's own limits, then through the Router — the /mcp endpoint's Origin/Host/token/Accept/
-// session/version rules, JSON-RPC, the MCP methods and the execute argument checks — and the
-// reply is serialized as the server would write it. No socket and no sandbox: the host allows
-// zero sandboxes, so a valid execute gets its "Sandbox unavailable" tool error.
+// server's own limits; the headers alone go through the Router's admission rules first (as the
+// connection does before it reads a body), then the whole request through the Router: the /mcp
+// endpoint's Origin/Host/token/Accept/session/version rules, JSON-RPC, the MCP methods and the
+// execute argument checks. The reply is serialized as the server would write it. No socket and
+// no sandbox: the host allows zero sandboxes, so a valid execute gets its "Sandbox unavailable"
+// tool error.
 //
 // "@SID@" in an input is replaced by the id of a live session, so the fuzzer reaches the
 // session-bound paths (tools/list, tools/call, DELETE) without guessing a 128-bit id.
@@ -109,11 +111,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   http::request_parser<http::string_body> parser;
   parser.header_limit(16 * 1024);
   parser.body_limit(server::effective_body_limit(w.config));
-  parser.eager(true);
   boost::system::error_code ec;
-  std::size_t used = parser.put(asio::buffer(input), ec);
-  if (!ec && !parser.is_done() && used == input.size()) parser.put_eof(ec);
-  if (ec || !parser.is_done()) return 0;  // the server answers 400/413/431 or closes
+  // The headers first, as the connection reads them: the admission rules (Origin/Host, token,
+  // method) see them before any body exists, and a refusal is all the connection writes.
+  asio::const_buffer rest = asio::buffer(input);
+  std::size_t used = parser.put(rest, ec);
+  if (ec || !parser.is_header_done()) return 0;  // the server answers 413/431 or closes
+  if (auto refusal = w.router.admit(parser.get())) {
+    int status = refusal->result_int();
+    if (status < 400 || status > 499) std::abort();  // only refusals come from here
+    std::ostringstream wire;
+    wire << *refusal;
+    return 0;
+  }
+  rest += used;
+  parser.eager(true);
+  if (!parser.is_done() && rest.size() > 0)
+    used = parser.put(rest, ec);
+  else
+    used = 0;
+  if (!ec && !parser.is_done() && used == rest.size()) parser.put_eof(ec);
+  if (ec || !parser.is_done()) return 0;  // the server answers 400/413 or closes
 
   auto reply = w.route(parser.release());
   int status = reply.response.result_int();

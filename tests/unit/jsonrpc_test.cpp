@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "server/bounded_json.hpp"
 #include "server/json_dump.hpp"
 
 using namespace sandgate::server;
@@ -53,4 +54,49 @@ TEST_CASE("dump_json writes what json::dump writes, invalid UTF-8 replaced", "[u
                           {"big", std::string(300000, 'y')}};
   CHECK(dump_json(value) == value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   CHECK(dump_json(nlohmann::json("\xc3\x28")) == "\"\xef\xbf\xbd(\"");
+}
+
+namespace {
+// `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + nesting + `}`: params nested
+// `levels` deep in total (params itself is level 2 of the document).
+std::string nested_params(std::size_t levels, bool arrays) {
+  std::string open = arrays ? "[" : "{\"a\":", close = arrays ? "]" : "}";
+  std::string body = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":)";
+  body.reserve(body.size() + levels * (open.size() + 1));
+  for (std::size_t i = 0; i < levels; ++i) body += open;
+  body += "0";
+  for (std::size_t i = 0; i < levels; ++i) body += close;
+  return body + "}}";
+}
+}  // namespace
+
+TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]") {
+  using sandgate::server::kMaxJsonDepth;
+  // The document's own object and params take two levels.
+  SECTION("up to the bound a message parses") {
+    CHECK(jsonrpc::parse(nested_params(kMaxJsonDepth - 2, true)).kind == jsonrpc::Kind::request);
+    CHECK(jsonrpc::parse(nested_params(kMaxJsonDepth - 2, false)).kind == jsonrpc::Kind::request);
+  }
+  SECTION("one level more is a parse error, arrays or objects") {
+    for (bool arrays : {true, false}) {
+      auto m = jsonrpc::parse(nested_params(kMaxJsonDepth - 1, arrays));
+      CHECK(m.kind == jsonrpc::Kind::invalid);
+      CHECK(m.error_code == jsonrpc::parse_error);
+    }
+  }
+  SECTION("200,000 levels (the body that overflowed the stack) are refused, not built") {
+    for (bool arrays : {true, false}) {
+      auto m = jsonrpc::parse(nested_params(200'000, arrays));
+      CHECK(m.kind == jsonrpc::Kind::invalid);
+      CHECK(m.error_code == jsonrpc::parse_error);
+    }
+    // Unbalanced too: only opening brackets, as an attacker would send.
+    CHECK(jsonrpc::parse(std::string(400'000, '[')).error_code == jsonrpc::parse_error);
+  }
+  SECTION("a syntax error is still a parse error") {
+    CHECK(sandgate::server::parse_bounded_json("[1,").fault == sandgate::server::JsonFault::syntax);
+    CHECK(sandgate::server::parse_bounded_json("[[1]]", 1).fault ==
+          sandgate::server::JsonFault::too_deep);
+    CHECK(sandgate::server::parse_bounded_json("[[1]]", 2).value == nlohmann::json::parse("[[1]]"));
+  }
 }

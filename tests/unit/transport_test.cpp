@@ -6,6 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include "server/mcp_endpoint.hpp"
+#include "server/media_type.hpp"
+#include "server/output_bound.hpp"
+#include "session/session_id.hpp"
 
 using namespace sandgate;
 using namespace sandgate::server;
@@ -132,6 +135,39 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK_FALSE(t.endpoint.origin_allowed("http://localhost.evil.com"));
     CHECK_FALSE(t.endpoint.origin_allowed("null"));
   }
+  SECTION("loopback look-alike names are not loopback (DNS rebinding)") {
+    for (std::string origin : {"http://127.evil.example", "http://127.0.0.1.evil.example",
+                               "https://127.0.0.1.evil.example:8080", "http://localhost.",
+                               "http://127.1", "http://0x7f000001", "http://[::1].evil"})
+      CHECK_FALSE(t.endpoint.origin_allowed(origin));
+    for (std::string origin : {"http://127.0.0.1", "http://127.1.2.3:9", "http://[::1]",
+                               "http://LocalHost:3000", "https://localhost"})
+      CHECK(t.endpoint.origin_allowed(origin));
+    CHECK_FALSE(t.endpoint.host_allowed("127.evil.example:8080"));
+    CHECK_FALSE(t.endpoint.host_allowed("127.0.0.1.evil.example"));
+    CHECK(t.endpoint.host_allowed("127.1.2.3:8080"));
+    CHECK(t.endpoint.host_allowed("[::1]:8080"));
+    CHECK(t.post(request(1, "ping"), {{"Origin", "http://127.evil.example"}}).result() ==
+          http::status::forbidden);
+    CHECK_FALSE(is_loopback_host("127.evil.example"));
+    CHECK(is_loopback_host("127.255.0.1"));
+    CHECK(is_loopback_host("[::1]"));
+  }
+  SECTION("Content-Type is exactly one media type, application/json, parameters allowed") {
+    for (std::string type : {"text/plain;a=,application/json", "application/json, text/plain",
+                             "text/plain, application/json", "application/json;a=b,c",
+                             "application/jsonx", "application/json/x", "application/json x",
+                             "application/json;=b", "application/json;a=\"b", ""})
+      CHECK_FALSE(is_json_content_type(type));
+    for (std::string type :
+         {"application/json", "Application/JSON", "application/json; charset=utf-8",
+          "application/json;charset=\"utf-8\"", " application/json ", "application/json;",
+          "application/json; a=\"x,y\""})
+      CHECK(is_json_content_type(type));
+    CHECK(
+        t.post(request(1, "ping"), {{"Content-Type", "text/plain;a=,application/json"}}).result() ==
+        http::status::unsupported_media_type);
+  }
   SECTION("a Host that is not loopback gets 403 while bound to loopback") {
     CHECK(t.post(request(1, "ping"), {{"Host", "evil.example.com"}}).result() ==
           http::status::forbidden);
@@ -235,4 +271,77 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
                  {{"Authorization", "Bearer tok-b"}})
               .result() == http::status::ok);
   }
+}
+
+namespace {
+ParseOutcome parse_flags(std::vector<std::string> args) {
+  std::vector<char*> argv{const_cast<char*>("sandgate")};
+  for (auto& a : args) argv.push_back(a.data());
+  std::string token = "SANDGATE_TOKEN=t";
+  char* envp[] = {token.data(), nullptr};
+  return parse_config(static_cast<int>(argv.size()), argv.data(), envp);
+}
+}  // namespace
+
+TEST_CASE("a session id cannot steer forwarding to an address the operator did not name",
+          "[unit][transport][replicas]") {
+  SECTION("a peer URL template needs a fixed DNS suffix after {replica}") {
+    for (std::string bad :
+         {"http://{replica}:8080", "http://{replica}", "http://{replica}./x",
+          "http://{replica}.:80", "http://10.0.0.{replica}:80", "http://{replica}.10.0.0.1",
+          "http://{replica}.1:8080", "http://x.{replica}.svc", "http://{replica}.svc:80x",
+          "http://{replica}.a..b", "http://{replica}.svc/{replica}", "http://evil@{replica}.svc",
+          "http://h/{replica}", "https://{replica}.svc", "http://{replica}.Svc"}) {
+      INFO(bad);
+      auto r = parse_flags({"--peer-url-template", bad});
+      CHECK_FALSE(r.config);
+      CHECK(r.message.find("--peer-url-template") != std::string::npos);
+    }
+    for (std::string good :
+         {"http://{replica}.sandgate-peers:8080", "http://{replica}.sandgate-peers.ns.svc/",
+          "http://sandgate-{replica}.peers", "http://{replica}.peers.example.com:80/base"}) {
+      INFO(good);
+      CHECK(parse_flags({"--peer-url-template", good}).config);
+    }
+  }
+  SECTION("replica names that read as numbers are refused at start and in session ids") {
+    for (std::string name : {"2130706433", "0x7f000001", "0x", "017700000001", "-a", "a-"}) {
+      INFO(name);
+      CHECK_FALSE(parse_flags({"--replica-name", name}).config);
+      CHECK_FALSE(session::looks_like_session_id(name + "." + std::string(32, 'a')));
+    }
+    for (std::string name : {"sandgate-0", "a", "0xz", "7a", "b0x1"}) {
+      INFO(name);
+      CHECK(parse_flags({"--replica-name", name}).config);
+      CHECK(session::looks_like_session_id(name + "." + std::string(32, 'a')));
+    }
+  }
+  SECTION("the forwarder never builds a URL from a numeric name") {
+    Config c;
+    c.replica_name = "a";
+    c.peer_url_template = "http://{replica}.peers:8080";
+    ReplicaForwarder forwarder(c);
+    CHECK(forwarder.peer_for("b." + std::string(32, 'f')) == "http://b.peers:8080");
+    CHECK_FALSE(forwarder.peer_for("2130706433." + std::string(32, 'f')));
+    CHECK_FALSE(forwarder.peer_for("0x7f000001." + std::string(32, 'f')));
+  }
+}
+
+TEST_CASE("a program's output costs a bounded share of its response", "[unit][transport][output]") {
+  std::string out(1 << 20, '\x01'), err = "boom\n";
+  CHECK(bound_response_output(out, err, response_output_budget(1 << 20)));
+  std::uint64_t cost = 0;
+  for (unsigned char c : out + err) cost += response_cost(c);
+  CHECK(cost <= response_output_budget(1 << 20));
+  CHECK(err == "boom\n");  // the small stream is kept whole
+  CHECK(out.size() > 100'000);
+  // Plain text up to the cap is never cut.
+  std::string text(1 << 20, 'x'), none;
+  CHECK_FALSE(bound_response_output(text, none, response_output_budget(1 << 20)));
+  // A cut never splits a UTF-8 character.
+  std::string euros;
+  for (int i = 0; i < 100; ++i) euros += "\xe2\x82\xac";
+  std::string empty;
+  CHECK(bound_response_output(euros, empty, 7));
+  CHECK(euros == "\xe2\x82\xac");
 }
