@@ -120,12 +120,12 @@ bool McpEndpoint::host_allowed(std::string_view host) const {
 }
 
 std::optional<Reply> McpEndpoint::admit(const Request& head) const {
-  const auth::Tenant* tenant = nullptr;
+  std::shared_ptr<const auth::Tenant> tenant;
   return check_head(head, tenant);
 }
 
 std::optional<Reply> McpEndpoint::check_head(const Request& req,
-                                             const auth::Tenant*& tenant) const {
+                                             std::shared_ptr<const auth::Tenant>& tenant) const {
   // DNS rebinding: a browser page of another origin must not drive a local gateway.
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin))
     return refuse(req, http::status::forbidden, jsonrpc::server_error,
@@ -159,7 +159,8 @@ std::optional<Reply> McpEndpoint::check_head(const Request& req,
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req) {
   // The connection already ran these rules on the headers alone (admit); they run again here
   // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
-  const auth::Tenant* authenticated = nullptr;
+  // Held for the whole request: a tokens reload (SIGHUP) meanwhile does not free the tenant.
+  std::shared_ptr<const auth::Tenant> authenticated;
   if (auto refused = check_head(req, authenticated)) co_return std::move(*refused);
   const auth::Tenant& tenant = *authenticated;
 

@@ -33,7 +33,8 @@ class McpEndpoint {
 
  private:
   // admit()'s rules; sets `tenant` when the request may go on.
-  std::optional<Reply> check_head(const Request& request, const auth::Tenant*& tenant) const;
+  std::optional<Reply> check_head(const Request& request,
+                                  std::shared_ptr<const auth::Tenant>& tenant) const;
   // 415 / 406 for a POST whose headers are wrong; nothing when they are right.
   std::optional<Reply> check_post_headers(const Request& request) const;
   boost::asio::awaitable<Reply> post_to_session(const Request& request, const auth::Tenant& tenant,
