@@ -214,7 +214,7 @@ TEST_CASE("SIGHUP reloads the tokens file without dropping sessions", "[integrat
   CHECK(gw.stop(SIGTERM) == 0);
 }
 
-TEST_CASE("a tokens file others may write stops the start; one they may read is a warning",
+TEST_CASE("a tokens file others may write stops the start, one they may read is a warning",
           "[integration][tenants]") {
   TempFile tokens("mode"), log("mode.log");
   tokens.write(digest("token-a") + " alpha\n", 0620);

@@ -108,7 +108,7 @@ TEST_CASE("deeply nested JSON without a token: refused, the gateway keeps servin
   CHECK(gw.request(http::verb::get, "/healthz").status == 200);
 }
 
-TEST_CASE("loopback look-alike Origin and Host names get 403; real loopback names pass",
+TEST_CASE("loopback look-alike Origin and Host names get 403, real loopback names pass",
           "[integration][hardening][loopback]") {
   GatewayProcess gw({});
   json init = {{"jsonrpc", "2.0"},
@@ -242,7 +242,7 @@ TEST_CASE("one address cannot take every connection slot",
   CHECK(again);
 }
 
-TEST_CASE("--max-connections-per-address 0 is no cap", "[integration][hardening][per-address]") {
+TEST_CASE("a per-address connection cap of 0 is no cap", "[integration][hardening][per-address]") {
   GatewayProcess gw({"--max-connections-per-address", "0", "--max-connections", "64"});
   asio::io_context io;
   std::vector<tcp::socket> held;

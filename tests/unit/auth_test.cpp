@@ -151,7 +151,7 @@ TEST_CASE("lookups and replacements may run on different threads", "[unit][auth]
   CHECK(torn == 0);
 }
 
-TEST_CASE("a tokens file others may write is refused; one others may read is a warning",
+TEST_CASE("a tokens file others may write is refused, one others may read is a warning",
           "[unit][auth]") {
   const std::filesystem::path p = "/etc/sandgate/tokens";
   CHECK(judge_token_file_mode(p, S_IFREG | 0600, false).refusal.empty());
