@@ -32,8 +32,8 @@ bool user_namespaces_available() {
 
 // Whether ids [first, first + count) exist in our user namespace (/proc/self/uid_map: "inside
 // outside count" per line). A user-namespaced pod maps only 65536 of them.
-bool ids_mapped(std::uint64_t first, std::uint64_t count, const char* map_file) {
-  std::istringstream map(read_file(map_file).value_or(""));
+bool ids_mapped_in(std::uint64_t first, std::uint64_t count, const std::string& id_map) {
+  std::istringstream map(id_map);
   std::uint64_t inside = 0, outside = 0, length = 0, covered_to = first;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   while (map >> inside >> outside >> length) ranges.emplace_back(inside, inside + length);
@@ -41,6 +41,10 @@ bool ids_mapped(std::uint64_t first, std::uint64_t count, const char* map_file) 
   for (const auto& [from, to] : ranges)
     if (from <= covered_to && to > covered_to) covered_to = to;
   return covered_to >= first + count;
+}
+
+bool ids_mapped(std::uint64_t first, std::uint64_t count, const char* map_file) {
+  return ids_mapped_in(first, count, read_file(map_file).value_or(""));
 }
 
 bool initial_user_namespace(const std::string& uid_map) {
@@ -100,6 +104,27 @@ IsolationReport assess(const HostConfig& config) {
 }
 
 }  // namespace
+
+std::uint32_t automatic_uid_base(std::uint32_t max_sandboxes, const std::string& uid_map,
+                                 const std::string& gid_map) {
+  constexpr std::uint32_t kOnHost = 1'000'000;
+  if (initial_user_namespace(uid_map)) return kOnHost;
+  std::uint64_t count = 2ull * max_sandboxes;
+  // Candidates: 10000 (clear of the ids a container image's own accounts use), then where each
+  // mapped range starts, then 1000.
+  std::vector<std::uint64_t> candidates = {10'000};
+  std::istringstream map(uid_map);
+  std::uint64_t inside = 0, outside = 0, length = 0;
+  while (map >> inside >> outside >> length)
+    if (inside >= 10'000) candidates.push_back(inside);
+  std::sort(candidates.begin() + 1, candidates.end());
+  candidates.push_back(1'000);
+  for (std::uint64_t base : candidates)
+    if (base + count <= 4'000'000'000ull && ids_mapped_in(base, count, uid_map) &&
+        ids_mapped_in(base, count, gid_map))
+      return static_cast<std::uint32_t>(base);
+  return kOnHost;  // nothing fits: the isolation check says which ids are missing
+}
 
 std::string uid_base_problem(std::uint32_t base, const std::string& uid_map) {
   if (base >= kMinHostUidBase || !initial_user_namespace(uid_map)) return "";

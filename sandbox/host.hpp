@@ -56,6 +56,13 @@ constexpr std::uint32_t kMinHostUidBase = 100'000;
 // false maps 65536 ids) they are the namespace's own and a low base is right.
 std::string uid_base_problem(std::uint32_t base, const std::string& uid_map);
 
+// The sandboxes' first host id when the operator sets none: 1,000,000 on a host; inside a user
+// namespace the first of 10000, the starts of the mapped ranges above it, or 1000 from which
+// 2 * max_sandboxes ids are mapped in both maps — so one configuration serves a pod with
+// hostUsers: true (host ids) and one with hostUsers: false (65536 ids of its own).
+std::uint32_t automatic_uid_base(std::uint32_t max_sandboxes, const std::string& uid_map,
+                                 const std::string& gid_map);
+
 // Thrown when a sandbox cannot be created; what() is safe to show to the model.
 class SandboxError : public std::runtime_error {
  public:

@@ -232,12 +232,14 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},
-      {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE", "1000000",
+      {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE",
+       "1000000 on a host; in a user namespace 10000 (or the first mapped range that fits)",
        "First host uid for sandboxes; each uses two ([base, base + 2 * max-sandboxes)). Give "
        "gateways on one host distinct ranges. At least 100000 on a host, clear of real "
        "accounts; inside a user namespace (a pod with hostUsers: false) the ids are its own "
        "and lower is allowed.",
        [](Config& c, const std::string& v) {
+         c.uid_base_set = true;
          c.host.uid_base = static_cast<std::uint32_t>(to_u64(v, 1000, 4'000'000'000));
          auto problem = sandbox::uid_base_problem(
              c.host.uid_base, sandbox::read_file("/proc/self/uid_map").value_or(""));
@@ -319,6 +321,10 @@ std::string usage() {
 }
 
 std::string validate(Config& c) {
+  if (!c.uid_base_set)
+    c.host.uid_base = sandbox::automatic_uid_base(
+        c.host.max_sandboxes, sandbox::read_file("/proc/self/uid_map").value_or(""),
+        sandbox::read_file("/proc/self/gid_map").value_or(""));
   if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
   if (!c.replica_name.empty() && !session::is_replica_name(c.replica_name))

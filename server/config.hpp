@@ -38,6 +38,7 @@ struct Config {
   std::uint32_t max_queued_calls = 1024;
   session::RegistryConfig registry;
   sandbox::HostConfig host;
+  bool uid_base_set = false;  // --sandbox-uid-base given; otherwise chosen from the id maps
 
   // Several replicas: this one's name (prefixes its session ids) and how to reach the others.
   std::string replica_name;
