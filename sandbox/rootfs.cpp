@@ -146,6 +146,11 @@ void mask_proc() {
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     check(::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr), "mask " + target);
+    // Read-only, so a write fails (EROFS) instead of vanishing into /dev/null: a program that
+    // tries /proc/sysrq-trigger learns it is refused, the same on every kernel.
+    check(::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID,
+                  nullptr),
+          "remount read-only " + target);
   }
   for (const char* dir : {"/proc/acpi", "/proc/asound", "/proc/scsi"}) {
     std::string target = in_root(dir);

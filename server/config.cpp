@@ -320,11 +320,16 @@ std::string usage() {
   return out.str();
 }
 
-std::string validate(Config& c) {
+// Settings that follow from others and from where the gateway runs, for serving and for
+// --check-isolation alike.
+void derive(Config& c) {
   if (!c.uid_base_set)
     c.host.uid_base = sandbox::automatic_uid_base(
         c.host.max_sandboxes, sandbox::read_file("/proc/self/uid_map").value_or(""),
         sandbox::read_file("/proc/self/gid_map").value_or(""));
+}
+
+std::string validate(Config& c) {
   if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
   if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
   if (!c.replica_name.empty() && !session::is_replica_name(c.replica_name))
@@ -465,6 +470,7 @@ ParseOutcome parse_config(int argc, char** argv, char** envp) {
       return fail(name + ": " + ex.what());
     }
   }
+  derive(c);
   if (c.check_isolation) return {c, "", 0};
   if (auto problem = validate(c); !problem.empty()) return fail("sandgate: " + problem);
   return {c, "", 0};
