@@ -147,9 +147,10 @@ void mask_proc() {
     if (::lstat(target.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     check(::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr), "mask " + target);
     // Read-only, so a write fails (EROFS) instead of vanishing into /dev/null: a program that
-    // tries /proc/sysrq-trigger learns it is refused, the same on every kernel.
-    check(::mount(nullptr, target.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID,
-                  nullptr),
+    // tries /proc/sysrq-trigger learns it is refused, the same on every kernel. A container's
+    // /dev/null is a bind with flags (noexec…) that a user namespace may not drop: keep them.
+    check(::mount(nullptr, target.c_str(), nullptr,
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | locked_flags(target), nullptr),
           "remount read-only " + target);
   }
   for (const char* dir : {"/proc/acpi", "/proc/asound", "/proc/scsi"}) {

@@ -1,6 +1,8 @@
 // Black-box tests: hostile programs in a real sandbox, asserting that what must never happen
 // does not.
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "forked_scenario.hpp"
 #include "sandbox/file_util.hpp"
 #include "sandbox_fixture.hpp"
 
@@ -324,4 +327,35 @@ TEST_CASE("Landlock refuses executing anything outside the allowed trees", "[san
                  "cp /usr/bin/true /work/t && chmod +x /work/t && /work/t; echo work=$?\n");
   CHECK(r.stdout_text == "tmp=126\nwork=0\n");
   CHECK(r.stderr_text.find("Permission denied") != std::string::npos);
+}
+
+// In a container /dev/null is a bind mount with flags (nosuid, noexec) that the sandbox's user
+// namespace may not drop: /proc's masks, binds of it, must still be made (found in the VM
+// stage's pods). The scenario runs in a forked child with a mount namespace of its own.
+TEST_CASE("/proc's masks are made where /dev/null is a container's locked bind",
+          "[sandbox][isolation][proc]") {
+  auto answer = sandgate::test::run_forked([]() -> std::string {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("/dev/null", "/dev/null", nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, "/dev/null", nullptr, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC,
+                nullptr) != 0)
+      return "SKIP: cannot make a mount namespace here";
+    sandgate::test::SandboxFixture f;
+    if (!f.host().isolation().usable()) return "SKIP: " + f.host().isolation().problem;
+    auto sb = f.create();
+    auto r = f.run(sb, Language::python,
+                   "try:\n"
+                   "  open('/proc/sysrq-trigger', 'w').write('h'); print('WROTE')\n"
+                   "except OSError as e: print('refused', e.errno)\n"
+                   "print(len(open('/proc/kallsyms', 'rb').read()))\n");
+    return r.stdout_text;
+  });
+  if (answer.rfind("SKIP: ", 0) == 0) {
+    WARN(answer);
+    return;
+  }
+  // Writing is refused (the errno depends on the kernel's order of checks); kallsyms is empty.
+  CHECK(answer.rfind("refused ", 0) == 0);
+  CHECK(answer.substr(answer.find('\n') + 1) == "0\n");
 }
