@@ -146,12 +146,14 @@ void mask_proc() {
     struct stat st {};
     if (::lstat(target.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) continue;
     check(::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr), "mask " + target);
-    // Read-only, so a write fails (EROFS) instead of vanishing into /dev/null: a program that
-    // tries /proc/sysrq-trigger learns it is refused, the same on every kernel. A container's
-    // /dev/null is a bind with flags (noexec…) that a user namespace may not drop: keep them.
+    // nodev: the mask cannot be opened at all (EACCES), so a write to /proc/sysrq-trigger is
+    // refused rather than vanishing into /dev/null — read-only alone does not stop writes to a
+    // device node. A container's /dev/null is a bind with flags (noexec…) that a user namespace
+    // may not drop: keep them.
     check(::mount(nullptr, target.c_str(), nullptr,
-                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | locked_flags(target), nullptr),
-          "remount read-only " + target);
+                  MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | locked_flags(target),
+                  nullptr),
+          "remount " + target);
   }
   for (const char* dir : {"/proc/acpi", "/proc/asound", "/proc/scsi"}) {
     std::string target = in_root(dir);
