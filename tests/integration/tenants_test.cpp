@@ -87,6 +87,16 @@ int exit_status_of(const std::vector<std::string>& args, const std::string& log)
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Declared after the futures of long calls: should a check fail, the gateway stops before those
+// futures wait for their calls (which would otherwise run for minutes), since shutdown answers
+// them. Never kill(-1): stop once only.
+struct StopGatewayFirst {
+  GatewayProcess& gw;
+  ~StopGatewayFirst() {
+    if (gw.pid() > 0) gw.stop(SIGTERM);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a tenant at its cap of running calls does not keep another tenant waiting",
@@ -101,14 +111,7 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
               b = gw.initialize("token-beta");
   const std::string long_call = "sleep 613";  // a name no other test's program has
   std::future<HttpReply> first, second, beta;
-  // Should a check fail, the gateway stops before the futures wait for their calls (which would
-  // otherwise run for ten minutes): shutdown answers them. Never kill(-1): stop once only.
-  struct StopGatewayFirst {
-    GatewayProcess& gw;
-    ~StopGatewayFirst() {
-      if (gw.pid() > 0) gw.stop(SIGTERM);
-    }
-  } stop_first{gw};
+  StopGatewayFirst stop_first{gw};
   first = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 900, 1), a1, "token-alpha");
   });
@@ -158,12 +161,7 @@ TEST_CASE("a tenant's tokens-file line may raise its cap of running calls",
   std::string a1 = gw.initialize("token-alpha"), a2 = gw.initialize("token-alpha");
   const std::string long_call = "sleep 617";
   std::future<HttpReply> first, second;
-  struct StopGatewayFirst {
-    GatewayProcess& gw;
-    ~StopGatewayFirst() {
-      if (gw.pid() > 0) gw.stop(SIGTERM);
-    }
-  } stop_first{gw};
+  StopGatewayFirst stop_first{gw};
   first = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 120, 1), a1, "token-alpha");
   });
