@@ -190,11 +190,8 @@ bool HttpServer::take_address_slot(const asio::ip::address& key) {
   std::uint32_t cap = effective_connections_per_address(config_);
   if (cap == 0) return true;
   std::lock_guard lock(mutex_);
-  auto& held = per_address_[key];
-  if (held >= cap) {
-    if (held == 0) per_address_.erase(key);
-    return false;
-  }
+  auto& held = per_address_[key];  // a new entry starts at 0 < cap
+  if (held >= cap) return false;
   ++held;
   return true;
 }
