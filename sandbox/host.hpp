@@ -33,6 +33,8 @@ struct HostConfig {
   // The named weaker mode an operator may accept when cgroups are not writable: sandboxes then
   // run without memory/CPU/process limits and without metered spend (lifetime still applies).
   bool accept_no_cgroups = false;
+
+  bool operator==(const HostConfig&) const = default;
 };
 
 struct IsolationReport {

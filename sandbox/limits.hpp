@@ -14,12 +14,16 @@ struct Limits {
   std::uint64_t output_bytes = 1ull << 20;  // stdout + stderr kept per call
   double spend_cap_usd = 1.0;               // the sandbox ends when spend reaches this
   std::chrono::seconds lifetime{30 * 60};   // the sandbox ends this long after creation
+
+  bool operator==(const Limits&) const = default;
 };
 
 // List prices from the seed guide; spend = cpu_hours * vcpu_hour + gib_hours * gib_hour.
 struct Prices {
   double usd_per_vcpu_hour = 0.0504;
   double usd_per_gib_hour = 0.0162;
+
+  bool operator==(const Prices&) const = default;
 };
 
 }  // namespace sandgate::sandbox

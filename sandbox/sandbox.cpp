@@ -95,9 +95,8 @@ enum class Ending { status, timeout, cancel };
 }  // namespace
 
 std::optional<Language> parse_language(std::string_view name) {
-  if (name == "python") return Language::python;
-  if (name == "javascript") return Language::javascript;
-  if (name == "bash") return Language::bash;
+  for (Language language : kLanguages)
+    if (name == language_name(language)) return language;
   return std::nullopt;
 }
 

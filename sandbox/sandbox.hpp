@@ -24,6 +24,9 @@
 namespace sandgate::sandbox {
 
 enum class Language { python, javascript, bash };
+// Every language a sandbox runs, in the order tools list them; the names come from
+// language_name(), the one place they are written.
+inline constexpr Language kLanguages[] = {Language::python, Language::javascript, Language::bash};
 std::optional<Language> parse_language(std::string_view name);
 const char* language_name(Language language);
 

@@ -476,6 +476,21 @@ ParseOutcome parse_config(int argc, char** argv, char** envp) {
   return {c, "", 0};
 }
 
+std::vector<std::string> options_whose_shown_default_differs() {
+  std::vector<std::string> differ;
+  for (const auto& o : options()) {
+    if (!o.set || !o.fallback || !*o.fallback) continue;
+    Config c;
+    try {
+      o.set(c, o.fallback);
+    } catch (const std::exception&) {
+      continue;  // a default described in words ("half of --max-concurrent-calls")
+    }
+    if (!(c == Config{})) differ.push_back(o.flag);
+  }
+  return differ;
+}
+
 std::string options_markdown() {
   std::ostringstream out;
   out << "| flag | environment | default | meaning |\n|---|---|---|---|\n";

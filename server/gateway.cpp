@@ -11,12 +11,14 @@
 
 #include "auth/token_file.hpp"
 #include "auth/token_store.hpp"
-#include "http_server.hpp"
+#include "http/http_server.hpp"
 #include "isolation_notes.hpp"
 #include "logging.hpp"
-#include "mcp_endpoint.hpp"
+#include "mcp/mcp_endpoint.hpp"
 #include "sandbox/host.hpp"
 #include "session/registry.hpp"
+#include "tools/standard_tools.hpp"
+#include "tools/tool_registry.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -103,7 +105,9 @@ int run_gateway(const Config& config) {
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
   session::Registry registry(background, registry_config, host, gateway_slots);
   Metrics metrics;
-  McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, metrics);
+  ToolRegistry tools;
+  add_standard_tools(tools, config, metrics);
+  McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, tools, metrics);
   HttpServer server(io, config, endpoint, metrics, [&] {
     Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
     g.calls_waiting = gateway_slots.waiting();

@@ -27,6 +27,8 @@ struct RegistryConfig {
   // worked out its default (half of --max-concurrent-calls, or all of it for a single tenant).
   std::uint32_t max_concurrent_calls_per_tenant = 0;
   std::string replica_name;  // prefixes session ids when set
+
+  bool operator==(const RegistryConfig&) const = default;
 };
 
 // Per-tenant overrides (from the tokens file).

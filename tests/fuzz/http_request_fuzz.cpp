@@ -19,8 +19,9 @@
 #include "sandbox/host.hpp"
 #include "server/config.hpp"
 #include "server/logging.hpp"
-#include "server/mcp_endpoint.hpp"
-#include "server/router.hpp"
+#include "server/mcp/mcp_endpoint.hpp"
+#include "server/tools/standard_tools.hpp"
+#include "server/http/router.hpp"
 #include "session/registry.hpp"
 
 namespace asio = boost::asio;
@@ -52,25 +53,33 @@ sandbox::HostConfig no_sandboxes() {
 
 struct World {
   asio::io_context io;
-  server::Config config;
+  server::Config config = [] {
+    server::Config c;
+    c.progress_interval = std::chrono::seconds(1);
+    return c;
+  }();
   auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
   sandbox::SandboxHost host{io.get_executor(), no_sandboxes()};
   session::CallSlots slots{config.max_concurrent_calls, config.max_queued_calls};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
   server::Metrics metrics;
-  server::McpEndpoint endpoint{config, &tokens, registry, metrics};
+  server::ToolRegistry tools = [this] {
+    server::ToolRegistry t;
+    server::add_standard_tools(t, config, metrics);
+    return t;
+  }();
+  server::McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
   server::Router router{endpoint, metrics, [] { return server::Gauges{}; }};
   std::string session_id;
 
   World() {
-    config.progress_interval = std::chrono::seconds(1);
     auto created = registry.create({"default", std::nullopt, std::nullopt});
     session_id = std::get<std::shared_ptr<session::Session>>(created)->id();
   }
 
   server::Reply route(const server::Request& request) {
     std::optional<server::Reply> reply;
-    asio::co_spawn(io, router.route(request), [&](std::exception_ptr e, server::Reply r) {
+    asio::co_spawn(io, router.route(request, std::make_shared<server::ClientWatch>()), [&](std::exception_ptr e, server::Reply r) {
       if (e) std::abort();  // the router answers every request; it never throws
       reply = std::move(r);
     });

@@ -4,8 +4,8 @@
 // name what is wrong.
 #include <cstdlib>
 
-#include "server/execute_tool.hpp"
-#include "server/jsonrpc.hpp"
+#include "server/tools/execute_tool.hpp"
+#include "server/mcp/jsonrpc.hpp"
 
 using namespace sandgate;
 using nlohmann::json;

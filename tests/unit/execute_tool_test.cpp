@@ -1,4 +1,4 @@
-#include "server/execute_tool.hpp"
+#include "server/tools/execute_tool.hpp"
 
 #include <catch2/catch.hpp>
 

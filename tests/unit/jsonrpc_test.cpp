@@ -1,8 +1,8 @@
-#include "server/jsonrpc.hpp"
+#include "server/mcp/jsonrpc.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "server/bounded_json.hpp"
+#include "server/mcp/bounded_json.hpp"
 #include "server/json_dump.hpp"
 
 using namespace sandgate::server;

@@ -5,9 +5,10 @@
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 
-#include "server/mcp_endpoint.hpp"
-#include "server/media_type.hpp"
-#include "server/output_bound.hpp"
+#include "server/mcp/mcp_endpoint.hpp"
+#include "server/tools/standard_tools.hpp"
+#include "server/http/media_type.hpp"
+#include "server/tools/output_bound.hpp"
 #include "session/session_id.hpp"
 
 using namespace sandgate;
@@ -29,7 +30,12 @@ struct Transport {
   session::CallSlots slots{4, 4};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
   Metrics metrics;
-  McpEndpoint endpoint{config, &tokens, registry, metrics};
+  ToolRegistry tools = [this] {
+    ToolRegistry t;
+    add_standard_tools(t, config, metrics);
+    return t;
+  }();
+  McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
 
   ~Transport() {
     registry.end_all();
@@ -54,7 +60,7 @@ struct Transport {
     }
     req.body() = std::move(body);
     req.prepare_payload();
-    auto f = boost::asio::co_spawn(io, endpoint.handle(req), boost::asio::use_future);
+    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<ClientWatch>()), boost::asio::use_future);
     io.restart();
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
     return f.get().response;
@@ -130,23 +136,23 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(t.post(request(1, "initialize", {{"protocolVersion", "2025-11-25"}}),
                  {{"Origin", "http://localhost:3000"}})
               .result() == http::status::ok);
-    CHECK(t.endpoint.origin_allowed("http://127.0.0.1:6274"));
-    CHECK(t.endpoint.origin_allowed("http://[::1]:80"));
-    CHECK_FALSE(t.endpoint.origin_allowed("http://localhost.evil.com"));
-    CHECK_FALSE(t.endpoint.origin_allowed("null"));
+    CHECK(t.endpoint.admission().origin_allowed("http://127.0.0.1:6274"));
+    CHECK(t.endpoint.admission().origin_allowed("http://[::1]:80"));
+    CHECK_FALSE(t.endpoint.admission().origin_allowed("http://localhost.evil.com"));
+    CHECK_FALSE(t.endpoint.admission().origin_allowed("null"));
   }
   SECTION("loopback look-alike names are not loopback (DNS rebinding)") {
     for (std::string origin : {"http://127.evil.example", "http://127.0.0.1.evil.example",
                                "https://127.0.0.1.evil.example:8080", "http://localhost.",
                                "http://127.1", "http://0x7f000001", "http://[::1].evil"})
-      CHECK_FALSE(t.endpoint.origin_allowed(origin));
+      CHECK_FALSE(t.endpoint.admission().origin_allowed(origin));
     for (std::string origin : {"http://127.0.0.1", "http://127.1.2.3:9", "http://[::1]",
                                "http://LocalHost:3000", "https://localhost"})
-      CHECK(t.endpoint.origin_allowed(origin));
-    CHECK_FALSE(t.endpoint.host_allowed("127.evil.example:8080"));
-    CHECK_FALSE(t.endpoint.host_allowed("127.0.0.1.evil.example"));
-    CHECK(t.endpoint.host_allowed("127.1.2.3:8080"));
-    CHECK(t.endpoint.host_allowed("[::1]:8080"));
+      CHECK(t.endpoint.admission().origin_allowed(origin));
+    CHECK_FALSE(t.endpoint.admission().host_allowed("127.evil.example:8080"));
+    CHECK_FALSE(t.endpoint.admission().host_allowed("127.0.0.1.evil.example"));
+    CHECK(t.endpoint.admission().host_allowed("127.1.2.3:8080"));
+    CHECK(t.endpoint.admission().host_allowed("[::1]:8080"));
     CHECK(t.post(request(1, "ping"), {{"Origin", "http://127.evil.example"}}).result() ==
           http::status::forbidden);
     CHECK_FALSE(is_loopback_host("127.evil.example"));
@@ -171,7 +177,7 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   SECTION("a Host that is not loopback gets 403 while bound to loopback") {
     CHECK(t.post(request(1, "ping"), {{"Host", "evil.example.com"}}).result() ==
           http::status::forbidden);
-    CHECK(t.endpoint.host_allowed("localhost:8080"));
+    CHECK(t.endpoint.admission().host_allowed("localhost:8080"));
   }
   SECTION("a non-initialize request without Mcp-Session-Id gets 400") {
     CHECK(t.post(request(2, "tools/list")).result() == http::status::bad_request);

@@ -1,6 +1,6 @@
 #pragma once
-// Which answer a whole, parsed request gets: /mcp goes to the MCP endpoint; /healthz, /readyz
-// and /metrics are answered here. Knows nothing of sockets, so it can be driven in memory (the
+// Which answer a whole, parsed request gets: /mcp goes to its Endpoint (the MCP one, which HTTP
+// knows only as that interface); /healthz, /readyz and /metrics are answered here. Knows nothing of sockets, so it can be driven in memory (the
 // HTTP fuzz target does).
 #include <atomic>
 #include <functional>
@@ -9,22 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "endpoint.hpp"
 #include "http_types.hpp"
-#include "mcp_endpoint.hpp"
-#include "metrics.hpp"
+#include "server/metrics.hpp"
 
 namespace sandgate::server {
 
 class Router {
  public:
   using GaugeSource = std::function<Gauges()>;
-  Router(McpEndpoint& endpoint, Metrics& metrics, GaugeSource gauges);
+  Router(Endpoint& mcp, Metrics& metrics, GaugeSource gauges);
 
   // Called with the headers alone, before any body is read or 100 Continue sent: the answer
-  // to a request that can be refused already (the /mcp endpoint's Origin/Host, token and
-  // method rules; a non-GET elsewhere), or nothing. route() gets the whole request after.
+  // to a request that can be refused already (the /mcp endpoint's own rules; a non-GET
+  // elsewhere), or nothing. route() gets the whole request after.
   std::optional<Response> admit(const Request& head) const;
-  boost::asio::awaitable<Reply> route(const Request& request);
+  boost::asio::awaitable<Reply> route(const Request& request,
+                                      std::shared_ptr<ClientWatch> client);
 
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }
@@ -34,12 +35,8 @@ class Router {
   void set_stopping() { stopping_ = true; }
   bool stopping() const { return stopping_; }
 
-  // A plain-text response in the request's HTTP version.
-  static Response plain(const Request& request, http::status status, std::string body,
-                        const char* content_type = "text/plain; charset=utf-8");
-
  private:
-  McpEndpoint& endpoint_;
+  Endpoint& mcp_;
   Metrics& metrics_;
   GaugeSource gauges_;
   std::atomic<bool> ready_{false};

@@ -3,10 +3,27 @@
 #include <cmath>
 #include <cstdio>
 
-#include "json_dump.hpp"
+#include "server/json_dump.hpp"
 
 namespace sandgate::server {
 using nlohmann::json;
+
+namespace {
+
+json language_names() {
+  json names = json::array();
+  for (auto language : sandbox::kLanguages) names.push_back(sandbox::language_name(language));
+  return names;
+}
+
+// "\"python\", \"javascript\", \"bash\"", for messages.
+std::string quoted_language_list() {
+  std::string list;
+  for (const auto& name : language_names()) list += (list.empty() ? "" : ", ") + name.dump();
+  return list;
+}
+
+}  // namespace
 
 json execute_tool_definition(const ToolLimits& limits) {
   json input = {
@@ -15,7 +32,7 @@ json execute_tool_definition(const ToolLimits& limits) {
        {{"code", {{"type", "string"}, {"minLength", 1}, {"description", "The program to run."}}},
         {"language",
          {{"type", "string"},
-          {"enum", {"python", "javascript", "bash"}},
+          {"enum", language_names()},
           {"default", "python"},
           {"description", "python (python3), javascript (node, CommonJS) or bash."}}},
         {"timeout_seconds",
@@ -87,7 +104,7 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
   if (auto lang = args.find("language"); lang != args.end()) {
     auto parsed =
         lang->is_string() ? sandbox::parse_language(lang->get<std::string>()) : std::nullopt;
-    if (!parsed) return fail("`language` must be one of \"python\", \"javascript\", \"bash\".");
+    if (!parsed) return fail("`language` must be one of " + quoted_language_list() + ".");
     r.language = *parsed;
   }
   std::int64_t timeout = limits.timeout_default_s;

@@ -17,8 +17,9 @@
 #include <boost/beast/ssl.hpp>
 #include <cerrno>
 
-#include "json_dump.hpp"
-#include "logging.hpp"
+#include "responses.hpp"
+#include "server/json_dump.hpp"
+#include "server/logging.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -85,14 +86,34 @@ asio::awaitable<void> discard_briefly(beast::tcp_stream& stream) {
   stream.expires_never();
 }
 
+// While a request is handled nobody reads its connection, so a client that closes it would go
+// unnoticed until the answer is written. This waits for the connection to become readable and
+// peeks: zero bytes is the client's FIN, reported to `client`; bytes (a pipelined request)
+// end the watch without consuming them. Ends with an error when the handler is done (the
+// socket's waits are cancelled).
+asio::awaitable<void> watch_for_close(tcp::socket& socket, std::shared_ptr<ClientWatch> client,
+                                      std::shared_ptr<bool> finished) {
+  for (;;) {
+    auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, kTuple);
+    if (ec || *finished) co_return;
+    char byte;
+    ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      client->mark_gone();
+      co_return;
+    }
+    if (n > 0) co_return;
+  }
+}
+
 }  // namespace
 
-HttpServer::HttpServer(asio::io_context& io, const Config& config, McpEndpoint& endpoint,
+HttpServer::HttpServer(asio::io_context& io, const Config& config, Endpoint& mcp,
                        Metrics& metrics, GaugeSource gauges)
     : io_(io),
       config_(config),
       metrics_(metrics),
-      router_(endpoint, metrics,
+      router_(mcp, metrics,
               [this, gauges = std::move(gauges)] {
                 Gauges g = gauges();
                 g.connections = connections_.load();
@@ -275,7 +296,7 @@ asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection
     mark_idle(false);
     // A request we refuse before reading it all: answer, then close the connection.
     auto refuse_and_close = [&](http::status status, std::string body) -> asio::awaitable<void> {
-      Response res = Router::plain(parser.get(), status, std::move(body));
+      Response res = plain_response(parser.get(), status, std::move(body));
       res.keep_alive(false);
       lowest.expires_after(config_.body_timeout);
       co_await http::async_write(stream, res, kTuple);
@@ -316,7 +337,24 @@ asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection
     // While the request is handled (a call may run for minutes) the socket is not read.
     lowest.expires_never();
     Request request = parser.release();
-    Reply reply = co_await router_.route(request);
+    // Plain TCP only: under TLS the socket's bytes are records, and a peek cannot tell a
+    // close_notify from the next request (a TLS client's departure shows at the next write).
+    auto client = std::make_shared<ClientWatch>();
+    auto finished = std::make_shared<bool>(false);
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>)
+      asio::co_spawn(executor, watch_for_close(stream.socket(), client, finished), asio::detached);
+    struct StopWatching {
+      std::shared_ptr<bool> finished;
+      Stream& stream;
+      ~StopWatching() {
+        *finished = true;
+        if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+          boost::system::error_code ignored;
+          stream.socket().cancel(ignored);
+        }
+      }
+    } stop_watching{finished, stream};
+    Reply reply = co_await router_.route(request, client);
     metrics_.count_http(reply.response.result_int());
     bool keep_alive = request.keep_alive() && !router_.stopping();
     reply.response.keep_alive(keep_alive);

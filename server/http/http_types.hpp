@@ -30,6 +30,4 @@ struct Reply {
   std::function<boost::asio::awaitable<void>(EventSink&)> stream;
 };
 
-Response json_response(http::status status, const nlohmann::json& body, unsigned version = 11);
-
 }  // namespace sandgate::server

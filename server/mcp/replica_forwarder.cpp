@@ -8,7 +8,8 @@
 #include <memory>
 
 #include "jsonrpc.hpp"
-#include "logging.hpp"
+#include "server/http/responses.hpp"
+#include "server/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

@@ -1,12 +1,12 @@
 #include "router.hpp"
 
-#include "jsonrpc.hpp"
-#include "logging.hpp"
+#include "responses.hpp"
+#include "server/logging.hpp"
 
 namespace sandgate::server {
 
-Router::Router(McpEndpoint& endpoint, Metrics& metrics, GaugeSource gauges)
-    : endpoint_(endpoint), metrics_(metrics), gauges_(std::move(gauges)) {}
+Router::Router(Endpoint& mcp, Metrics& metrics, GaugeSource gauges)
+    : mcp_(mcp), metrics_(metrics), gauges_(std::move(gauges)) {}
 
 void Router::set_not_ready_reason(std::string reason) {
   std::lock_guard lock(mutex_);
@@ -20,16 +20,12 @@ void Router::set_degraded_notes(std::vector<std::string> notes) {
   degraded_ = std::move(text);
 }
 
-Response Router::plain(const Request& request, http::status status, std::string body,
-                       const char* content_type) {
-  Response res{status, request.version()};
-  res.set(http::field::content_type, content_type);
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
 namespace {
+// Every answer made here is plain text.
+Response plain(const Request& request, http::status status, std::string body,
+               const char* content_type = "text/plain; charset=utf-8") {
+  return plain_response(request, status, std::move(body), content_type);
+}
 std::string_view path_of(const Request& request) {
   std::string_view target = request.target();
   return target.substr(0, target.find('?'));
@@ -41,26 +37,28 @@ bool read_only(const Request& request) {
 
 std::optional<Response> Router::admit(const Request& head) const {
   if (path_of(head) == "/mcp") {
-    if (auto refused = endpoint_.admit(head)) return std::move(refused->response);
-    return std::nullopt;
+    return mcp_.admit(head);
   }
   if (!read_only(head)) return plain(head, http::status::method_not_allowed, "GET only\n");
   return std::nullopt;
 }
 
-boost::asio::awaitable<Reply> Router::route(const Request& request) {
+boost::asio::awaitable<Reply> Router::route(const Request& request,
+                                            std::shared_ptr<ClientWatch> client) {
   std::string_view target = path_of(request);
   if (target == "/mcp") {
     try {
-      co_return co_await endpoint_.handle(request);
+      co_return co_await mcp_.handle(request, std::move(client));
     } catch (const std::exception& e) {
       log_event(LogLevel::error, "internal_error", {{"what", e.what()}});
     }
-    co_return Reply{
-        json_response(http::status::internal_server_error,
-                      jsonrpc::error(nullptr, jsonrpc::internal_error, "Internal error"),
-                      request.version()),
-        nullptr};
+    // A JSON-RPC error without an id (-32603): the shape every MCP client reads.
+    co_return Reply{json_response(http::status::internal_server_error,
+                                  {{"jsonrpc", "2.0"},
+                                   {"id", nullptr},
+                                   {"error", {{"code", -32603}, {"message", "Internal error"}}}},
+                                  request.version()),
+                    nullptr};
   }
   if (!read_only(request))
     co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};

@@ -13,18 +13,18 @@
 #include <optional>
 #include <unordered_map>
 
-#include "config.hpp"
+#include "endpoint.hpp"
 #include "http_types.hpp"
-#include "mcp_endpoint.hpp"
-#include "metrics.hpp"
 #include "router.hpp"
+#include "server/config.hpp"
+#include "server/metrics.hpp"
 
 namespace sandgate::server {
 
 class HttpServer {
  public:
   using GaugeSource = std::function<Gauges()>;
-  HttpServer(boost::asio::io_context& io, const Config& config, McpEndpoint& endpoint,
+  HttpServer(boost::asio::io_context& io, const Config& config, Endpoint& mcp,
              Metrics& metrics, GaugeSource gauges);
 
   // Binds and starts accepting; returns the bound endpoint. Throws on bind failure.

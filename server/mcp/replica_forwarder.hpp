@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "config.hpp"
-#include "http_types.hpp"
+#include "server/config.hpp"
+#include "server/http/http_types.hpp"
 
 namespace sandgate::server {
 

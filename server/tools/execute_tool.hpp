@@ -1,11 +1,11 @@
 #pragma once
-// The one tool: `execute`. Its MCP definition, the validation of its arguments (failures are
+// The `execute` tool's pure parts: its MCP definition, the validation of its arguments (failures are
 // tool errors the model can act on, SEP-1303), and how a run becomes a CallToolResult.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "metrics.hpp"
+#include "server/metrics.hpp"
 #include "sandbox/sandbox.hpp"
 #include "session/session.hpp"
 

@@ -1,0 +1,81 @@
+#include "mcp_methods.hpp"
+
+#include "protocol_version.hpp"
+
+namespace sandgate::server {
+using nlohmann::json;
+
+boost::asio::awaitable<json> call_tool(const ToolRegistry& tools, ToolCall call,
+                                       const jsonrpc::Message& request) {
+  const json& p = request.params;
+  if (!p.is_object() || !p.contains("name") || !p["name"].is_string())
+    co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "tools/call needs params.name");
+  std::string name = p["name"].get<std::string>();
+  Tool* tool = tools.find(name);
+  if (!tool) co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "Unknown tool: " + name);
+  call.arguments = p.value("arguments", json::object());
+  json result = co_await tool->call(std::move(call));
+  if (result.is_null()) co_return json();  // cancelled: no response
+  co_return jsonrpc::result(request.id, std::move(result));
+}
+
+json McpMethods::initialize(const jsonrpc::Message& request) const {
+  const json& params = request.params;
+  if (!params.is_object() || !params.contains("protocolVersion") ||
+      !params["protocolVersion"].is_string())
+    return jsonrpc::error(request.id, jsonrpc::invalid_params,
+                          "initialize needs params.protocolVersion (a string)");
+  std::string asked = params["protocolVersion"].get<std::string>();
+  // Version negotiation: echo a version we speak, otherwise offer our latest.
+  std::string version = is_session_version(asked) ? asked : std::string(kLatestSessionVersion);
+  return jsonrpc::result(
+      request.id,
+      {{"protocolVersion", version},
+       {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+       {"serverInfo",
+        {{"name", "sandgate"}, {"title", "sandgate code sandbox"}, {"version", "0.1.0"}}},
+       {"instructions",
+        "Use the execute tool to run Python, JavaScript or bash in this session's sandbox. "
+        "There is no network. Files in /work persist across calls of this session."}});
+}
+
+void McpMethods::notify(session::Session& session, const jsonrpc::Message& note) {
+  if (note.method != "notifications/cancelled") return;
+  const json& p = note.params;
+  if (!p.is_object() || !p.contains("requestId")) return;
+  session.cancel(p["requestId"].dump());
+}
+
+boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session> session,
+                                                std::shared_ptr<const auth::Tenant> tenant,
+                                                const jsonrpc::Message& request) {
+  const std::string& m = request.method;
+  if (m == "ping") co_return jsonrpc::result(request.id, json::object());
+  if (m == "tools/list") co_return jsonrpc::result(request.id, {{"tools", tools_.definitions()}});
+  if (m == "logging/setLevel") {
+    static const char* levels[] = {"debug", "info",     "notice", "warning",
+                                   "error", "critical", "alert",  "emergency"};
+    const json& p = request.params;
+    bool ok = p.is_object() && p.contains("level") && p["level"].is_string();
+    if (ok) {
+      ok = false;
+      for (const char* l : levels) ok = ok || p["level"] == l;
+    }
+    if (!ok)
+      co_return jsonrpc::error(
+          request.id, jsonrpc::invalid_params,
+          "level must be one of debug, info, notice, warning, error, critical, alert, emergency");
+    co_return jsonrpc::result(request.id, json::object());
+  }
+  if (m == "tools/call") {
+    // A session's calls are named by their JSON-RPC id: notifications/cancelled names them so.
+    ToolCall call{std::move(tenant), session, json::object(), request.id.dump(), nullptr};
+    co_return co_await call_tool(tools_, std::move(call), request);
+  }
+  if (m == "initialize")
+    co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
+                             "this session is already initialized");
+  co_return jsonrpc::error(request.id, jsonrpc::method_not_found, "Method not found: " + m);
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,35 @@
+#pragma once
+// The JSON-RPC methods of a 2025-era MCP session: initialize, ping, tools/list, tools/call,
+// logging/setLevel and the notifications. HTTP rules live in the transports.
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "jsonrpc.hpp"
+#include "server/tools/tool_registry.hpp"
+#include "session/session.hpp"
+
+namespace sandgate::server {
+
+// tools/call's params checked and the tool found: an error response, or the result.
+boost::asio::awaitable<nlohmann::json> call_tool(const ToolRegistry& tools, ToolCall call,
+                                                 const jsonrpc::Message& request);
+
+class McpMethods {
+ public:
+  explicit McpMethods(const ToolRegistry& tools) : tools_(tools) {}
+
+  // The result of initialize (version negotiation), or a JSON-RPC error response.
+  nlohmann::json initialize(const jsonrpc::Message& request) const;
+  // Answers a request of an existing session; null when a cancelled call gets no response.
+  boost::asio::awaitable<nlohmann::json> answer(std::shared_ptr<session::Session> session,
+                                                std::shared_ptr<const auth::Tenant> tenant,
+                                                const jsonrpc::Message& request);
+  // Acts on a notification (cancellation); nothing is answered.
+  void notify(session::Session& session, const jsonrpc::Message& notification);
+
+ private:
+  const ToolRegistry& tools_;
+};
+
+}  // namespace sandgate::server

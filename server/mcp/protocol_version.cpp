@@ -1,0 +1,11 @@
+#include "protocol_version.hpp"
+
+namespace sandgate::server {
+
+bool is_session_version(std::string_view version) {
+  for (auto known : kSessionVersions)
+    if (version == known) return true;
+  return false;
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,120 @@
+#include "session_transport.hpp"
+
+#include "progress_stream.hpp"
+#include "protocol_version.hpp"
+#include "replies.hpp"
+#include "server/http/responses.hpp"
+#include "server/logging.hpp"
+#include "session/session_id.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+constexpr const char* kVersionHeader = "MCP-Protocol-Version";
+
+// Owns its arguments (they live in the coroutine frame): the call may outlive its stream.
+asio::awaitable<json> answer_owning(McpMethods& methods, std::shared_ptr<session::Session> session,
+                                    std::shared_ptr<const auth::Tenant> tenant,
+                                    jsonrpc::Message message) {
+  co_return co_await methods.answer(std::move(session), std::move(tenant), message);
+}
+
+Reply session_not_found(const Request& req, const std::string& hint) {
+  return refuse(req, http::status::not_found, jsonrpc::server_error, "Session not found" + hint);
+}
+}  // namespace
+
+std::optional<Reply> SessionTransport::check_version(const Request& req) const {
+  if (auto v = req[kVersionHeader]; !v.empty() && !is_session_version(v))
+    return refuse(req, http::status::bad_request, jsonrpc::server_error,
+                  "Bad Request: unsupported MCP-Protocol-Version " + std::string(v));
+  return std::nullopt;
+}
+
+Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenant,
+                                   const jsonrpc::Message& message) {
+  json answer = methods_.initialize(message);
+  if (answer.contains("error")) return json_reply(req, answer);
+  auto created = registry_.create(
+      {tenant.name, tenant.max_sessions, tenant.spend_cap_usd, tenant.max_concurrent_calls});
+  if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
+    metrics_.count_session_refused();
+    bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
+    std::string why = per_tenant
+                          ? "this tenant has its maximum number of sessions open; end one (DELETE) "
+                            "or wait for idle ones to expire"
+                          : "the gateway has its maximum number of sessions open; try again later";
+    Reply r = refuse(req,
+                     per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
+                     jsonrpc::server_error, "Too many sessions: " + why, nullptr, message.id);
+    r.response.set(http::field::retry_after, "30");
+    return r;
+  }
+  auto session = std::get<std::shared_ptr<session::Session>>(created);
+  metrics_.count_session_created();
+  log_event(
+      LogLevel::info, "session_created",
+      {{"session", std::string(session::log_prefix(session->id()))}, {"tenant", tenant.name}});
+  Reply r = json_reply(req, answer);
+  r.response.set(kSessionHeader, session->id());
+  return r;
+}
+
+asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionHeader& header,
+                                              std::shared_ptr<const auth::Tenant> tenant,
+                                              jsonrpc::Message message) {
+  if (!header.present)
+    co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
+                     "Bad Request: Mcp-Session-Id header is required (send initialize first)");
+  if (auto refused = check_version(req)) co_return std::move(*refused);
+  auto session = header.id.empty() ? nullptr : registry_.find(header.id, tenant->name);
+  if (!session) co_return session_not_found(req, ": it ended or expired; initialize a new one");
+  session->touch();
+  if (message.kind == jsonrpc::Kind::notification) {
+    methods_.notify(*session, message);
+    co_return accepted(req);
+  }
+  if (message.kind == jsonrpc::Kind::response) co_return accepted(req);
+
+  const json& meta =
+      message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
+  if (message.method == "tools/call" && meta.is_object() && meta.contains("progressToken")) {
+    // The call owns what it needs: a client that goes away does not cancel a 2025-era call.
+    json token = meta["progressToken"];
+    Answer answer = [this, session, tenant, message = std::move(message)] {
+      return answer_owning(methods_, session, tenant, message);
+    };
+    co_return progress_stream(req, progress_interval_, std::move(token), std::move(answer));
+  }
+  json answer = co_await methods_.answer(session, tenant, message);
+  if (answer.is_null()) co_return accepted(req);  // cancelled: no response
+  co_return json_reply(req, answer);
+}
+
+Reply SessionTransport::get(const Request& req, const SessionHeader& header,
+                            const auth::Tenant& tenant) {
+  if (auto refused = check_version(req)) return std::move(*refused);
+  // No server-initiated messages exist for this server, so there is no standalone stream to
+  // offer; the spec allows 405 here, and clients fall back to POST responses.
+  if (header.id.empty() || !registry_.find(header.id, tenant.name)) return session_not_found(req, "");
+  Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
+                   "Method not allowed: this server sends no messages outside responses");
+  r.response.set(http::field::allow, "POST, DELETE");
+  return r;
+}
+
+Reply SessionTransport::remove(const Request& req, const SessionHeader& header,
+                               const auth::Tenant& tenant) {
+  if (auto refused = check_version(req)) return std::move(*refused);
+  // The session and its sandbox end now.
+  if (header.id.empty() || !registry_.remove(header.id, tenant.name)) return session_not_found(req, "");
+  log_event(LogLevel::info, "session_deleted",
+            {{"session", std::string(session::log_prefix(header.id))}, {"tenant", tenant.name}});
+  Response res{http::status::ok, req.version()};
+  res.prepare_payload();
+  return {std::move(res), nullptr};
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,42 @@
+#pragma once
+// The 2025-era transport (2025-11-25, also 2025-06-18 and 2025-03-26): initialize makes a
+// session named by Mcp-Session-Id; its later POSTs, GET and DELETE name it in that header.
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+
+#include "auth/token_store.hpp"
+#include "jsonrpc.hpp"
+#include "mcp_methods.hpp"
+#include "server/http/http_types.hpp"
+#include "server/metrics.hpp"
+#include "session/registry.hpp"
+#include "session_header.hpp"
+
+namespace sandgate::server {
+
+class SessionTransport {
+ public:
+  SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
+                   std::chrono::seconds progress_interval)
+      : registry_(registry), metrics_(metrics), methods_(tools), progress_interval_(progress_interval) {}
+
+  Reply initialize(const Request& request, const auth::Tenant& tenant,
+                   const jsonrpc::Message& message);
+  boost::asio::awaitable<Reply> post(const Request& request, const SessionHeader& header,
+                                     std::shared_ptr<const auth::Tenant> tenant,
+                                     jsonrpc::Message message);
+  Reply get(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
+  Reply remove(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
+
+ private:
+  // A refusal when the MCP-Protocol-Version header names a version this era does not speak.
+  std::optional<Reply> check_version(const Request& request) const;
+
+  session::Registry& registry_;
+  Metrics& metrics_;
+  McpMethods methods_;
+  std::chrono::seconds progress_interval_;
+};
+
+}  // namespace sandgate::server

@@ -1,0 +1,38 @@
+#pragma once
+// A tool the MCP methods can list and call. Tools know nothing of HTTP or of which protocol
+// era carried the call: they get the caller (tenant), the session when there is one, and the
+// arguments, and answer with a CallToolResult.
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "auth/token_store.hpp"
+#include "server/http/client_watch.hpp"
+#include "session/session.hpp"
+
+namespace sandgate::server {
+
+struct ToolCall {
+  std::shared_ptr<const auth::Tenant> tenant;
+  // The 2025-era session the call came in, or null for a stateless (2026-07-28) request.
+  std::shared_ptr<session::Session> session;
+  nlohmann::json arguments = nlohmann::json::object();
+  // Names the call for cancellation; unique within whatever session runs it.
+  std::string call_key;
+  // Set when the client's going away cancels the call (2026-07-28: closing the stream).
+  std::shared_ptr<ClientWatch> cancel_when_gone;
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  virtual const std::string& name() const = 0;
+  // The tool's entry in tools/list.
+  virtual nlohmann::json definition() const = 0;
+  // The CallToolResult, or null when the call was cancelled (a cancelled request gets no
+  // response). Failures the model can act on are results with isError, never exceptions.
+  virtual boost::asio::awaitable<nlohmann::json> call(ToolCall call) = 0;
+};
+
+}  // namespace sandgate::server
