@@ -106,7 +106,7 @@ int run_gateway(const Config& config) {
   session::Registry registry(background, registry_config, host, gateway_slots);
   Metrics metrics;
   ToolRegistry tools;
-  add_standard_tools(tools, config, metrics);
+  add_standard_tools(tools, config, registry, metrics);
   McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, tools, metrics);
   HttpServer server(io, config, endpoint, metrics, [&] {
     Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};

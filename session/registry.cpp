@@ -34,7 +34,8 @@ Registry::~Registry() {
   end_all();
 }
 
-std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant) {
+std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant,
+                                                                       SessionKind kind) {
   sandbox::Limits limits = host_.config().limits;
   if (tenant.spend_cap_usd) limits.spend_cap_usd = *tenant.spend_cap_usd;
   std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
@@ -47,41 +48,63 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   if (sessions_.size() >= config_.max_sessions) return CreateRefusal::too_many_sessions;
   auto& count = per_tenant_[tenant.name];
   if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
-  auto session =
-      std::make_shared<Session>(new_session_id(config_.replica_name), tenant.name, limits, host_,
-                                gateway_slots_, call_cap, config_.calls_queued_per_session);
+  std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
+                                               : new_session_id(config_.replica_name);
+  auto session = std::make_shared<Session>(std::move(id), tenant.name, limits, host_,
+                                           gateway_slots_, call_cap,
+                                           config_.calls_queued_per_session, kind);
   sessions_.emplace(session->id(), session);
   ++count;
   return session;
 }
 
-std::shared_ptr<Session> Registry::find(const std::string& id, const std::string& tenant) {
+std::shared_ptr<Session> Registry::find(const std::string& id, const std::string& tenant,
+                                        SessionKind kind) {
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(id);
   // Another tenant's session is answered exactly like a missing one.
-  if (it == sessions_.end() || it->second->tenant() != tenant || it->second->ended())
+  if (it == sessions_.end() || it->second->tenant() != tenant || it->second->kind() != kind ||
+      it->second->ended())
     return nullptr;
   return it->second;
 }
 
-Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it) {
+Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it, const std::string& why) {
   auto t = per_tenant_.find(it->second->tenant());
   if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
+  if (it->second->kind() == SessionKind::handle) {
+    if (ended_order_.size() >= kRememberedEnds) {
+      ended_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
+    if (ended_.emplace(it->first, Ended{it->second->tenant(), why}).second)
+      ended_order_.push_back(it->first);
+  }
   return sessions_.erase(it);
 }
 
-bool Registry::remove(const std::string& id, const std::string& tenant) {
+bool Registry::remove(const std::string& id, const std::string& tenant, SessionKind kind,
+                      std::string why) {
   std::shared_ptr<Session> session;
   {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(id);
-    if (it == sessions_.end() || it->second->tenant() != tenant) return false;
+    if (it == sessions_.end() || it->second->tenant() != tenant || it->second->kind() != kind)
+      return false;
     session = it->second;
-    forget_locked(it);
+    forget_locked(it, why);
   }
   // Ending kills processes and waits for them: done outside the registry's lock.
-  session->end("the session was deleted");
+  session->end(std::move(why));
   return true;
+}
+
+std::optional<std::string> Registry::why_ended(const std::string& id,
+                                               const std::string& tenant) const {
+  std::lock_guard lock(mutex_);
+  auto it = ended_.find(id);
+  if (it == ended_.end() || it->second.tenant != tenant) return std::nullopt;
+  return it->second.why;
 }
 
 std::vector<std::shared_ptr<Session>> Registry::snapshot() const {
@@ -104,6 +127,12 @@ void Registry::end_all() {
   for (auto& [id, s] : all) s->end("the gateway is shutting down");
 }
 
+std::string Registry::idle_why() const {
+  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(config_.idle_timeout).count();
+  return minutes > 0 ? "it was idle for " + std::to_string(minutes) + " min"
+                     : "it was idle for " + std::to_string(config_.idle_timeout.count()) + " s";
+}
+
 std::size_t Registry::sweep_idle() {
   auto now = Session::Clock::now();
   std::vector<std::shared_ptr<Session>> expired;
@@ -114,13 +143,13 @@ std::size_t Registry::sweep_idle() {
       bool idle = !s->busy() && now - s->last_used() >= config_.idle_timeout;
       if (idle || s->ended()) {
         expired.push_back(s);
-        it = forget_locked(it);
+        it = forget_locked(it, idle ? idle_why() : std::string("it ended"));
       } else {
         ++it;
       }
     }
   }
-  for (auto& s : expired) s->end("the session expired after being idle");
+  for (auto& s : expired) s->end(idle_why());
   return expired.size();
 }
 

@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,11 +48,21 @@ class Registry {
            CallSlots& gateway_slots);
   ~Registry();
 
-  std::variant<std::shared_ptr<Session>, CreateRefusal> create(const TenantPolicy& tenant);
-  // The session, if it exists, has not ended and belongs to this tenant; else null.
-  std::shared_ptr<Session> find(const std::string& id, const std::string& tenant);
+  // Handles count against the same caps as sessions: each holds a sandbox the same way.
+  std::variant<std::shared_ptr<Session>, CreateRefusal> create(
+      const TenantPolicy& tenant, SessionKind kind = SessionKind::session);
+  // The session, if it exists, is of this kind, has not ended and belongs to this tenant;
+  // else null.
+  std::shared_ptr<Session> find(const std::string& id, const std::string& tenant,
+                                SessionKind kind = SessionKind::session);
   // Ends and forgets the session; false when find() would not have found it.
-  bool remove(const std::string& id, const std::string& tenant);
+  bool remove(const std::string& id, const std::string& tenant,
+              SessionKind kind = SessionKind::session, std::string why = "the session was deleted");
+  // Why this tenant's handle ended, while the registry still remembers (the most recent
+  // kRememberedEnds handles); nothing for another tenant's, a live or an unknown one.
+  std::optional<std::string> why_ended(const std::string& id, const std::string& tenant) const;
+  const std::string& replica_name() const { return config_.replica_name; }
+  static constexpr std::size_t kRememberedEnds = 4096;
   // Ends every session (gateway shutdown) and stops the sweep.
   void end_all();
   // Ends sessions idle for longer than the idle timeout; returns how many.
@@ -62,10 +73,12 @@ class Registry {
 
  private:
   boost::asio::awaitable<void> sweep_loop();
+  std::string idle_why() const;  // "it was idle for 30 min"
   std::vector<std::shared_ptr<Session>> snapshot() const;
   using Sessions = std::unordered_map<std::string, std::shared_ptr<Session>>;
-  // Erases one session and its tenant's count; returns the next entry.
-  Sessions::iterator forget_locked(Sessions::iterator it);
+  // Erases one session and its tenant's count, remembering why a handle ended; returns the
+  // next entry.
+  Sessions::iterator forget_locked(Sessions::iterator it, const std::string& why);
 
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
@@ -76,6 +89,11 @@ class Registry {
   bool stopped_ = false;
   Sessions sessions_;
   std::unordered_map<std::string, std::uint32_t> per_tenant_;
+  struct Ended {
+    std::string tenant, why;
+  };
+  std::unordered_map<std::string, Ended> ended_;  // handle id -> why, bounded
+  std::deque<std::string> ended_order_;           // oldest first
 };
 
 }  // namespace sandgate::session

@@ -5,9 +5,10 @@ namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
                  sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
-                 std::size_t queue_depth)
+                 std::size_t queue_depth, SessionKind kind)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
+      kind_(kind),
       limits_(limits),
       created_(Clock::now()),
       last_used_(created_.time_since_epoch().count()),
@@ -70,6 +71,17 @@ void Session::cancel(const std::string& call_key) {
     control = it->second;
   }
   control->cancel();
+}
+
+bool Session::end_sandbox(std::string why) {
+  std::shared_ptr<sandbox::Sandbox> sandbox;
+  {
+    std::lock_guard lock(mutex_);
+    sandbox = std::move(sandbox_);
+  }
+  if (!sandbox || sandbox->ended()) return false;
+  sandbox->end(sandbox::EndReason::closed, std::move(why));
+  return true;
 }
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {

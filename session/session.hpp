@@ -29,17 +29,23 @@ struct ExecuteResult {
   std::string message;
 };
 
+// How the session is named on the wire: by Mcp-Session-Id (2025 era), or as a sandbox handle
+// passed back in tool arguments (both eras). One never stands in for the other.
+enum class SessionKind { session, handle };
+
 class Session {
  public:
   using Clock = std::chrono::steady_clock;
   // `tenant_call_cap`: how many calls of this session's tenant may run at once (its share of
   // `gateway_slots`), as the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
-          CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth);
+          CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth,
+          SessionKind kind = SessionKind::session);
   ~Session();
 
   const std::string& id() const { return id_; }
   const std::string& tenant() const { return tenant_; }
+  SessionKind kind() const { return kind_; }
   Clock::time_point created() const { return created_; }
   Clock::time_point last_used() const;
   void touch();
@@ -51,6 +57,9 @@ class Session {
   // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent; the
   // first `why` is what calls still running or waiting are told.
   void end(std::string why = "the session ended");
+  // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
+  // False when there was no live sandbox.
+  bool end_sandbox(std::string why);
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
@@ -63,6 +72,7 @@ class Session {
 
   const std::string id_;
   const std::string tenant_;
+  const SessionKind kind_;
   const sandbox::Limits limits_;
   const Clock::time_point created_;
   std::atomic<Clock::rep> last_used_;

@@ -7,6 +7,37 @@
 
 namespace sandgate::session {
 
+namespace {
+constexpr std::string_view kHandleMark = "sbx_";
+
+bool is_random_part(std::string_view id) {
+  if (id.size() != 32) return false;
+  for (char c : id)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// Splits off "<replica>." when there is one; false when what precedes the dot is no replica.
+bool strip_replica(std::string_view& id) {
+  auto dot = id.find('.');
+  if (dot == std::string_view::npos) return true;
+  if (!is_replica_name(id.substr(0, dot))) return false;
+  id.remove_prefix(dot + 1);
+  return true;
+}
+}  // namespace
+
+std::string new_handle_id(std::string_view replica) {
+  std::string id = new_session_id();
+  return (replica.empty() ? std::string() : std::string(replica) + ".") + std::string(kHandleMark) +
+         id;
+}
+
+bool looks_like_handle(std::string_view id) {
+  if (!strip_replica(id) || id.substr(0, kHandleMark.size()) != kHandleMark) return false;
+  return is_random_part(id.substr(kHandleMark.size()));
+}
+
 std::string new_session_id(std::string_view replica) {
   unsigned char bytes[16];
   if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("RAND_bytes failed");
@@ -41,20 +72,13 @@ std::string_view owner_replica(std::string_view id) {
 }
 
 bool looks_like_session_id(std::string_view id) {
-  if (auto dot = id.find('.'); dot != std::string_view::npos) {
-    if (!is_replica_name(id.substr(0, dot))) return false;
-    id = id.substr(dot + 1);
-  }
-  if (id.size() != 32) return false;
-  for (char c : id)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
+  return strip_replica(id) && is_random_part(id);
 }
 
 std::string_view log_prefix(std::string_view id) {
   // The random part tells sessions apart; a replica name in front would be the same on every line.
   if (auto dot = id.find('.'); dot != std::string_view::npos) id = id.substr(dot + 1);
-  return id.substr(0, 8);
+  return id.substr(0, id.substr(0, kHandleMark.size()) == kHandleMark ? 12 : 8);
 }
 
 }  // namespace sandgate::session

@@ -10,7 +10,7 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
                          session::Registry& registry, const ToolRegistry& tools, Metrics& metrics)
     : admission_(config, tokens, metrics),
       forwarder_(config),
-      sessions_(registry, tools, metrics, config.progress_interval) {}
+      sessions_(registry, tools, metrics) {}
 
 std::optional<Response> McpEndpoint::admit(const Request& head) const {
   std::shared_ptr<const auth::Tenant> tenant;
@@ -19,7 +19,7 @@ std::optional<Response> McpEndpoint::admit(const Request& head) const {
 }
 
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
-                                           std::shared_ptr<ClientWatch> /*client*/) {
+                                           std::shared_ptr<ClientWatch> client) {
   // The connection already ran these rules on the headers alone (admit); they run again here
   // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
   std::shared_ptr<const auth::Tenant> tenant;
@@ -40,7 +40,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
                        message.id);
     if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
       co_return sessions_.initialize(req, *tenant, message);
-    co_return co_await sessions_.post(req, header, tenant, std::move(message));
+    co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
   }
   if (!header.present)
     co_return refuse(req, http::status::bad_request, jsonrpc::server_error,

@@ -13,7 +13,7 @@ boost::asio::awaitable<json> call_tool(const ToolRegistry& tools, ToolCall call,
   std::string name = p["name"].get<std::string>();
   Tool* tool = tools.find(name);
   if (!tool) co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "Unknown tool: " + name);
-  call.arguments = p.value("arguments", json::object());
+  call.arguments = p.contains("arguments") ? p["arguments"] : json::object();
   json result = co_await tool->call(std::move(call));
   if (result.is_null()) co_return json();  // cancelled: no response
   co_return jsonrpc::result(request.id, std::move(result));
@@ -48,7 +48,8 @@ void McpMethods::notify(session::Session& session, const jsonrpc::Message& note)
 
 boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session> session,
                                                 std::shared_ptr<const auth::Tenant> tenant,
-                                                const jsonrpc::Message& request) {
+                                                const jsonrpc::Message& request,
+                                                std::shared_ptr<CallEvents> events) {
   const std::string& m = request.method;
   if (m == "ping") co_return jsonrpc::result(request.id, json::object());
   if (m == "tools/list") co_return jsonrpc::result(request.id, {{"tools", tools_.definitions()}});
@@ -69,7 +70,9 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
   }
   if (m == "tools/call") {
     // A session's calls are named by their JSON-RPC id: notifications/cancelled names them so.
-    ToolCall call{std::move(tenant), session, json::object(), request.id.dump(), nullptr};
+    ToolCall call{std::move(tenant), session,           json::object(),
+                  request.id.dump(), nullptr,           std::move(events),
+                  request.params};
     co_return co_await call_tool(tools_, std::move(call), request);
   }
   if (m == "initialize")

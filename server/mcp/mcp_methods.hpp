@@ -24,7 +24,8 @@ class McpMethods {
   // Answers a request of an existing session; null when a cancelled call gets no response.
   boost::asio::awaitable<nlohmann::json> answer(std::shared_ptr<session::Session> session,
                                                 std::shared_ptr<const auth::Tenant> tenant,
-                                                const jsonrpc::Message& request);
+                                                const jsonrpc::Message& request,
+                                                std::shared_ptr<CallEvents> events);
   // Acts on a notification (cancellation); nothing is answered.
   void notify(session::Session& session, const jsonrpc::Message& notification);
 

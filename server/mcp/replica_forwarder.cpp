@@ -63,13 +63,14 @@ ReplicaForwarder::ReplicaForwarder(const Config& config)
       url_template_(config.peer_url_template),
       response_wait_(std::chrono::seconds(config.timeout_max_s) + std::chrono::seconds(120)) {}
 
-std::optional<std::string> ReplicaForwarder::peer_for(std::string_view session_id) const {
-  if (self_.empty() || !session::looks_like_session_id(session_id)) return std::nullopt;
-  std::string_view owner = session::owner_replica(session_id);
+std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const {
+  if (self_.empty() || !(session::looks_like_session_id(id) || session::looks_like_handle(id)))
+    return std::nullopt;
+  std::string_view owner = session::owner_replica(id);
   if (owner.empty() || owner == self_) return std::nullopt;
   if (auto it = peers_.find(owner); it != peers_.end()) return it->second;
   if (url_template_.empty()) return std::nullopt;
-  // The owner's name is a DNS label that is not a number (looks_like_session_id checked it),
+  // The owner's name is a DNS label that is not a number (the shape checks saw to it),
   // and the template's host ends in a fixed DNS suffix (checked at start): the name picks a
   // host under that suffix, never an address or another domain.
   std::string url = url_template_;

@@ -1,5 +1,6 @@
 #pragma once
-// Several replicas: a session lives on the replica that created it (its id names that replica).
+// Several replicas: a session or sandbox handle lives on the replica that created it (its id
+// names that replica).
 // A request for another replica's session is forwarded there — POST, GET and DELETE, with
 // streamed (SSE) responses relayed piece by piece — so any replica can take any request and a
 // load balancer needs no stickiness. A replica that is gone answers 404: the client
@@ -21,8 +22,9 @@ class ReplicaForwarder {
  public:
   explicit ReplicaForwarder(const Config& config);
 
-  // The base URL of the replica holding `session_id`, when that is another, known replica.
-  std::optional<std::string> peer_for(std::string_view session_id) const;
+  // The base URL of the replica holding a session or sandbox handle named `id`, when that is
+  // another, known replica.
+  std::optional<std::string> peer_for(std::string_view id) const;
   boost::asio::awaitable<Reply> forward(const Request& request, const std::string& peer_url);
 
  private:

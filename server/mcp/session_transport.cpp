@@ -1,6 +1,8 @@
 #include "session_transport.hpp"
 
-#include "progress_stream.hpp"
+#include <boost/asio/this_coro.hpp>
+
+#include "respond.hpp"
 #include "protocol_version.hpp"
 #include "replies.hpp"
 #include "server/http/responses.hpp"
@@ -17,8 +19,9 @@ constexpr const char* kVersionHeader = "MCP-Protocol-Version";
 // Owns its arguments (they live in the coroutine frame): the call may outlive its stream.
 asio::awaitable<json> answer_owning(McpMethods& methods, std::shared_ptr<session::Session> session,
                                     std::shared_ptr<const auth::Tenant> tenant,
-                                    jsonrpc::Message message) {
-  co_return co_await methods.answer(std::move(session), std::move(tenant), message);
+                                    jsonrpc::Message message, std::shared_ptr<CallEvents> events) {
+  co_return co_await methods.answer(std::move(session), std::move(tenant), message,
+                                    std::move(events));
 }
 
 Reply session_not_found(const Request& req, const std::string& hint) {
@@ -64,7 +67,8 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
 
 asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionHeader& header,
                                               std::shared_ptr<const auth::Tenant> tenant,
-                                              jsonrpc::Message message) {
+                                              jsonrpc::Message message,
+                                              std::shared_ptr<ClientWatch> client) {
   if (!header.present)
     co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
                      "Bad Request: Mcp-Session-Id header is required (send initialize first)");
@@ -78,19 +82,18 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   }
   if (message.kind == jsonrpc::Kind::response) co_return accepted(req);
 
+  // The answer may come with notifications (progress when the request carries a
+  // progressToken); the call owns what it needs, and a client that goes away does not cancel a
+  // 2025-era call (it ends with notifications/cancelled or DELETE).
   const json& meta =
       message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
-  if (message.method == "tools/call" && meta.is_object() && meta.contains("progressToken")) {
-    // The call owns what it needs: a client that goes away does not cancel a 2025-era call.
-    json token = meta["progressToken"];
-    Answer answer = [this, session, tenant, message = std::move(message)] {
-      return answer_owning(methods_, session, tenant, message);
-    };
-    co_return progress_stream(req, progress_interval_, std::move(token), std::move(answer));
-  }
-  json answer = co_await methods_.answer(session, tenant, message);
-  if (answer.is_null()) co_return accepted(req);  // cancelled: no response
-  co_return json_reply(req, answer);
+  json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
+  auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
+  auto events = std::make_shared<RequestEvents>(outbox, std::move(token), std::nullopt);
+  Answer answer = [this, session, tenant, message = std::move(message), events] {
+    return answer_owning(methods_, session, tenant, message, events);
+  };
+  co_return co_await respond(req, std::move(answer), outbox, std::move(client), {.prime = true});
 }
 
 Reply SessionTransport::get(const Request& req, const SessionHeader& header,

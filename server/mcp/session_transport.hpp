@@ -8,6 +8,7 @@
 #include "auth/token_store.hpp"
 #include "jsonrpc.hpp"
 #include "mcp_methods.hpp"
+#include "server/http/client_watch.hpp"
 #include "server/http/http_types.hpp"
 #include "server/metrics.hpp"
 #include "session/registry.hpp"
@@ -17,15 +18,15 @@ namespace sandgate::server {
 
 class SessionTransport {
  public:
-  SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
-                   std::chrono::seconds progress_interval)
-      : registry_(registry), metrics_(metrics), methods_(tools), progress_interval_(progress_interval) {}
+  SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics)
+      : registry_(registry), metrics_(metrics), methods_(tools) {}
 
   Reply initialize(const Request& request, const auth::Tenant& tenant,
                    const jsonrpc::Message& message);
   boost::asio::awaitable<Reply> post(const Request& request, const SessionHeader& header,
                                      std::shared_ptr<const auth::Tenant> tenant,
-                                     jsonrpc::Message message);
+                                     jsonrpc::Message message,
+                                     std::shared_ptr<ClientWatch> client);
   Reply get(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
   Reply remove(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
 
@@ -36,7 +37,6 @@ class SessionTransport {
   session::Registry& registry_;
   Metrics& metrics_;
   McpMethods methods_;
-  std::chrono::seconds progress_interval_;
 };
 
 }  // namespace sandgate::server

@@ -1,5 +1,11 @@
 #include "execute.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
 #include "output_bound.hpp"
@@ -7,18 +13,101 @@
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
+namespace asio = boost::asio;
 using nlohmann::json;
 
-ExecuteTool::ExecuteTool(ToolLimits limits, Metrics& metrics) : limits_(limits), metrics_(metrics) {}
+namespace {
 
-boost::asio::awaitable<json> ExecuteTool::call(ToolCall call) {
+// "running for N s" every interval while the call runs, for a request that asked for progress.
+asio::awaitable<void> tick_progress(std::shared_ptr<CallEvents> events,
+                                    std::shared_ptr<asio::steady_timer> timer,
+                                    std::chrono::seconds interval) {
+  auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    timer->expires_after(interval);
+    auto [ec] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;  // the call ended
+    auto elapsed =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+            .count();
+    events->progress(static_cast<double>(elapsed), std::nullopt,
+                     "running for " + std::to_string(elapsed) + " s");
+  }
+}
+
+}  // namespace
+
+std::string handle_unusable_reason(const session::Registry& registry, const std::string& id,
+                                   const std::string& tenant) {
+  if (auto why = registry.why_ended(id, tenant)) return "has ended (" + *why + ")";
+  auto owner = session::owner_replica(id);
+  if (!owner.empty() && owner != registry.replica_name())
+    return "lives on replica " + std::string(owner) + ", which does not know it or cannot be "
+           "reached from here";
+  return "is unknown or has ended";
+}
+
+ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics)
+    : limits_(limits), registry_(registry), metrics_(metrics) {}
+
+ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::string& sandbox_id) {
+  const auth::Tenant& tenant = *call.tenant;
+  if (!sandbox_id.empty()) {
+    auto found = registry_.find(sandbox_id, tenant.name, session::SessionKind::handle);
+    if (!found)
+      return {nullptr, "",  false,
+              tool_error(unusable_handle_text(
+                  sandbox_id, handle_unusable_reason(registry_, sandbox_id, tenant.name)))};
+    return {found, sandbox_id, false, nullptr};
+  }
+  if (call.session) return {call.session, "", false, nullptr};
+  auto created = registry_.create(
+      {tenant.name, tenant.max_sessions, tenant.spend_cap_usd, tenant.max_concurrent_calls},
+      session::SessionKind::handle);
+  if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
+    metrics_.count_session_refused();
+    bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
+    return {nullptr, "", false,
+            tool_error(per_tenant
+                           ? "Too many sandboxes: this tenant has its maximum open. End one with "
+                             "end_sandbox, or reuse one by passing its sandbox_id."
+                           : "The gateway has its maximum number of sandboxes open; try again "
+                             "later.")};
+  }
+  auto handle = std::get<std::shared_ptr<session::Session>>(created);
+  metrics_.count_session_created();
+  log_event(LogLevel::info, "sandbox_handle_created",
+            {{"session", std::string(session::log_prefix(handle->id()))}, {"tenant", tenant.name}});
+  return {handle, handle->id(), true, nullptr};
+}
+
+asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   auto started = std::chrono::steady_clock::now();
   auto args = parse_execute_arguments(call.arguments, limits_);
   if (!args.request) {
     metrics_.count_execution(ExecOutcome::invalid_arguments, 0);
     co_return tool_error(args.error);
   }
-  session::Session& session = *call.session;
+  Target target = target_for(call, args.sandbox_id);
+  if (!target.session) {
+    metrics_.count_execution(ExecOutcome::invalid_arguments, 0);
+    co_return std::move(target.error);
+  }
+  session::Session& session = *target.session;
+  session.touch();
+  // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays.
+  if (call.cancel_when_gone)
+    call.cancel_when_gone->on_gone(
+        [weak = std::weak_ptr(target.session), key = call.call_key] {
+          if (auto s = weak.lock()) s->cancel(key);
+        });
+  std::shared_ptr<asio::steady_timer> ticker;
+  if (call.events && call.events->wants_progress()) {
+    auto executor = co_await asio::this_coro::executor;
+    ticker = std::make_shared<asio::steady_timer>(executor);
+    asio::co_spawn(executor, tick_progress(call.events, ticker, limits_.progress_interval),
+                   asio::detached);
+  }
   sandbox::RunRequest run = *args.request;
   std::size_t code_bytes = run.code.size(), stdin_bytes = run.stdin_data.size();
   session::ExecuteResult executed;
@@ -29,6 +118,8 @@ boost::asio::awaitable<json> ExecuteTool::call(ToolCall call) {
     executed.status = session::ExecuteStatus::sandbox_error;
     executed.message = std::string("the host refused a resource: ") + e.what();
   }
+  if (ticker) ticker->cancel();
+  session.touch();
   // The response carries the output twice, escaped: its size there is bounded too.
   if (executed.status == session::ExecuteStatus::ran &&
       bound_response_output(executed.run.stdout_text, executed.run.stderr_text,
@@ -56,14 +147,20 @@ boost::asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   if (sandbox_failed)
     log_fields["failure"] =
         executed.status == session::ExecuteStatus::ran ? ran.failure : executed.message;
-  auto mapped = map_execute_result(std::move(executed), run);
+  auto mapped = map_execute_result(std::move(executed), run, target.handle);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);
   log_fields["outcome"] = exec_outcome_name(mapped.outcome);
   log_fields["duration_ms"] = static_cast<long>(seconds * 1000);
   log_event(sandbox_failed ? LogLevel::warn : LogLevel::info, "execute", std::move(log_fields));
-  if (mapped.outcome == ExecOutcome::cancelled) co_return json();
+  if (mapped.outcome == ExecOutcome::cancelled) {
+    // Nobody will learn a handle made for a cancelled call: it ends now rather than idle out.
+    if (target.created)
+      registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle,
+                       "its first call was cancelled");
+    co_return json();
+  }
   co_return std::move(mapped.result);
 }
 

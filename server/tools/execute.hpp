@@ -1,23 +1,39 @@
 #pragma once
-// The `execute` tool: runs a program in the caller's sandbox and maps the run to a
-// CallToolResult. Logs and counts every call (metadata only).
+// The `execute` tool: finds the sandbox a call runs in (the session's own, a handle's, or a
+// new handle's), runs the program there, and maps the run to a CallToolResult. Logs and
+// counts every call (metadata only).
 #include "execute_tool.hpp"
 #include "server/metrics.hpp"
+#include "session/registry.hpp"
 #include "tool.hpp"
 
 namespace sandgate::server {
 
 class ExecuteTool final : public Tool {
  public:
-  ExecuteTool(ToolLimits limits, Metrics& metrics);
+  ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
   boost::asio::awaitable<nlohmann::json> call(ToolCall call) override;
 
  private:
+  // The session whose sandbox runs the call, or a tool error saying why there is none.
+  struct Target {
+    std::shared_ptr<session::Session> session;
+    std::string handle;  // set when the sandbox is named by a handle
+    bool created = false;
+    nlohmann::json error;
+  };
+  Target target_for(const ToolCall& call, const std::string& sandbox_id);
+
   const std::string name_ = "execute";
   ToolLimits limits_;
+  session::Registry& registry_;
   Metrics& metrics_;
 };
+
+// Why a handle from this tenant cannot be used, in words the model can act on.
+std::string handle_unusable_reason(const session::Registry& registry, const std::string& id,
+                                   const std::string& tenant);
 
 }  // namespace sandgate::server

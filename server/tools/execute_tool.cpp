@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "server/json_dump.hpp"
+#include "session/session_id.hpp"
 
 namespace sandgate::server {
 using nlohmann::json;
@@ -25,6 +26,11 @@ std::string quoted_language_list() {
 
 }  // namespace
 
+std::string idle_text(std::chrono::seconds idle) {
+  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(idle).count();
+  return minutes > 0 ? std::to_string(minutes) + " minutes" : std::to_string(idle.count()) + " s";
+}
+
 json execute_tool_definition(const ToolLimits& limits) {
   json input = {
       {"type", "object"},
@@ -44,7 +50,13 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"stdin",
          {{"type", "string"},
           {"description", "Text fed to the program's standard input (at most " +
-                              std::to_string(limits.stdin_max_bytes) + " bytes)."}}}}},
+                              std::to_string(limits.stdin_max_bytes) + " bytes)."}}},
+        {"sandbox_id",
+         {{"type", "string"},
+          {"description",
+           "Run in this sandbox (an id an earlier result returned), keeping its /work files. "
+           "Omit it to use this session's own sandbox, or where there is no session, to start "
+           "a new sandbox whose id the result returns."}}}}},
       {"required", {"code"}},
       {"additionalProperties", false}};
   json output = {
@@ -60,7 +72,10 @@ json execute_tool_definition(const ToolLimits& limits) {
          {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
         {"duration_ms", {{"type", "integer"}}},
         {"spend_usd",
-         {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}}}},
+         {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}},
+        {"sandbox_id",
+         {{"type", "string"},
+          {"description", "The sandbox the call ran in: pass it back to keep using it."}}}}},
       {"required",
        {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed", "duration_ms",
         "spend_usd"}}};
@@ -68,12 +83,16 @@ json execute_tool_definition(const ToolLimits& limits) {
       {"name", "execute"},
       {"title", "Execute code"},
       {"description",
-       "Run Python, JavaScript (Node.js) or a bash script in an isolated sandbox of this session, "
-       "with no network access, and return its exit code with stdout and stderr. The working "
-       "directory is /work; files written there are kept for later calls in this session (until "
-       "the session ends or its sandbox hits its spend cap or lifetime). A non-zero exit code is "
-       "a normal result. Python has the standard library plus whatever data libraries the host "
-       "installed (typically numpy, pandas, matplotlib)."},
+       "Run Python, JavaScript (Node.js) or a bash script in an isolated sandbox with no network "
+       "access, and return its exit code with stdout and stderr. The working directory is /work; "
+       "files written there are kept for later calls in the same sandbox. Without a session, "
+       "each call without `sandbox_id` starts a new sandbox and returns its `sandbox_id`: pass "
+       "it back to keep your files. A sandbox ends after " +
+           idle_text(limits.idle_timeout) +
+           " without calls, at its lifetime or spend cap, or with end_sandbox; a call naming an "
+           "ended sandbox gets an error saying so. A non-zero exit code is a normal result. "
+           "Python has the standard library plus whatever data libraries the host installed "
+           "(typically numpy, pandas, matplotlib)."},
       {"inputSchema", input},
       {"outputSchema", output},
       {"annotations",
@@ -86,13 +105,14 @@ json execute_tool_definition(const ToolLimits& limits) {
 
 ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits) {
   auto fail = [](std::string why) {
-    return ExecuteArguments{std::nullopt, "Invalid arguments: " + why};
+    return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why};
   };
   if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
   for (const auto& [key, value] : args.items()) {
-    if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin")
+    if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin" &&
+        key != "sandbox_id")
       return fail("unknown argument `" + key +
-                  "`; expected code, language, timeout_seconds, stdin.");
+                  "`; expected code, language, timeout_seconds, stdin, sandbox_id.");
   }
   sandbox::RunRequest r;
   auto code = args.find("code");
@@ -125,7 +145,16 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
       return fail("`stdin` is larger than " + std::to_string(limits.stdin_max_bytes) + " bytes.");
     r.stdin_data = in->get<std::string>();
   }
-  return {std::move(r), ""};
+  std::string sandbox_id;
+  if (auto id = args.find("sandbox_id"); id != args.end() && !id->is_null()) {
+    if (!id->is_string()) return fail("`sandbox_id` must be a string.");
+    sandbox_id = id->get<std::string>();
+    // Hostile text: never echoed back unless it has the shape of one of our handles.
+    if (!session::looks_like_handle(sandbox_id))
+      return fail("`sandbox_id` is not a sandbox id this gateway made; omit it to start a new "
+                  "sandbox.");
+  }
+  return {std::move(r), std::move(sandbox_id), ""};
 }
 
 json tool_error(const std::string& text) {
@@ -174,8 +203,12 @@ std::string sandbox_end_text(const sandbox::RunResult& run) {
 
 }  // namespace
 
+std::string unusable_handle_text(const std::string& id, const std::string& why) {
+  return "Sandbox " + id + " " + why + "; its files are gone. Omit sandbox_id to start a new one.";
+}
+
 MappedResult map_execute_result(session::ExecuteResult&& executed,
-                                const sandbox::RunRequest& request) {
+                                const sandbox::RunRequest& request, const std::string& sandbox_id) {
   using session::ExecuteStatus;
   switch (executed.status) {
     case ExecuteStatus::busy:
@@ -194,6 +227,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
   }
   auto& run = executed.run;
   json data = structured(run);
+  if (!sandbox_id.empty()) data["sandbox_id"] = sandbox_id;
   std::string text = dump_json(data);
   switch (run.outcome) {
     case sandbox::RunOutcome::completed:

@@ -2,6 +2,7 @@
 // The `execute` tool's pure parts: its MCP definition, the validation of its arguments (failures are
 // tool errors the model can act on, SEP-1303), and how a run becomes a CallToolResult.
 #include <nlohmann/json.hpp>
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -16,12 +17,17 @@ struct ToolLimits {
   std::uint32_t timeout_max_s = 300;
   std::uint64_t stdin_max_bytes = 1 << 20;
   std::uint64_t output_max_bytes = 1 << 20;  // --output-max-bytes: bounds the response too
+  std::chrono::seconds progress_interval{5};  // between "running for N s" notifications
+  std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
 };
 
 nlohmann::json execute_tool_definition(const ToolLimits& limits);
+// "30 minutes", for texts the model reads.
+std::string idle_text(std::chrono::seconds idle);
 
 struct ExecuteArguments {
   std::optional<sandbox::RunRequest> request;  // set when valid
+  std::string sandbox_id;                      // the handle asked for, or empty
   std::string error;                           // what is wrong, when not
 };
 ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits);
@@ -34,7 +40,12 @@ struct MappedResult {
   ExecOutcome outcome;    // for metrics and logs
 };
 // Consumes the result: the program's output moves into the CallToolResult, never copied.
+// `sandbox_id`: the handle the call ran under, reported in structuredContent (empty: none).
 MappedResult map_execute_result(session::ExecuteResult&& executed,
-                                const sandbox::RunRequest& request);
+                                const sandbox::RunRequest& request,
+                                const std::string& sandbox_id = "");
+
+// "Sandbox <id> ... omit sandbox_id to start a new one": why a handle cannot be used.
+std::string unusable_handle_text(const std::string& id, const std::string& why);
 
 }  // namespace sandgate::server

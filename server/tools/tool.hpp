@@ -4,6 +4,8 @@
 // arguments, and answer with a CallToolResult.
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -12,6 +14,18 @@
 #include "session/session.hpp"
 
 namespace sandgate::server {
+
+// What a tool may send on its request's response stream while it runs. Whether anything is
+// sent is the request's choice: progress only for a request with a progressToken, log
+// messages only at or above the level the client asked for.
+class CallEvents {
+ public:
+  virtual ~CallEvents() = default;
+  virtual bool wants_progress() const = 0;
+  virtual void progress(double progress, std::optional<double> total, std::string message) = 0;
+  // `level` is a syslog name (debug, info, notice, warning, error, critical, alert, emergency).
+  virtual void log(std::string_view level, nlohmann::json data) = 0;
+};
 
 struct ToolCall {
   std::shared_ptr<const auth::Tenant> tenant;
@@ -22,6 +36,10 @@ struct ToolCall {
   std::string call_key;
   // Set when the client's going away cancels the call (2026-07-28: closing the stream).
   std::shared_ptr<ClientWatch> cancel_when_gone;
+  // Never null.
+  std::shared_ptr<CallEvents> events;
+  // tools/call's whole params (`_meta`; 2026-07-28's inputResponses and requestState).
+  nlohmann::json params = nlohmann::json::object();
 };
 
 class Tool {

@@ -28,11 +28,10 @@ after(async () => {
 });
 
 describe("the official SDK client", () => {
-  test("lists exactly one tool, execute, with its schemas", async () => {
+  test("lists execute, with its schemas, then end_sandbox", async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 1);
-    assert.equal(tools[0].name, "execute");
+    assert.deepEqual(tools.map((t) => t.name), ["execute", "end_sandbox"]);
     assert.ok(tools[0].outputSchema);
     assert.equal(tools[0].annotations.openWorldHint, false);
     await client.close();

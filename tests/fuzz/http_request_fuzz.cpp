@@ -65,7 +65,7 @@ struct World {
   server::Metrics metrics;
   server::ToolRegistry tools = [this] {
     server::ToolRegistry t;
-    server::add_standard_tools(t, config, metrics);
+    server::add_standard_tools(t, config, registry, metrics);
     return t;
   }();
   server::McpEndpoint endpoint{config, &tokens, registry, tools, metrics};

@@ -32,7 +32,7 @@ struct Transport {
   Metrics metrics;
   ToolRegistry tools = [this] {
     ToolRegistry t;
-    add_standard_tools(t, config, metrics);
+    add_standard_tools(t, config, registry, metrics);
     return t;
   }();
   McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
@@ -240,11 +240,13 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     CHECK(r["result"]["isError"] == true);
     CHECK(r["result"]["content"][0]["text"].get<std::string>().find("`code`") != std::string::npos);
   }
-  SECTION("tools/list offers exactly one tool, execute") {
+  SECTION("tools/list offers execute, then end_sandbox, and nothing else") {
     std::string id = t.initialize();
     auto r = body_of(t.post(request(6, "tools/list"), {{"Mcp-Session-Id", id}}));
-    REQUIRE(r["result"]["tools"].size() == 1);
+    REQUIRE(r["result"]["tools"].size() == 2);
     CHECK(r["result"]["tools"][0]["name"] == "execute");
+    CHECK(r["result"]["tools"][1]["name"] == "end_sandbox");
+    CHECK_FALSE(r["result"].contains("resultType"));  // a 2026-07-28 field, not of this era
   }
   SECTION("logging/setLevel accepts a syslog level and rejects others with -32602") {
     std::string id = t.initialize();

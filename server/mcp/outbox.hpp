@@ -1,0 +1,68 @@
+#pragma once
+// The messages one request sends before and with its answer: notifications (progress, log
+// messages) and, last, the answer itself. Producers post from any thread; the one reader,
+// the response writer, awaits them in order on its strand. Nothing posted is lost except
+// notifications beyond kMaxWaiting unsent ones (a producer outrunning a slow client); the
+// answer is never dropped.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "server/tools/tool.hpp"
+
+namespace sandgate::server {
+
+class Outbox : public std::enable_shared_from_this<Outbox> {
+ public:
+  static constexpr std::size_t kMaxWaiting = 256;
+  struct Item {
+    nlohmann::json message;  // for the answer: null when the request gets none (cancelled)
+    bool answer = false;
+  };
+  // `strand`: where the reader runs.
+  explicit Outbox(boost::asio::any_io_executor strand) : signal_(strand) {}
+
+  void post(nlohmann::json notification);
+  void finish(nlohmann::json answer);
+  boost::asio::awaitable<Item> next();
+
+ private:
+  void wake();
+  std::mutex mutex_;
+  std::deque<nlohmann::json> waiting_;
+  std::optional<nlohmann::json> answer_;
+  boost::asio::steady_timer signal_;  // waited on by the reader, cancelled to wake it
+};
+
+// A request's CallEvents: notifications formatted for it, posted to its outbox.
+class RequestEvents final : public CallEvents {
+ public:
+  // `progress_token`: null when the request asked for no progress. `min_log_level`: the index
+  // of the lowest level to send (0 = debug), or nullopt to send no log messages.
+  RequestEvents(std::shared_ptr<Outbox> outbox, nlohmann::json progress_token,
+                std::optional<int> min_log_level)
+      : outbox_(std::move(outbox)),
+        token_(std::move(progress_token)),
+        min_log_level_(min_log_level) {}
+
+  bool wants_progress() const override { return !token_.is_null(); }
+  void progress(double progress, std::optional<double> total, std::string message) override;
+  void log(std::string_view level, nlohmann::json data) override;
+
+ private:
+  std::shared_ptr<Outbox> outbox_;
+  nlohmann::json token_;
+  std::optional<int> min_log_level_;
+  std::mutex mutex_;
+  double last_progress_ = -1;  // progress must increase
+};
+
+// The syslog levels MCP uses, lowest first; -1 for an unknown name.
+int log_level_index(std::string_view level);
+
+}  // namespace sandgate::server

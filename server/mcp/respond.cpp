@@ -1,0 +1,51 @@
+#include "respond.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+
+#include "jsonrpc.hpp"
+#include "replies.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+using nlohmann::json;
+
+asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_ptr<Outbox> outbox,
+                               std::shared_ptr<ClientWatch> client, StreamStyle style) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::co_spawn(executor, answer(), [outbox](std::exception_ptr error, json made) {
+    if (error) made = jsonrpc::error(nullptr, jsonrpc::internal_error, "Internal error");
+    outbox->finish(std::move(made));
+  });
+  Outbox::Item first = co_await outbox->next();
+  if (first.answer) {
+    if (first.message.is_null()) co_return accepted(req);
+    co_return json_reply(req, first.message);
+  }
+  Response head{http::status::ok, req.version()};
+  head.set(http::field::content_type, "text/event-stream");
+  head.set(http::field::cache_control, "no-cache");
+  // Proxies such as nginx buffer responses by default, which would hold every event back.
+  head.set("X-Accel-Buffering", "no");
+  auto stream = [outbox, first = std::move(first), client,
+                 style](EventSink& sink) -> asio::awaitable<void> {
+    if (style.prime && !co_await sink.prime()) {
+      client->mark_gone();
+      co_return;
+    }
+    Outbox::Item item = first;
+    for (;;) {
+      if (item.answer) {
+        if (!item.message.is_null()) co_await sink.send(item.message);
+        co_return;
+      }
+      if (!co_await sink.send(item.message)) {
+        client->mark_gone();  // a write failed: the client has closed its stream
+        co_return;
+      }
+      item = co_await outbox->next();
+    }
+  };
+  co_return Reply{std::move(head), std::move(stream)};
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,290 @@
+// End-to-end: clients of the 2026-07-28 protocol revision (stateless, no session) against the real
+// gateway and sandboxes — the v2 TypeScript SDK client, the AI SDK's MCP client and the MCP
+// Inspector CLI — plus the v2 client in its legacy (2025 session) mode, which must keep working.
+// In the stateless era the sandbox is named by a handle: `execute` without `sandbox_id` makes a
+// new sandbox and returns its handle in structuredContent.sandbox_id; later calls pass it back.
+//
+// Run with Node 22 (the AI SDK client and the Inspector need it): from tests/e2e,
+//   node_modules/.bin/node --test modern_clients.test.mjs
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { after, before, describe, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createMCPClient } from "@ai-sdk/mcp";
+import { startGateway } from "./gateway.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const TOKEN = "e2e-token";
+const MODERN = "2026-07-28";
+let gateway;
+
+// versionNegotiation: { pin: MODERN } speaks only 2026-07-28 (server/discover, no fallback);
+// "auto" probes discover and falls back to initialize; "legacy" passes no versionNegotiation at
+// all, the client's default: the 2025 initialize handshake with a session.
+async function connect({ mode = { pin: MODERN }, token = TOKEN, url = gateway.url } = {}) {
+  const options = mode === "legacy" ? {} : { versionNegotiation: { mode } };
+  const client = new Client({ name: "sandgate-e2e-modern", version: "1.0.0" }, options);
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const execute = (client, args, options) => client.callTool({ name: "execute", arguments: args }, options);
+const endSandbox = (client, sandbox_id) =>
+  client.callTool({ name: "end_sandbox", arguments: sandbox_id === undefined ? {} : { sandbox_id } });
+
+// A call that ran in a handle-named sandbox must say which one, in structuredContent and in the
+// text block (the JSON of structuredContent, for clients that only read text).
+function handleOf(result) {
+  assert.equal(result.isError, false, JSON.stringify(result));
+  const handle = result.structuredContent.sandbox_id;
+  assert.equal(typeof handle, "string");
+  assert.ok(handle.length > 0);
+  assert.equal(JSON.parse(result.content[0].text).sandbox_id, handle);
+  return handle;
+}
+
+// The tool error for an ended, unknown or foreign handle tells the model how to recover.
+function assertGoneHandleError(result) {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  const text = result.content.map((c) => c.text ?? "").join("\n");
+  assert.match(text, /ended|unknown/i);
+  assert.match(text, /omit/i);
+  assert.match(text, /sandbox_id/);
+}
+
+before(async () => {
+  assert.ok(Number(process.versions.node.split(".")[0]) >= 22, "run with Node 22: node_modules/.bin/node --test");
+  gateway = await startGateway(["--progress-interval", "1"]);
+});
+after(async () => {
+  assert.equal(await gateway.stop(), 0);
+});
+
+describe("the v2 SDK client pinned to 2026-07-28", () => {
+  test("negotiates the modern era and lists execute then end_sandbox", async () => {
+    const { client } = await connect();
+    assert.equal(client.getProtocolEra(), "modern");
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ["execute", "end_sandbox"]);
+    assert.ok(tools[0].inputSchema.properties.sandbox_id, "execute takes an optional sandbox_id");
+    assert.ok(!(tools[0].inputSchema.required ?? []).includes("sandbox_id"));
+    assert.ok(tools[1].inputSchema.properties.sandbox_id, "end_sandbox names the sandbox to end");
+    await client.close();
+  });
+
+  test("a handle reaches the same sandbox again; no handle means a new sandbox", async () => {
+    const { client } = await connect();
+    const first = await execute(client, { code: "open('/work/note.txt','w').write('kept')" });
+    const handle = handleOf(first);
+
+    const again = await execute(client, { code: "cat /work/note.txt", language: "bash", sandbox_id: handle });
+    assert.equal(handleOf(again), handle);
+    assert.equal(again.structuredContent.stdout, "kept");
+
+    // Stateless: nothing ties this call to the first, so it gets a sandbox of its own.
+    const fresh = await execute(client, { code: "import os; print(os.listdir('/work'))" });
+    const other = handleOf(fresh);
+    assert.notEqual(other, handle);
+    assert.equal(fresh.structuredContent.stdout, "[]\n");
+
+    await endSandbox(client, handle);
+    await endSandbox(client, other);
+    await client.close();
+  });
+
+  test("closing the response stream cancels the call; the sandbox stays usable", { timeout: 90_000 }, async () => {
+    const { client } = await connect();
+    const handle = handleOf(await execute(client, { code: "open('/work/kept','w').write('1')" }));
+
+    // A sandbox runs one call at a time, so the program's start cannot be polled through the
+    // same handle; it has long started after ~2 s. timeout_seconds is far beyond this test's
+    // timeout: only the cancel can end the program before the test gives up.
+    const controller = new AbortController();
+    const long = execute(
+      client,
+      { code: "import time; open('/work/started','w').write('1'); time.sleep(300)", timeout_seconds: 300, sandbox_id: handle },
+      { signal: controller.signal },
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    controller.abort("test cancels");
+    await assert.rejects(long);
+
+    // The next call with the handle runs only once the cancelled program is gone; it sees /work
+    // (both files) and no process still sleeping. The marker is built at run time so this
+    // program's own command line does not match it.
+    const check = await execute(client, {
+      code: [
+        "import os",
+        "marker = 'time.sl' + 'eep(300)'",
+        "left = []",
+        "for p in os.listdir('/proc'):",
+        "    if p.isdigit():",
+        "        try: cmd = open(f'/proc/{p}/cmdline','rb').read().decode(errors='replace')",
+        "        except OSError: continue",
+        "        if marker in cmd: left.append(p)",
+        "print(sorted(os.listdir('/work')), left)",
+      ].join("\n"),
+      sandbox_id: handle,
+    });
+    assert.equal(handleOf(check), handle);
+    assert.equal(check.structuredContent.stdout, "['kept', 'started'] []\n");
+    await endSandbox(client, handle);
+    await client.close();
+  });
+
+  test("end_sandbox ends it; the ended handle is a tool error saying to omit sandbox_id", async () => {
+    const { client } = await connect();
+    const handle = handleOf(await execute(client, { code: "print(1)" }));
+    const ended = await endSandbox(client, handle);
+    assert.equal(ended.isError, false, JSON.stringify(ended));
+    assert.match(ended.content[0].text, /end/i);
+    assertGoneHandleError(await execute(client, { code: "print(1)", sandbox_id: handle }));
+    await client.close();
+  });
+
+  test("a handle the gateway never issued is the same tool error", async () => {
+    const { client } = await connect();
+    assertGoneHandleError(await execute(client, { code: "print(1)", sandbox_id: "sbx-made-up-0000" }));
+    await client.close();
+  });
+
+  test("progress notifications arrive while a long call runs", async () => {
+    const { client } = await connect();
+    const seen = [];
+    const result = await execute(
+      client,
+      { code: "sleep 3; echo done", language: "bash" },
+      { onprogress: (p) => seen.push(p) },
+    );
+    assert.equal(result.structuredContent.stdout, "done\n");
+    assert.ok(seen.length >= 1, "at least one progress notification before the result");
+    await endSandbox(client, handleOf(result));
+    await client.close();
+  });
+
+  test("a wrong token is refused with 401 (pinned: no other era is tried)", async () => {
+    await assert.rejects(connect({ token: "not-the-token" }), /401/);
+  });
+});
+
+describe("the v2 SDK client in other modes", () => {
+  test("auto mode negotiates the modern era", async () => {
+    const { client } = await connect({ mode: "auto" });
+    assert.equal(client.getProtocolEra(), "modern");
+    assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+    const result = await execute(client, { code: "print(6*7)" });
+    assert.equal(result.structuredContent.stdout, "42\n");
+    await endSandbox(client, handleOf(result));
+    await client.close();
+  });
+
+  test("auto mode with a wrong token gets the 401, not a fallback to the 2025 handshake", async () => {
+    await assert.rejects(connect({ mode: "auto", token: "not-the-token" }), /401/);
+  });
+
+  test("legacy mode (the default) still gets a 2025 session whose files persist without a handle", async () => {
+    const { client, transport } = await connect({ mode: "legacy" });
+    assert.equal(client.getProtocolEra(), "legacy");
+    assert.equal(client.getNegotiatedProtocolVersion(), "2025-11-25");
+    assert.ok(transport.sessionId, "a session id was minted");
+    const wrote = await execute(client, { code: "echo session > /work/s.txt", language: "bash" });
+    assert.equal(wrote.isError, false);
+    assert.equal("sandbox_id" in wrote.structuredContent, false, "the session's own sandbox has no handle");
+    const read = await execute(client, { code: "cat /work/s.txt", language: "bash" });
+    assert.equal(read.structuredContent.stdout, "session\n");
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  test("in a 2025 session end_sandbox without sandbox_id gives the session a fresh sandbox", async () => {
+    const { client, transport } = await connect({ mode: "legacy" });
+    await execute(client, { code: "echo x > /work/old.txt", language: "bash" });
+    const ended = await endSandbox(client);
+    assert.equal(ended.isError, false, JSON.stringify(ended));
+    const next = await execute(client, { code: "ls -A /work", language: "bash" });
+    assert.equal(next.isError, false);
+    assert.equal(next.structuredContent.stdout, "");
+    await transport.terminateSession();
+    await client.close();
+  });
+});
+
+test("a handle from one tenant is refused to another tenant", async () => {
+  // Possession of a handle is not authorization: the gateway checks (handle, tenant) per call.
+  const dir = await mkdtemp(path.join(os.tmpdir(), "sandgate-tenants-"));
+  const sha = (t) => createHash("sha256").update(t).digest("hex");
+  const tokens = path.join(dir, "tokens");
+  await writeFile(tokens, `${sha("token-a")} tenant-a\n${sha("token-b")} tenant-b\n`, { mode: 0o600 });
+  const twoTenants = await startGateway(["--token-file", tokens], {});
+  try {
+    const a = await connect({ token: "token-a", url: twoTenants.url });
+    const b = await connect({ token: "token-b", url: twoTenants.url });
+    const handle = handleOf(await execute(a.client, { code: "echo secret > /work/a.txt", language: "bash" }));
+    assertGoneHandleError(await execute(b.client, { code: "cat /work/a.txt", language: "bash", sandbox_id: handle }));
+    assertGoneHandleError(await endSandbox(b.client, handle));
+    // B's attempts did not end it: A still reaches its file.
+    const mine = await execute(a.client, { code: "cat /work/a.txt", language: "bash", sandbox_id: handle });
+    assert.equal(mine.structuredContent.stdout, "secret\n");
+    await a.client.close();
+    await b.client.close();
+  } finally {
+    assert.equal(await twoTenants.stop(), 0);
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("@ai-sdk/mcp speaks 2026-07-28 and round-trips a handle", async () => {
+  const client = await createMCPClient({
+    transport: { type: "http", url: gateway.url.href, headers: { Authorization: `Bearer ${TOKEN}` } },
+  });
+  assert.equal(client.initializeResult.protocolVersion, MODERN);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name), ["execute", "end_sandbox"]);
+  const first = await client.callTool({ name: "execute", arguments: { code: "open('/work/ai.txt','w').write('sdk')" } });
+  const handle = handleOf(first);
+  const back = await client.callTool({ name: "execute", arguments: { code: "cat /work/ai.txt", language: "bash", sandbox_id: handle } });
+  assert.equal(back.structuredContent.stdout, "sdk");
+  const ended = await client.callTool({ name: "end_sandbox", arguments: { sandbox_id: handle } });
+  assert.equal(ended.isError, false);
+  await client.close();
+});
+
+describe("the MCP Inspector CLI", () => {
+  // The Inspector needs Node >= 22.19 and a writable HOME (it stores client and OAuth state there).
+  const node22 = path.join(here, "node_modules/.bin/node");
+  const inspector = path.join(here, "node_modules/.bin/mcp-inspector");
+  async function inspect(era, ...args) {
+    const home = await mkdtemp(path.join(os.tmpdir(), "inspector-home-"));
+    try {
+      const { stdout } = await promisify(execFile)(
+        node22,
+        [inspector, "--cli", gateway.url.href, "--transport", "http", "--header", `Authorization: Bearer ${TOKEN}`,
+          "--protocol-era", era, "--format", "json", ...args],
+        { env: { HOME: home, PATH: process.env.PATH } },
+      );
+      return JSON.parse(stdout).result;
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  }
+
+  for (const era of ["modern", "legacy"]) {
+    test(`--protocol-era ${era}: tools/list shows execute; tools/call execute prints the program's stdout`, async () => {
+      const list = await inspect(era, "--method", "tools/list");
+      assert.ok(list.tools.some((t) => t.name === "execute"));
+      const call = await inspect(era, "--method", "tools/call", "--tool-name", "execute", "--tool-arg", "code=print(6*7)");
+      assert.equal(call.isError, false);
+      assert.equal(call.structuredContent.stdout, "42\n");
+    });
+  }
+});
