@@ -1,16 +1,40 @@
 #include "mcp_endpoint.hpp"
 
 #include "replies.hpp"
+#include "session/session_id.hpp"
 #include "session_header.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
 
+namespace {
+
+constexpr const char* kInstructions =
+    "Use the execute tool to run Python, JavaScript or bash in an isolated sandbox with no "
+    "network. Files in /work persist across calls in the same sandbox: without a session, pass "
+    "back the sandbox_id a result returns. end_sandbox ends one.";
+
+// The sandbox handle a tools/call names, from its arguments ("" when none): the replica that
+// holds the handle answers the call.
+std::string handle_named(const jsonrpc::Message& message) {
+  if (message.method != "tools/call" || !message.params.is_object()) return {};
+  auto args = message.params.find("arguments");
+  if (args == message.params.end() || !args->is_object()) return {};
+  auto id = args->find("sandbox_id");
+  if (id == args->end() || !id->is_string()) return {};
+  std::string handle = id->get<std::string>();
+  return session::looks_like_handle(handle) ? handle : std::string();
+}
+
+}  // namespace
+
 McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
-                         session::Registry& registry, const ToolRegistry& tools, Metrics& metrics)
+                         session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
+                         MethodExtension* extension)
     : admission_(config, tokens, metrics),
       forwarder_(config),
-      sessions_(registry, tools, metrics) {}
+      sessions_(registry, tools, metrics, extension),
+      stateless_(tools, extension, kInstructions) {}
 
 std::optional<Response> McpEndpoint::admit(const Request& head) const {
   std::shared_ptr<const auth::Tenant> tenant;
@@ -38,13 +62,26 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
     if (message.kind == jsonrpc::Kind::invalid)
       co_return refuse(req, http::status::bad_request, message.error_code, message.error, nullptr,
                        message.id);
+    if (StatelessTransport::claims(req, message)) {
+      // A handle names its replica as a session id does.
+      if (req[kForwardedHeader].empty()) {
+        if (auto peer = forwarder_.peer_for(handle_named(message)))
+          co_return co_await forwarder_.forward(req, *peer);
+      }
+      co_return co_await stateless_.post(req, tenant, std::move(message), client);
+    }
     if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
       co_return sessions_.initialize(req, *tenant, message);
     co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
   }
-  if (!header.present)
-    co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
-                     "Bad Request: Mcp-Session-Id header is required");
+  if (!header.present) {
+    // Without a session there is nothing to stream or delete (2026-07-28 has neither).
+    Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
+                     "Method not allowed: GET and DELETE need an Mcp-Session-Id (2025-era "
+                     "sessions); 2026-07-28 requests are POSTs");
+    r.response.set(http::field::allow, "POST");
+    co_return r;
+  }
   if (req.method() == http::verb::get) co_return sessions_.get(req, header, *tenant);
   co_return sessions_.remove(req, header, *tenant);
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The /mcp endpoint: admission (Origin/Host, token, method; then Content-Type and Accept),
-// forwarding to the replica that holds a session, and the choice of protocol era for each
-// request.
+// forwarding to the replica that holds a session or sandbox handle, and the choice of protocol
+// era for each request: 2026-07-28 (stateless) when its _meta says so, else 2025 (sessions).
 #include <boost/asio/awaitable.hpp>
 #include <optional>
 
@@ -14,13 +14,16 @@
 #include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
 #include "session_transport.hpp"
+#include "stateless_transport.hpp"
 
 namespace sandgate::server {
 
 class McpEndpoint final : public Endpoint {
  public:
+  // `extension`: methods beyond tools (the conformance fixtures); null in production.
   McpEndpoint(const Config& config, const auth::TokenStore* tokens, session::Registry& registry,
-              const ToolRegistry& tools, Metrics& metrics);
+              const ToolRegistry& tools, Metrics& metrics,
+              MethodExtension* extension = nullptr);
 
   // The rules that need only the headers — Origin/Host (403), token (401), method (405) — in
   // that order. The connection calls this before it reads (or invites, with 100 Continue) a
@@ -35,6 +38,7 @@ class McpEndpoint final : public Endpoint {
   Admission admission_;
   ReplicaForwarder forwarder_;
   SessionTransport sessions_;
+  StatelessTransport stateless_;
 };
 
 }  // namespace sandgate::server

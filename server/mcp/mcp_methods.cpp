@@ -28,15 +28,18 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
   std::string asked = params["protocolVersion"].get<std::string>();
   // Version negotiation: echo a version we speak, otherwise offer our latest.
   std::string version = is_session_version(asked) ? asked : std::string(kLatestSessionVersion);
+  json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", json::object()}};
+  if (extension_) capabilities.merge_patch(extension_->capabilities());
   return jsonrpc::result(
       request.id,
       {{"protocolVersion", version},
-       {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", json::object()}}},
+       {"capabilities", std::move(capabilities)},
        {"serverInfo",
-        {{"name", "sandgate"}, {"title", "sandgate code sandbox"}, {"version", "0.1.0"}}},
+        {{"name", kServerName}, {"title", kServerTitle}, {"version", kServerVersion}}},
        {"instructions",
         "Use the execute tool to run Python, JavaScript or bash in this session's sandbox. "
-        "There is no network. Files in /work persist across calls of this session."}});
+        "There is no network. Files in /work persist across calls of this session; end_sandbox "
+        "ends the sandbox."}});
 }
 
 void McpMethods::notify(session::Session& session, const jsonrpc::Message& note) {
@@ -78,6 +81,16 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
   if (m == "initialize")
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");
+  if (extension_ && extension_->serves(m, kLatestSessionVersion)) {
+    json answered = co_await extension_->answer(m, request.params, std::move(events));
+    if (answered.contains("error")) {
+      json error = jsonrpc::error(request.id, answered["error"].value("code", jsonrpc::internal_error),
+                                  answered["error"].value("message", std::string("error")));
+      if (answered["error"].contains("data")) error["error"]["data"] = answered["error"]["data"];
+      co_return error;
+    }
+    co_return jsonrpc::result(request.id, answered.value("result", json::object()));
+  }
   co_return jsonrpc::error(request.id, jsonrpc::method_not_found, "Method not found: " + m);
 }
 

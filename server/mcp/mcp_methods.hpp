@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jsonrpc.hpp"
+#include "method_extension.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/session.hpp"
 
@@ -17,7 +18,8 @@ boost::asio::awaitable<nlohmann::json> call_tool(const ToolRegistry& tools, Tool
 
 class McpMethods {
  public:
-  explicit McpMethods(const ToolRegistry& tools) : tools_(tools) {}
+  McpMethods(const ToolRegistry& tools, MethodExtension* extension)
+      : tools_(tools), extension_(extension) {}
 
   // The result of initialize (version negotiation), or a JSON-RPC error response.
   nlohmann::json initialize(const jsonrpc::Message& request) const;
@@ -31,6 +33,7 @@ class McpMethods {
 
  private:
   const ToolRegistry& tools_;
+  MethodExtension* extension_;
 };
 
 }  // namespace sandgate::server

@@ -8,4 +8,10 @@ bool is_session_version(std::string_view version) {
   return false;
 }
 
+bool is_stateless_version(std::string_view version) {
+  for (auto known : kStatelessVersions)
+    if (version == known) return true;
+  return false;
+}
+
 }  // namespace sandgate::server

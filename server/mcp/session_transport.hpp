@@ -18,8 +18,9 @@ namespace sandgate::server {
 
 class SessionTransport {
  public:
-  SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics)
-      : registry_(registry), metrics_(metrics), methods_(tools) {}
+  SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
+                   MethodExtension* extension)
+      : registry_(registry), metrics_(metrics), methods_(tools, extension) {}
 
   Reply initialize(const Request& request, const auth::Tenant& tenant,
                    const jsonrpc::Message& message);

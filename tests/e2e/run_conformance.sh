@@ -76,6 +76,7 @@ stop_gateway() {
 explain() {  # revision results-dir expected-file|none
   local scored
   scored="$("$node22" "$cli" list --server --requirements "$1" | sed -n '/Server scenarios/,/Client scenarios/s/^  - //p')"
+  # shellcheck disable=SC2016  # the single-quoted program is JavaScript (template literals)
   (cd "$here" && "$node22" --input-type=module -e '
     import { readFileSync, readdirSync, existsSync } from "node:fs";
     import { parse } from "yaml";
@@ -120,7 +121,11 @@ for rev in "${revisions[@]}"; do
     echo "conformance $rev: passed"
   else
     echo "conformance $rev: FAILED (exit $status); failed checks:"
-    [ -d "$results/$rev" ] && explain "$rev" "$results/$rev" "$expected" || sed -e 's/\x1b\[[0-9;]*m//g' "$log"
+    if [ -d "$results/$rev" ]; then
+      explain "$rev" "$results/$rev" "$expected"
+    else  # the suite stopped before writing results: show all it printed
+      sed -e 's/\x1b\[[0-9;]*m//g' "$log"
+    fi
     failures=$((failures + 1))
   fi
 done

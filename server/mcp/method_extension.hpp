@@ -1,0 +1,31 @@
+#pragma once
+// Methods beyond tools that a server may add, served in both eras: the conformance suite's
+// fixture server adds resources, prompts and completion through this; the production gateway
+// adds none (and so announces no such capability).
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "server/tools/tool.hpp"
+
+namespace sandgate::server {
+
+class MethodExtension {
+ public:
+  virtual ~MethodExtension() = default;
+  // Merged into the capabilities initialize and server/discover announce.
+  virtual nlohmann::json capabilities() const = 0;
+  // Whether this extension answers `method` in the given era ("2025-11-25"-style session
+  // versions, or "2026-07-28").
+  virtual bool serves(std::string_view method, std::string_view era) const = 0;
+  // {"result": {...}} or {"error": {"code": …, "message": …, "data"?: …}}.
+  virtual boost::asio::awaitable<nlohmann::json> answer(std::string method, nlohmann::json params,
+                                                        std::shared_ptr<CallEvents> events) = 0;
+  // Whether `method`'s result is a list that 2026-07-28 caches (it then gets ttlMs and
+  // cacheScope).
+  virtual bool cacheable(std::string_view method) const = 0;
+};
+
+}  // namespace sandgate::server

@@ -1,0 +1,215 @@
+#include "stateless_transport.hpp"
+
+#include <boost/asio/this_coro.hpp>
+
+#include "header_value.hpp"
+#include "protocol_version.hpp"
+#include "replies.hpp"
+#include "respond.hpp"
+#include "session_header.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kVersionKey = "io.modelcontextprotocol/protocolVersion";
+constexpr const char* kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
+constexpr const char* kLogLevelKey = "io.modelcontextprotocol/logLevel";
+constexpr const char* kServerInfoKey = "io.modelcontextprotocol/serverInfo";
+constexpr int kHeaderMismatch = -32020;
+constexpr int kUnsupportedVersion = -32022;
+// Lists change only with a new gateway version; five minutes bounds how long a client keeps
+// an old list across a rolling upgrade.
+constexpr int kListTtlMs = 300'000;
+
+const json& meta_of(const jsonrpc::Message& message) {
+  static const json none;
+  if (!message.params.is_object()) return none;
+  auto it = message.params.find("_meta");
+  return it == message.params.end() ? none : *it;
+}
+
+json server_info() {
+  return {{"name", kServerName}, {"title", kServerTitle}, {"version", kServerVersion}};
+}
+
+json all_versions() {
+  json list = json::array();
+  for (auto v : kAllVersions) list.push_back(v);
+  return list;
+}
+
+// What every 2026-07-28 result carries.
+json complete(json result) {
+  if (!result.contains("resultType")) result["resultType"] = "complete";
+  result["_meta"][kServerInfoKey] = server_info();
+  return result;
+}
+
+json cacheable(json result) {
+  result["ttlMs"] = kListTtlMs;
+  // The same for every caller: no list here depends on who asks.
+  result["cacheScope"] = "public";
+  return result;
+}
+
+Reply mismatch(const Request& req, const jsonrpc::Message& message, const std::string& what) {
+  return refuse(req, http::status::bad_request, kHeaderMismatch, "Header mismatch: " + what,
+                nullptr, message.id);
+}
+
+// The name a method's Mcp-Name header mirrors, and the params key it comes from.
+const char* named_by(const std::string& method) {
+  if (method == "tools/call" || method == "prompts/get") return "name";
+  if (method == "resources/read") return "uri";
+  return nullptr;
+}
+
+}  // namespace
+
+bool StatelessTransport::claims(const Request& req, const jsonrpc::Message& message) {
+  const json& meta = meta_of(message);
+  if (meta.is_object() && meta.contains(kVersionKey)) return true;
+  auto header = req["MCP-Protocol-Version"];
+  return !session_header(req).present && is_stateless_version(header);
+}
+
+std::optional<Reply> StatelessTransport::check(const Request& req,
+                                               const jsonrpc::Message& message) const {
+  // The envelope first: without it there is no version to compare headers with.
+  const json& meta = meta_of(message);
+  auto envelope = [&](const std::string& key, const std::string& problem) {
+    return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
+                  "Invalid params: _meta." + key + " is " + problem +
+                      " (every 2026-07-28 request carries its protocol version and client "
+                      "capabilities)",
+                  {{"envelope", {{"key", key}, {"problem", problem}}}}, message.id);
+  };
+  if (!meta.is_object()) return envelope("_meta", "missing");
+  if (!meta.contains(kVersionKey)) return envelope(kVersionKey, "missing");
+  if (!meta[kVersionKey].is_string()) return envelope(kVersionKey, "not a string");
+  if (!meta.contains(kCapabilitiesKey)) return envelope(kCapabilitiesKey, "missing");
+  if (!meta[kCapabilitiesKey].is_object()) return envelope(kCapabilitiesKey, "not an object");
+  std::string version = meta[kVersionKey].get<std::string>();
+
+  auto header_version = req["MCP-Protocol-Version"];
+  if (header_version.empty()) return mismatch(req, message, "the MCP-Protocol-Version header is missing");
+  if (header_version != version)
+    return mismatch(req, message, "MCP-Protocol-Version header differs from _meta's version");
+  if (!is_stateless_version(version))
+    return refuse(req, http::status::bad_request, kUnsupportedVersion,
+                  "Unsupported protocol version: " + version,
+                  {{"supported", all_versions()}, {"requested", version}}, message.id);
+
+  auto method_header = req["Mcp-Method"];
+  if (method_header.empty()) return mismatch(req, message, "the Mcp-Method header is missing");
+  if (method_header != message.method)
+    return mismatch(req, message, "Mcp-Method header differs from the body's method");
+  if (message.kind == jsonrpc::Kind::request && !knows(message.method))
+    return refuse(req, http::status::not_found, jsonrpc::method_not_found,
+                  "Method not found: " + message.method, nullptr, message.id);
+
+  if (const char* key = named_by(message.method)) {
+    const json& p = message.params;
+    auto header = req.find("Mcp-Name");
+    if (header == req.end()) return mismatch(req, message, "the Mcp-Name header is missing");
+    auto decoded = decode_header_value(header->value());
+    if (!decoded) return mismatch(req, message, "the Mcp-Name header's base64 form is malformed");
+    if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>() != *decoded)
+      return mismatch(req, message, std::string("Mcp-Name header differs from params.") + key);
+  }
+  if (meta.contains(kLogLevelKey) &&
+      (!meta[kLogLevelKey].is_string() ||
+       log_level_index(meta[kLogLevelKey].get<std::string>()) < 0))
+    return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
+                  "Invalid params: _meta." + std::string(kLogLevelKey) +
+                      " must be one of debug, info, notice, warning, error, critical, alert, "
+                      "emergency",
+                  nullptr, message.id);
+  return std::nullopt;
+}
+
+bool StatelessTransport::knows(const std::string& method) const {
+  if (method == "server/discover" || method == "tools/list" || method == "tools/call") return true;
+  return extension_ && extension_->serves(method, kStatelessVersions[0]);
+}
+
+json StatelessTransport::capabilities() const {
+  json caps = {{"tools", {{"listChanged", false}}}};
+  if (extension_) caps.merge_patch(extension_->capabilities());
+  return caps;
+}
+
+json StatelessTransport::discover() const {
+  return cacheable(complete({{"supportedVersions", all_versions()},
+                             {"capabilities", capabilities()},
+                             {"instructions", instructions_}}));
+}
+
+asio::awaitable<Reply> StatelessTransport::post(const Request& req,
+                                                std::shared_ptr<const auth::Tenant> tenant,
+                                                jsonrpc::Message message,
+                                                std::shared_ptr<ClientWatch> client) {
+  if (message.kind == jsonrpc::Kind::response)
+    co_return refuse(req, http::status::bad_request, jsonrpc::invalid_request,
+                     "Invalid Request: a 2026-07-28 client sends no responses");
+  if (auto refused = check(req, message)) co_return std::move(*refused);
+  // Notifications (notifications/cancelled is for stdio; here closing the stream cancels).
+  if (message.kind == jsonrpc::Kind::notification) co_return accepted(req);
+
+  const json& meta = meta_of(message);
+  json token = meta.contains("progressToken") ? meta["progressToken"] : json();
+  std::optional<int> log_level;
+  if (meta.contains(kLogLevelKey)) log_level = log_level_index(meta[kLogLevelKey].get<std::string>());
+  auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
+  auto events = std::make_shared<RequestEvents>(outbox, std::move(token), log_level);
+  Answer make = [this, tenant, message = std::move(message), client, events] {
+    return answer(tenant, message, client, events);
+  };
+  co_return co_await respond(req, std::move(make), outbox, std::move(client));
+}
+
+// A coroutine member taking everything by value: it owns what it uses even when the response
+// that started it is gone.
+asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Tenant> tenant,
+                                                 jsonrpc::Message message,
+                                                 std::shared_ptr<ClientWatch> client,
+                                                 std::shared_ptr<CallEvents> events) {
+  const std::string& m = message.method;
+  if (m == "server/discover") co_return jsonrpc::result(message.id, discover());
+  if (m == "tools/list")
+    co_return jsonrpc::result(message.id,
+                              cacheable(complete({{"tools", tools_.definitions()}})));
+  if (m == "tools/call") {
+    const json& p = message.params;
+    std::string name = p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "";
+    Tool* tool = tools_.find(name);
+    if (!tool)
+      co_return jsonrpc::error(message.id, jsonrpc::invalid_params, "Unknown tool: " + name);
+    // Request ids repeat across stateless requests: a call's key is made here.
+    ToolCall call{std::move(tenant),
+                  nullptr,
+                  p.contains("arguments") ? p["arguments"] : json::object(),
+                  "stateless-" + std::to_string(next_call_++),
+                  std::move(client),
+                  std::move(events),
+                  p};
+    json result = co_await tool->call(std::move(call));
+    if (result.is_null()) co_return json();  // cancelled: the stream is closed, nothing is sent
+    co_return jsonrpc::result(message.id, complete(std::move(result)));
+  }
+  json answered = co_await extension_->answer(m, message.params, std::move(events));
+  if (answered.contains("error")) {
+    json error = jsonrpc::error(message.id, answered["error"].value("code", jsonrpc::internal_error),
+                                answered["error"].value("message", std::string("error")));
+    if (answered["error"].contains("data")) error["error"]["data"] = answered["error"]["data"];
+    co_return error;
+  }
+  json result = complete(answered.value("result", json::object()));
+  if (extension_->cacheable(m) && result["resultType"] == "complete") result = cacheable(std::move(result));
+  co_return jsonrpc::result(message.id, std::move(result));
+}
+
+}  // namespace sandgate::server
