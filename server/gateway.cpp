@@ -87,7 +87,7 @@ int check_isolation(const Config& config) {
   return problem.empty() ? 0 : 1;
 }
 
-int run_gateway(const Config& config) {
+int run_gateway(const Config& config, const GatewayExtras& extras) {
   std::optional<auth::TokenStore> tokens;
   try {
     tokens = load_tokens(config);
@@ -107,7 +107,9 @@ int run_gateway(const Config& config) {
   Metrics metrics;
   ToolRegistry tools;
   add_standard_tools(tools, config, registry, metrics);
-  McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, tools, metrics);
+  if (extras.add_tools) extras.add_tools(tools, registry);
+  McpEndpoint endpoint(config, tokens ? &*tokens : nullptr, registry, tools, metrics,
+                       extras.extension);
   HttpServer server(io, config, endpoint, metrics, [&] {
     Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
     g.calls_waiting = gateway_slots.waiting();

@@ -1,11 +1,23 @@
 #pragma once
 // The whole gateway assembled from its parts, with its start-up and two-phase shutdown.
+#include <functional>
+
 #include "config.hpp"
+#include "mcp/method_extension.hpp"
+#include "session/registry.hpp"
+#include "tools/tool_registry.hpp"
 
 namespace sandgate::server {
 
+// What a test-only server adds to the production gateway (the conformance suite's fixture
+// tools, resources and prompts). The production binary passes nothing.
+struct GatewayExtras {
+  std::function<void(ToolRegistry&, session::Registry&)> add_tools;
+  MethodExtension* extension = nullptr;
+};
+
 // Runs until SIGTERM/SIGINT; returns the process exit code.
-int run_gateway(const Config& config);
+int run_gateway(const Config& config, const GatewayExtras& extras = {});
 // Prints the isolation report and runs a probe sandbox; returns 0 when execute would work.
 int check_isolation(const Config& config);
 

@@ -99,6 +99,11 @@ bool Registry::remove(const std::string& id, const std::string& tenant, SessionK
   return true;
 }
 
+bool Registry::exists(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  return sessions_.count(id) > 0;
+}
+
 std::optional<std::string> Registry::why_ended(const std::string& id,
                                                const std::string& tenant) const {
   std::lock_guard lock(mutex_);

@@ -55,6 +55,8 @@ class Registry {
   // else null.
   std::shared_ptr<Session> find(const std::string& id, const std::string& tenant,
                                 SessionKind kind = SessionKind::session);
+  // Whether a session or handle of this id is live, whoever owns it.
+  bool exists(const std::string& id) const;
   // Ends and forgets the session; false when find() would not have found it.
   bool remove(const std::string& id, const std::string& tenant,
               SessionKind kind = SessionKind::session, std::string why = "the session was deleted");

@@ -46,6 +46,10 @@ Message parse(std::string_view body) {
     if (id.is_null() || (!doc.contains("result") && !doc.contains("error")))
       return invalid(invalid_request, "Invalid Request: missing method");
     m.kind = Kind::response;
+    if (doc.contains("error"))
+      m.params = {{"error", doc["error"]}};
+    else
+      m.params = {{"result", doc["result"]}};
     return m;
   }
   if (!method->is_string() || method->get_ref<const std::string&>().empty())

@@ -24,7 +24,7 @@ struct Message {
   Kind kind = Kind::invalid;
   json id;  // request id (string or number); null when absent or unknown
   std::string method;
-  json params = json::object();
+  json params = json::object();  // a response's: {"result": …} or {"error": …}
   int error_code = 0;  // for invalid: parse_error or invalid_request
   std::string error;   // for invalid: what is wrong
 };

@@ -14,7 +14,18 @@ boost::asio::awaitable<json> call_tool(const ToolRegistry& tools, ToolCall call,
   Tool* tool = tools.find(name);
   if (!tool) co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "Unknown tool: " + name);
   call.arguments = p.contains("arguments") ? p["arguments"] : json::object();
-  json result = co_await tool->call(std::move(call));
+  json result;
+  std::optional<ProtocolError> refused;
+  try {
+    result = co_await tool->call(std::move(call));
+  } catch (const ProtocolError& e) {
+    refused = e;
+  }
+  if (refused) {
+    json error = jsonrpc::error(request.id, refused->code, refused->what());
+    if (!refused->data.is_null()) error["error"]["data"] = refused->data;
+    co_return error;
+  }
   if (result.is_null()) co_return json();  // cancelled: no response
   co_return jsonrpc::result(request.id, std::move(result));
 }

@@ -78,4 +78,12 @@ void RequestEvents::log(std::string_view level, json data) {
       "notifications/message", {{"level", std::string(level)}, {"data", std::move(data)}}));
 }
 
+asio::awaitable<json> RequestEvents::ask_client(std::string method, json params) {
+  if (!ask_)
+    co_return json{{"error",
+                    {{"code", jsonrpc::method_not_found},
+                     {"message", "this protocol revision has no server-to-client requests"}}}};
+  co_return co_await ask_(*outbox_, std::move(method), std::move(params));
+}
+
 }  // namespace sandgate::server

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -44,20 +45,28 @@ class RequestEvents final : public CallEvents {
  public:
   // `progress_token`: null when the request asked for no progress. `min_log_level`: the index
   // of the lowest level to send (0 = debug), or nullopt to send no log messages.
+  // `ask`: sends a request to the client and waits for its answer (2025 sessions); null where
+  // the era has no server-to-client requests.
+  using Ask = std::function<boost::asio::awaitable<nlohmann::json>(Outbox&, std::string,
+                                                                   nlohmann::json)>;
   RequestEvents(std::shared_ptr<Outbox> outbox, nlohmann::json progress_token,
-                std::optional<int> min_log_level)
+                std::optional<int> min_log_level, Ask ask = nullptr)
       : outbox_(std::move(outbox)),
         token_(std::move(progress_token)),
-        min_log_level_(min_log_level) {}
+        min_log_level_(min_log_level),
+        ask_(std::move(ask)) {}
 
   bool wants_progress() const override { return !token_.is_null(); }
   void progress(double progress, std::optional<double> total, std::string message) override;
   void log(std::string_view level, nlohmann::json data) override;
+  boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
+                                                    nlohmann::json params) override;
 
  private:
   std::shared_ptr<Outbox> outbox_;
   nlohmann::json token_;
   std::optional<int> min_log_level_;
+  Ask ask_;
   std::mutex mutex_;
   double last_progress_ = -1;  // progress must increase
 };

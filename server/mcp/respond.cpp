@@ -19,7 +19,12 @@ asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_pt
   Outbox::Item first = co_await outbox->next();
   if (first.answer) {
     if (first.message.is_null()) co_return accepted(req);
-    co_return json_reply(req, first.message);
+    Reply reply = json_reply(req, first.message);
+    // A missing client capability is a request the client must change (2026-07-28: 400).
+    if (first.message.contains("error") && first.message["error"].value("code", 0) == -32021) {
+      reply.response.result(http::status::bad_request);
+    }
+    co_return reply;
   }
   Response head{http::status::ok, req.version()};
   head.set(http::field::content_type, "text/event-stream");

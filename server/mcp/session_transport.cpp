@@ -80,7 +80,17 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
     methods_.notify(*session, message);
     co_return accepted(req);
   }
-  if (message.kind == jsonrpc::Kind::response) co_return accepted(req);
+  if (message.kind == jsonrpc::Kind::response) {
+    // The answer to a request we sent on one of this session's streams.
+    client_requests_.deliver(session->id(), message.id, message.params);
+    co_return accepted(req);
+  }
+  if (message.kind == jsonrpc::Kind::request && message.method == "logging/setLevel" &&
+      message.params.is_object() && message.params.contains("level") &&
+      message.params["level"].is_string()) {
+    if (int level = log_level_index(message.params["level"].get<std::string>()); level >= 0)
+      remember_log_level(session->id(), level);
+  }
 
   // The answer may come with notifications (progress when the request carries a
   // progressToken); the call owns what it needs, and a client that goes away does not cancel a
@@ -89,11 +99,37 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
       message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
   json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
   auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
-  auto events = std::make_shared<RequestEvents>(outbox, std::move(token), std::nullopt);
+  RequestEvents::Ask ask = [this, id = session->id()](Outbox& box, std::string method,
+                                                     json params) {
+    return client_requests_.ask(box, id, std::move(method), std::move(params),
+                                std::chrono::seconds(120));
+  };
+  auto events = std::make_shared<RequestEvents>(outbox, std::move(token), log_level(session->id()),
+                                                std::move(ask));
   Answer answer = [this, session, tenant, message = std::move(message), events] {
     return answer_owning(methods_, session, tenant, message, events);
   };
   co_return co_await respond(req, std::move(answer), outbox, std::move(client), {.prime = true});
+}
+
+std::optional<int> SessionTransport::log_level(const std::string& session_id) {
+  std::lock_guard lock(mutex_);
+  auto it = log_levels_.find(session_id);
+  if (it == log_levels_.end()) return std::nullopt;
+  return it->second;
+}
+
+void SessionTransport::remember_log_level(const std::string& session_id, int level) {
+  std::lock_guard lock(mutex_);
+  // Levels of sessions that have ended go when another is set: the map stays as small as the
+  // number of live sessions that ever set one.
+  for (auto it = log_levels_.begin(); it != log_levels_.end();) {
+    if (it->first != session_id && !registry_.exists(it->first))
+      it = log_levels_.erase(it);
+    else
+      ++it;
+  }
+  log_levels_[session_id] = level;
 }
 
 Reply SessionTransport::get(const Request& req, const SessionHeader& header,

@@ -4,9 +4,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "auth/token_store.hpp"
 #include "jsonrpc.hpp"
+#include "client_requests.hpp"
 #include "mcp_methods.hpp"
 #include "server/http/client_watch.hpp"
 #include "server/http/http_types.hpp"
@@ -34,10 +37,16 @@ class SessionTransport {
  private:
   // A refusal when the MCP-Protocol-Version header names a version this era does not speak.
   std::optional<Reply> check_version(const Request& request) const;
+  // The level logging/setLevel set for a session (index into the syslog levels), if any.
+  std::optional<int> log_level(const std::string& session_id);
+  void remember_log_level(const std::string& session_id, int level);
 
   session::Registry& registry_;
   Metrics& metrics_;
   McpMethods methods_;
+  ClientRequests client_requests_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, int> log_levels_;  // by session id; pruned as sessions end
 };
 
 }  // namespace sandgate::server

@@ -196,7 +196,18 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
                   std::move(client),
                   std::move(events),
                   p};
-    json result = co_await tool->call(std::move(call));
+    json result;
+    std::optional<ProtocolError> refused;
+    try {
+      result = co_await tool->call(std::move(call));
+    } catch (const ProtocolError& e) {
+      refused = e;
+    }
+    if (refused) {
+      json error = jsonrpc::error(message.id, refused->code, refused->what());
+      if (!refused->data.is_null()) error["error"]["data"] = refused->data;
+      co_return error;
+    }
     if (result.is_null()) co_return json();  // cancelled: the stream is closed, nothing is sent
     co_return jsonrpc::result(message.id, complete(std::move(result)));
   }

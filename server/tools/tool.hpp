@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +26,12 @@ class CallEvents {
   virtual void progress(double progress, std::optional<double> total, std::string message) = 0;
   // `level` is a syslog name (debug, info, notice, warning, error, critical, alert, emergency).
   virtual void log(std::string_view level, nlohmann::json data) = 0;
+  // A request to the client on this request's stream (2025 sessions: sampling/createMessage,
+  // elicitation/create), answered by the client's POSTed response: {"result": …} or
+  // {"error": {"code", "message"}}. Where the era has no such requests (2026-07-28 asks
+  // through input_required results instead), an error at once.
+  virtual boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
+                                                            nlohmann::json params) = 0;
 };
 
 struct ToolCall {
@@ -40,6 +47,16 @@ struct ToolCall {
   std::shared_ptr<CallEvents> events;
   // tools/call's whole params (`_meta`; 2026-07-28's inputResponses and requestState).
   nlohmann::json params = nlohmann::json::object();
+};
+
+// Thrown by a tool whose call is refused at the protocol level rather than failing as a tool
+// (2026-07-28's -32021 when the client lacks a capability the call needs): the transport
+// answers with this JSON-RPC error. Ordinary failures are results with isError instead.
+struct ProtocolError : std::runtime_error {
+  ProtocolError(int error_code, const std::string& message, nlohmann::json error_data = nullptr)
+      : std::runtime_error(message), code(error_code), data(std::move(error_data)) {}
+  int code;
+  nlohmann::json data;
 };
 
 class Tool {
