@@ -178,7 +178,31 @@ class GatewayProcess {
     return id;
   }
 
-  // tools/call execute; returns the CallToolResult.
+  // A 2026-07-28 request (no session): params carry the _meta envelope, headers mirror the
+  // method (and the tool's name for tools/call).
+  static json stateless_message(const std::string& method, json params, int id = 1) {
+    params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                       {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+  }
+  static std::map<std::string, std::string> stateless_headers(const json& message,
+                                                              const std::string& token) {
+    auto h = mcp_headers({}, token);
+    h["MCP-Protocol-Version"] = "2026-07-28";
+    h["Mcp-Method"] = message["method"];
+    if (message["params"].contains("name")) h["Mcp-Name"] = message["params"]["name"];
+    return h;
+  }
+  // tools/call of `tool` on the stateless path; returns the CallToolResult.
+  json call_stateless(const std::string& tool, json arguments,
+                      const std::string& token = "test-token") {
+    json message = stateless_message("tools/call", {{"name", tool}, {"arguments", arguments}});
+    auto r = request(http::verb::post, "/mcp", message.dump(), stateless_headers(message, token));
+    REQUIRE(r.status == 200);
+    CHECK(r.headers.count("mcp-session-id") == 0);
+    return r.json_body()["result"];
+  }
+
   // tools/call execute, without assertions: safe on any thread (Catch2 asserts on one only).
   HttpReply call_execute(const std::string& session, const std::string& code,
                          const std::string& language = "python", int timeout_s = 30, int id = 1) {

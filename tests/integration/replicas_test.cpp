@@ -55,6 +55,18 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   CHECK(c->request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(id)).status == 200);
   CHECK(b->post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, id).status == 404);
 
+  // A sandbox handle made statelessly on B names B, and A and C forward calls naming it.
+  json made = b->call_stateless("execute", {{"code", "echo on-b > /work/h"}, {"language", "bash"}});
+  std::string handle = made["structuredContent"]["sandbox_id"];
+  REQUIRE(handle.rfind("b.sbx_", 0) == 0);
+  json via_a = a->call_stateless(
+      "execute", {{"code", "cat /work/h"}, {"language", "bash"}, {"sandbox_id", handle}});
+  CHECK(via_a["structuredContent"]["stdout"] == "on-b\n");
+  CHECK(c->call_stateless("end_sandbox", {{"sandbox_id", handle}})["isError"] == false);
+  json ended = a->call_stateless(
+      "execute", {{"code", "true"}, {"language", "bash"}, {"sandbox_id", handle}});
+  CHECK(ended["isError"] == true);
+
   // A dead owner: its sessions are gone (404), the client re-initializes elsewhere.
   std::string orphan = b->initialize();
   CHECK(b->stop(SIGKILL) == 128 + SIGKILL);

@@ -5,8 +5,7 @@
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 
-#include "server/mcp/mcp_endpoint.hpp"
-#include "server/tools/standard_tools.hpp"
+#include "endpoint_fixture.hpp"
 #include "server/http/media_type.hpp"
 #include "server/tools/output_bound.hpp"
 #include "session/session_id.hpp"
@@ -14,84 +13,8 @@
 using namespace sandgate;
 using namespace sandgate::server;
 using nlohmann::json;
+using namespace sandgate::server::testing;
 
-namespace {
-
-struct Transport {
-  boost::asio::io_context io;
-  Config config = [] {
-    Config c;
-    c.registry.max_sessions_per_tenant = 2;
-    return c;
-  }();
-  auth::TokenStore tokens = auth::TokenStore::parse(auth::to_hex(auth::sha256("tok-a")) + " a\n" +
-                                                    auth::to_hex(auth::sha256("tok-b")) + " b\n");
-  sandbox::SandboxHost host{io.get_executor(), config.host};
-  session::CallSlots slots{4, 4};
-  session::Registry registry{io.get_executor(), config.registry, host, slots};
-  Metrics metrics;
-  ToolRegistry tools = [this] {
-    ToolRegistry t;
-    add_standard_tools(t, config, registry, metrics);
-    return t;
-  }();
-  McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
-
-  ~Transport() {
-    registry.end_all();
-    host.shutdown();
-    io.run_for(std::chrono::milliseconds(50));
-  }
-
-  Response send(http::verb verb, std::string body, std::map<std::string, std::string> headers = {},
-                bool default_headers = true) {
-    Request req{verb, "/mcp", 11};
-    if (default_headers) {
-      req.set(http::field::host, "127.0.0.1:8080");
-      req.set(http::field::authorization, "Bearer tok-a");
-      req.set(http::field::content_type, "application/json");
-      req.set(http::field::accept, "application/json, text/event-stream");
-    }
-    for (auto& [k, v] : headers) {
-      if (v.empty())
-        req.erase(k);
-      else
-        req.set(k, v);
-    }
-    req.body() = std::move(body);
-    req.prepare_payload();
-    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<ClientWatch>()), boost::asio::use_future);
-    io.restart();
-    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
-    return f.get().response;
-  }
-
-  Response post(json message, std::map<std::string, std::string> headers = {}) {
-    return send(http::verb::post, message.dump(), std::move(headers));
-  }
-
-  std::string initialize(const std::string& token = "tok-a") {
-    auto res = post({{"jsonrpc", "2.0"},
-                     {"id", 1},
-                     {"method", "initialize"},
-                     {"params",
-                      {{"protocolVersion", "2025-11-25"},
-                       {"capabilities", json::object()},
-                       {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
-                    {{"Authorization", "Bearer " + token}});
-    REQUIRE(res.result() == http::status::ok);
-    return std::string(res["Mcp-Session-Id"]);
-  }
-};
-
-json body_of(const Response& r) {
-  return json::parse(r.body());
-}
-json request(int id, const std::string& method, json params = json::object()) {
-  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
-}
-
-}  // namespace
 
 TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   Transport t;
