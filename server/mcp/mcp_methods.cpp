@@ -40,7 +40,7 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
   // Version negotiation: echo a version we speak, otherwise offer our latest.
   std::string version = is_session_version(asked) ? asked : std::string(kLatestSessionVersion);
   json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", json::object()}};
-  if (extension_) capabilities.merge_patch(extension_->capabilities());
+  if (extension_) capabilities.merge_patch(extension_->capabilities(kLatestSessionVersion));
   return jsonrpc::result(
       request.id,
       {{"protocolVersion", version},
@@ -93,7 +93,8 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");
   if (extension_ && extension_->serves(m, kLatestSessionVersion)) {
-    json answered = co_await extension_->answer(m, request.params, std::move(events));
+    json answered = co_await extension_->answer(m, request.params,
+                                                std::string(kLatestSessionVersion), std::move(events));
     if (answered.contains("error")) {
       json error = jsonrpc::error(request.id, answered["error"].value("code", jsonrpc::internal_error),
                                   answered["error"].value("message", std::string("error")));

@@ -3,6 +3,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "header_value.hpp"
+#include "param_headers.hpp"
 #include "protocol_version.hpp"
 #include "replies.hpp"
 #include "respond.hpp"
@@ -119,6 +120,16 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
     if (!decoded) return mismatch(req, message, "the Mcp-Name header's base64 form is malformed");
     if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>() != *decoded)
       return mismatch(req, message, std::string("Mcp-Name header differs from params.") + key);
+    // Arguments a tool's schema mirrors in Mcp-Param-* headers must agree with them.
+    if (message.method == "tools/call") {
+      if (const Tool* tool = tools_.find(*decoded)) {
+        json definition = tool->definition();
+        std::string problem = param_header_problem(
+            req, definition.value("inputSchema", json::object()),
+            p.contains("arguments") ? p["arguments"] : json::object());
+        if (!problem.empty()) return mismatch(req, message, problem);
+      }
+    }
   }
   if (meta.contains(kLogLevelKey) &&
       (!meta[kLogLevelKey].is_string() ||
@@ -138,7 +149,7 @@ bool StatelessTransport::knows(const std::string& method) const {
 
 json StatelessTransport::capabilities() const {
   json caps = {{"tools", {{"listChanged", false}}}};
-  if (extension_) caps.merge_patch(extension_->capabilities());
+  if (extension_) caps.merge_patch(extension_->capabilities(kStatelessVersions[0]));
   return caps;
 }
 
@@ -211,7 +222,8 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
     if (result.is_null()) co_return json();  // cancelled: the stream is closed, nothing is sent
     co_return jsonrpc::result(message.id, complete(std::move(result)));
   }
-  json answered = co_await extension_->answer(m, message.params, std::move(events));
+  json answered = co_await extension_->answer(m, message.params,
+                                                std::string(kStatelessVersions[0]), std::move(events));
   if (answered.contains("error")) {
     json error = jsonrpc::error(message.id, answered["error"].value("code", jsonrpc::internal_error),
                                 answered["error"].value("message", std::string("error")));

@@ -27,12 +27,6 @@ json error(int code, const std::string& message, json data = nullptr) {
   return {{"error", std::move(e)}};
 }
 
-// A 2026-07-28 request names its protocol version in params._meta; a 2025 session's does not.
-bool stateless(const json& params) {
-  return params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
-         params["_meta"].contains("io.modelcontextprotocol/protocolVersion");
-}
-
 const json* string_param(const json& params, const char* key) {
   if (!params.is_object()) return nullptr;
   auto it = params.find(key);
@@ -60,7 +54,7 @@ json resource_list(bool with_watched) {
   return list;
 }
 
-json read_resource(const json& params) {
+json read_resource(const json& params, bool modern) {
   const json* uri_param = string_param(params, "uri");
   if (!uri_param)
     return error(-32602, "Invalid params: resources/read needs params.uri (a string)");
@@ -72,7 +66,7 @@ json read_resource(const json& params) {
                      {"text", "This is the content of the static text resource."}});
   if (uri == kStaticBinary)
     return contents({{"uri", uri}, {"mimeType", "image/png"}, {"blob", kPngBase64}});
-  if (uri == kWatched && !stateless(params))
+  if (uri == kWatched && !modern)
     return contents(
         {{"uri", uri}, {"mimeType", "text/plain"}, {"text", "Watched resource content"}});
   static const std::regex templated(R"(^test://template/([^/]+)/data$)");
@@ -124,7 +118,7 @@ json text(const std::string& value) {
   return {{"type", "text"}, {"text", value}};
 }
 
-json get_prompt(const json& params) {
+json get_prompt(const json& params, bool modern) {
   const json* name_param = string_param(params, "name");
   if (!name_param) return error(-32602, "Invalid params: prompts/get needs params.name (a string)");
   std::string name = name_param->get<std::string>();
@@ -165,7 +159,7 @@ json get_prompt(const json& params) {
     return messages(json::array(
         {user_message({{"type", "image"}, {"data", kPngBase64}, {"mimeType", "image/png"}}),
          user_message(text("Please analyze the image above."))}));
-  if (name == kInputRequiredPrompt && stateless(params)) {
+  if (name == kInputRequiredPrompt && modern) {
     try {
       mrtr::require_capability(params, "elicitation");
       if (auto context =
@@ -219,13 +213,13 @@ json complete(const json& params) {
 
 }  // namespace
 
-json FixtureMethods::capabilities() const {
-  // No resources.subscribe, although 2025 sessions may subscribe: capabilities() is the same
-  // for both eras, and announcing it in server/discover would promise 2026-07-28's
+json FixtureMethods::capabilities(std::string_view era) const {
+  // resources.subscribe only for 2025 sessions: in 2026-07-28 it would promise a
   // subscriptions/listen stream, which an extension cannot serve (answer() sends one result).
   // logging: 2026-07-28 honours _meta logLevel, and the stateless transport does not announce
   // it itself.
-  return {{"resources", {{"listChanged", false}}},
+  bool session_era = era.rfind("2025-", 0) == 0;
+  return {{"resources", {{"listChanged", false}, {"subscribe", session_era}}},
           {"prompts", {{"listChanged", false}}},
           {"completions", json::object()},
           {"logging", json::object()}};
@@ -258,8 +252,9 @@ json FixtureMethods::subscribe(const json& params, bool on) {
 }
 
 boost::asio::awaitable<json> FixtureMethods::answer(std::string method, json params,
+                                                    std::string era,
                                                     std::shared_ptr<server::CallEvents>) {
-  bool modern = stateless(params);
+  bool modern = era.rfind("2025-", 0) != 0;
   if (method == "resources/list") co_return result({{"resources", resource_list(!modern)}});
   if (method == "resources/templates/list")
     co_return result(
@@ -269,9 +264,9 @@ boost::asio::awaitable<json> FixtureMethods::answer(std::string method, json par
                         {"title", "Resource Template"},
                         {"description", "A resource template with parameter substitution"},
                         {"mimeType", "application/json"}}})}});
-  if (method == "resources/read") co_return read_resource(params);
+  if (method == "resources/read") co_return read_resource(params, modern);
   if (method == "prompts/list") co_return result({{"prompts", prompt_list(modern)}});
-  if (method == "prompts/get") co_return get_prompt(params);
+  if (method == "prompts/get") co_return get_prompt(params, modern);
   if (method == "completion/complete") co_return complete(params);
   if (method == "resources/subscribe") co_return subscribe(params, true);
   if (method == "resources/unsubscribe") co_return subscribe(params, false);

@@ -11,10 +11,10 @@ namespace sandgate::conformance {
 
 class FixtureMethods final : public server::MethodExtension {
  public:
-  nlohmann::json capabilities() const override;
+  nlohmann::json capabilities(std::string_view era) const override;
   bool serves(std::string_view method, std::string_view era) const override;
   boost::asio::awaitable<nlohmann::json> answer(
-      std::string method, nlohmann::json params,
+      std::string method, nlohmann::json params, std::string era,
       std::shared_ptr<server::CallEvents> events) override;
   bool cacheable(std::string_view method) const override;
 
