@@ -98,15 +98,16 @@ const std::vector<Option>& options() {
        "name).",
        [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
       {"--max-sessions", "SANDGATE_MAX_SESSIONS", "1000",
-       "Sessions open at once, all tenants together.",
+       "Sessions and sandbox handles open at once, all tenants together.",
        [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
       {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "100",
-       "Sessions open at once per tenant (the tokens file may override).",
+       "Sessions and sandbox handles open at once per tenant (the tokens file may override).",
        [](Config& c, const std::string& v) {
          c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
        }},
       {"--session-idle-timeout", "SANDGATE_SESSION_IDLE_TIMEOUT", "1800",
-       "Seconds without a request after which a session and its sandbox end.",
+       "Seconds without a request after which a session, or a sandbox handle without a call, "
+       "ends with its sandbox.",
        [](Config& c, const std::string& v) {
          c.registry.idle_timeout = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
        }},
@@ -178,7 +179,8 @@ const std::vector<Option>& options() {
          c.max_connections_per_address = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
       {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5",
-       "Seconds between progress notifications of a streamed execute call.",
+       "Seconds between progress notifications of an execute call whose request carries a "
+       "progressToken.",
        [](Config& c, const std::string& v) {
          c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600));
        }},

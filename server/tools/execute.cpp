@@ -96,11 +96,20 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   session::Session& session = *target.session;
   session.touch();
   // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays.
-  if (call.cancel_when_gone)
+  // The call's key is registered when execute starts, in this same step (nothing suspends in
+  // between): a client already gone is caught by gone(), one that goes later by the action.
+  if (call.cancel_when_gone) {
+    if (call.cancel_when_gone->gone()) {
+      if (target.created)
+        registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle,
+                         "its first call was cancelled");
+      co_return json();
+    }
     call.cancel_when_gone->on_gone(
         [weak = std::weak_ptr(target.session), key = call.call_key] {
           if (auto s = weak.lock()) s->cancel(key);
         });
+  }
   std::shared_ptr<asio::steady_timer> ticker;
   if (call.events && call.events->wants_progress()) {
     auto executor = co_await asio::this_coro::executor;
