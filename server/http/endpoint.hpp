@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "client_watch.hpp"
+#include "server/cancel_signal.hpp"
 #include "http_types.hpp"
 
 namespace sandgate::server {
@@ -17,7 +17,7 @@ class Endpoint {
   virtual std::optional<Response> admit(const Request& head) const = 0;
   // The whole request. `client` reports a client that goes away before the answer is written.
   virtual boost::asio::awaitable<Reply> handle(const Request& request,
-                                               std::shared_ptr<ClientWatch> client) = 0;
+                                               std::shared_ptr<CancelSignal> client) = 0;
 };
 
 }  // namespace sandgate::server

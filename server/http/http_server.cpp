@@ -91,7 +91,7 @@ asio::awaitable<void> discard_briefly(beast::tcp_stream& stream) {
 // peeks: zero bytes is the client's FIN, reported to `client`; bytes (a pipelined request)
 // end the watch without consuming them. Ends with an error when the handler is done (the
 // socket's waits are cancelled).
-asio::awaitable<void> watch_for_close(tcp::socket& socket, std::shared_ptr<ClientWatch> client,
+asio::awaitable<void> watch_for_close(tcp::socket& socket, std::shared_ptr<CancelSignal> client,
                                       std::shared_ptr<bool> finished) {
   for (;;) {
     auto [ec] = co_await socket.async_wait(tcp::socket::wait_read, kTuple);
@@ -99,7 +99,7 @@ asio::awaitable<void> watch_for_close(tcp::socket& socket, std::shared_ptr<Clien
     char byte;
     ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-      client->mark_gone();
+      client->cancel();
       co_return;
     }
     if (n > 0) co_return;
@@ -339,7 +339,7 @@ asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection
     Request request = parser.release();
     // Plain TCP only: under TLS the socket's bytes are records, and a peek cannot tell a
     // close_notify from the next request (a TLS client's departure shows at the next write).
-    auto client = std::make_shared<ClientWatch>();
+    auto client = std::make_shared<CancelSignal>();
     auto finished = std::make_shared<bool>(false);
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>)
       asio::co_spawn(executor, watch_for_close(stream.socket(), client, finished), asio::detached);

@@ -44,7 +44,7 @@ std::optional<Response> Router::admit(const Request& head) const {
 }
 
 boost::asio::awaitable<Reply> Router::route(const Request& request,
-                                            std::shared_ptr<ClientWatch> client) {
+                                            std::shared_ptr<CancelSignal> client) {
   std::string_view target = path_of(request);
   if (target == "/mcp") {
     try {

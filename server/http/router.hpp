@@ -25,7 +25,7 @@ class Router {
   // elsewhere), or nothing. route() gets the whole request after.
   std::optional<Response> admit(const Request& head) const;
   boost::asio::awaitable<Reply> route(const Request& request,
-                                      std::shared_ptr<ClientWatch> client);
+                                      std::shared_ptr<CancelSignal> client);
 
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }

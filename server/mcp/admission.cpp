@@ -98,10 +98,14 @@ std::optional<Reply> Admission::check_head(const Request& req,
   return std::nullopt;
 }
 
-std::optional<Reply> Admission::check_post_headers(const Request& req) const {
+std::optional<Reply> Admission::check_content_type(const Request& req) const {
   if (!is_json_content_type(req[http::field::content_type]))
     return refuse(req, http::status::unsupported_media_type, jsonrpc::server_error,
                   "Unsupported Media Type: Content-Type must be application/json");
+  return std::nullopt;
+}
+
+std::optional<Reply> Admission::check_accept(const Request& req) const {
   auto accept = req[http::field::accept];
   if (!lists(accept, "application/json") || !lists(accept, "text/event-stream"))
     return refuse(req, http::status::not_acceptable, jsonrpc::server_error,

@@ -23,8 +23,10 @@ class Admission {
   // (SIGHUP) meanwhile does not free the tenant.
   std::optional<Reply> check_head(const Request& request,
                                   std::shared_ptr<const auth::Tenant>& tenant) const;
-  // 415 / 406 for a POST whose headers are wrong; nothing when they are right.
-  std::optional<Reply> check_post_headers(const Request& request) const;
+  // 415 for a POST whose body is not declared application/json.
+  std::optional<Reply> check_content_type(const Request& request) const;
+  // 406 for a 2025-era POST whose Accept does not list both response types.
+  std::optional<Reply> check_accept(const Request& request) const;
 
   bool origin_allowed(std::string_view origin) const;
   bool host_allowed(std::string_view host) const;

@@ -19,7 +19,7 @@ struct ClientRequests::Pending {
   std::optional<json> response;  // under the ClientRequests mutex
 };
 
-asio::awaitable<json> ClientRequests::ask(Outbox& outbox, const std::string& session_id,
+asio::awaitable<json> ClientRequests::ask(Outbox& outbox, std::string session_id,
                                           std::string method, json params,
                                           std::chrono::seconds patience) {
   auto pending =
@@ -30,8 +30,12 @@ asio::awaitable<json> ClientRequests::ask(Outbox& outbox, const std::string& ses
     id = "sandgate-" + std::to_string(next_++);
     pending_[id.dump()] = pending;
   }
-  outbox.post({{"jsonrpc", "2.0"}, {"id", id}, {"method", std::move(method)},
-               {"params", std::move(params)}});
+  if (!outbox.post({{"jsonrpc", "2.0"}, {"id", id}, {"method", std::move(method)},
+                    {"params", std::move(params)}})) {
+    std::lock_guard lock(mutex_);
+    pending_.erase(id.dump());
+    co_return json{{"error", {{"code", -32603}, {"message", "the request could not be sent"}}}};
+  }
   pending->timer.expires_after(patience);
   co_await pending->timer.async_wait(asio::as_tuple(asio::use_awaitable));
   std::lock_guard lock(mutex_);

@@ -19,7 +19,8 @@ class ClientRequests {
  public:
   // Sends the request through `outbox` and waits for the session's response, at most
   // `patience`: {"result": …} or {"error": …}.
-  boost::asio::awaitable<nlohmann::json> ask(Outbox& outbox, const std::string& session_id,
+  // `outbox` is used only before the first suspension (the caller's events own it).
+  boost::asio::awaitable<nlohmann::json> ask(Outbox& outbox, std::string session_id,
                                              std::string method, nlohmann::json params,
                                              std::chrono::seconds patience);
   // A response POSTed to `session_id` ({"result": …} or {"error": …}, as jsonrpc::parse gives

@@ -43,47 +43,57 @@ std::optional<Response> McpEndpoint::admit(const Request& head) const {
 }
 
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
-                                           std::shared_ptr<ClientWatch> client) {
+                                           std::shared_ptr<CancelSignal> client) {
   // The connection already ran these rules on the headers alone (admit); they run again here
   // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
   std::shared_ptr<const auth::Tenant> tenant;
   if (auto refused = admission_.check_head(req, tenant)) co_return std::move(*refused);
 
   SessionHeader header = session_header(req);
-  // Another replica's session: it answers (a request already forwarded is never sent on).
-  if (req[kForwardedHeader].empty()) {
-    if (auto peer = forwarder_.peer_for(header.id))
-      co_return co_await forwarder_.forward(req, *peer);
+  // A request another replica already forwarded is never sent on.
+  bool may_forward = req[kForwardedHeader].empty();
+
+  if (req.method() != http::verb::post) {
+    if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
+      auto relayed = co_await forwarder_.forward(req, *peer, client);
+      co_return relayed ? std::move(*relayed) : ReplicaForwarder::unreachable(req);
+    }
+    if (!header.present) {
+      // Without a session there is nothing to stream or delete (2026-07-28 has neither).
+      Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
+                       "Method not allowed: GET and DELETE need an Mcp-Session-Id (2025-era "
+                       "sessions); 2026-07-28 requests are POSTs");
+      r.response.set(http::field::allow, "POST");
+      co_return r;
+    }
+    if (req.method() == http::verb::get) co_return sessions_.get(req, header, *tenant);
+    co_return sessions_.remove(req, header, *tenant);
   }
 
-  if (req.method() == http::verb::post) {
-    if (auto refused = admission_.check_post_headers(req)) co_return std::move(*refused);
-    auto message = jsonrpc::parse(req.body());
-    if (message.kind == jsonrpc::Kind::invalid)
-      co_return refuse(req, http::status::bad_request, message.error_code, message.error, nullptr,
-                       message.id);
-    if (StatelessTransport::claims(req, message)) {
-      // A handle names its replica as a session id does.
-      if (req[kForwardedHeader].empty()) {
-        if (auto peer = forwarder_.peer_for(handle_named(message)))
-          co_return co_await forwarder_.forward(req, *peer);
-      }
-      co_return co_await stateless_.post(req, tenant, std::move(message), client);
+  if (auto refused = admission_.check_content_type(req)) co_return std::move(*refused);
+  auto message = jsonrpc::parse(req.body());
+  if (message.kind == jsonrpc::Kind::invalid)
+    co_return refuse(req, http::status::bad_request, message.error_code, message.error, nullptr,
+                     message.id);
+  if (StatelessTransport::claims(req, message)) {
+    // Mcp-Session-Id means nothing here; a sandbox handle names its replica as a session id
+    // does. A replica that cannot be reached leaves the call to this one, which tells the
+    // model the handle is out of reach (a tool error, not a refusal of the request).
+    if (auto peer = may_forward ? forwarder_.peer_for(handle_named(message)) : std::nullopt) {
+      if (auto relayed = co_await forwarder_.forward(req, *peer, client))
+        co_return std::move(*relayed);
     }
-    if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
-      co_return sessions_.initialize(req, *tenant, message);
-    co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
+    co_return co_await stateless_.post(req, tenant, std::move(message), client);
   }
-  if (!header.present) {
-    // Without a session there is nothing to stream or delete (2026-07-28 has neither).
-    Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
-                     "Method not allowed: GET and DELETE need an Mcp-Session-Id (2025-era "
-                     "sessions); 2026-07-28 requests are POSTs");
-    r.response.set(http::field::allow, "POST");
-    co_return r;
+  // 2025: Accept must list both response types (2026-07-28 sets no such rule).
+  if (auto refused = admission_.check_accept(req)) co_return std::move(*refused);
+  if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
+    auto relayed = co_await forwarder_.forward(req, *peer, client);
+    co_return relayed ? std::move(*relayed) : ReplicaForwarder::unreachable(req);
   }
-  if (req.method() == http::verb::get) co_return sessions_.get(req, header, *tenant);
-  co_return sessions_.remove(req, header, *tenant);
+  if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
+    co_return sessions_.initialize(req, *tenant, message);
+  co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
 }
 
 }  // namespace sandgate::server

@@ -30,7 +30,7 @@ class McpEndpoint final : public Endpoint {
   // body, so an unauthenticated client can make the gateway hold no more than its headers.
   std::optional<Response> admit(const Request& head) const override;
   boost::asio::awaitable<Reply> handle(const Request& request,
-                                       std::shared_ptr<ClientWatch> client) override;
+                                       std::shared_ptr<CancelSignal> client) override;
 
   const Admission& admission() const { return admission_; }
 

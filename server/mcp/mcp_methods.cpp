@@ -1,5 +1,6 @@
 #include "mcp_methods.hpp"
 
+#include "outbox.hpp"
 #include "protocol_version.hpp"
 
 namespace sandgate::server {
@@ -30,6 +31,13 @@ boost::asio::awaitable<json> call_tool(const ToolRegistry& tools, ToolCall call,
   co_return jsonrpc::result(request.id, std::move(result));
 }
 
+json extension_error(const json& id, const json& error) {
+  json response = jsonrpc::error(id, error.value("code", jsonrpc::internal_error),
+                                 error.value("message", std::string("error")));
+  if (error.contains("data")) response["error"]["data"] = error["data"];
+  return response;
+}
+
 json McpMethods::initialize(const jsonrpc::Message& request) const {
   const json& params = request.params;
   if (!params.is_object() || !params.contains("protocolVersion") ||
@@ -53,29 +61,18 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
         "ends the sandbox."}});
 }
 
-void McpMethods::notify(session::Session& session, const jsonrpc::Message& note) {
-  if (note.method != "notifications/cancelled") return;
-  const json& p = note.params;
-  if (!p.is_object() || !p.contains("requestId")) return;
-  session.cancel(p["requestId"].dump());
-}
-
 boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session> session,
                                                 std::shared_ptr<const auth::Tenant> tenant,
                                                 const jsonrpc::Message& request,
-                                                std::shared_ptr<CallEvents> events) {
+                                                std::shared_ptr<CallEvents> events,
+                                                std::shared_ptr<CancelSignal> cancel) {
   const std::string& m = request.method;
   if (m == "ping") co_return jsonrpc::result(request.id, json::object());
   if (m == "tools/list") co_return jsonrpc::result(request.id, {{"tools", tools_.definitions()}});
   if (m == "logging/setLevel") {
-    static const char* levels[] = {"debug", "info",     "notice", "warning",
-                                   "error", "critical", "alert",  "emergency"};
     const json& p = request.params;
-    bool ok = p.is_object() && p.contains("level") && p["level"].is_string();
-    if (ok) {
-      ok = false;
-      for (const char* l : levels) ok = ok || p["level"] == l;
-    }
+    bool ok = p.is_object() && p.contains("level") && p["level"].is_string() &&
+              log_level_index(p["level"].get<std::string>()) >= 0;
     if (!ok)
       co_return jsonrpc::error(
           request.id, jsonrpc::invalid_params,
@@ -83,9 +80,14 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
     co_return jsonrpc::result(request.id, json::object());
   }
   if (m == "tools/call") {
-    // A session's calls are named by their JSON-RPC id: notifications/cancelled names them so.
-    ToolCall call{std::move(tenant), session,           json::object(),
-                  request.id.dump(), nullptr,           std::move(events),
+    // Keyed by session and request id: a call may run in a sandbox handle other sessions
+    // use too, where request ids alone would collide.
+    ToolCall call{std::move(tenant),
+                  session,
+                  json::object(),
+                  session->id() + "/" + request.id.dump(),
+                  std::move(cancel),
+                  std::move(events),
                   request.params};
     co_return co_await call_tool(tools_, std::move(call), request);
   }
@@ -95,12 +97,7 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
   if (extension_ && extension_->serves(m, kLatestSessionVersion)) {
     json answered = co_await extension_->answer(m, request.params,
                                                 std::string(kLatestSessionVersion), std::move(events));
-    if (answered.contains("error")) {
-      json error = jsonrpc::error(request.id, answered["error"].value("code", jsonrpc::internal_error),
-                                  answered["error"].value("message", std::string("error")));
-      if (answered["error"].contains("data")) error["error"]["data"] = answered["error"]["data"];
-      co_return error;
-    }
+    if (answered.contains("error")) co_return extension_error(request.id, answered["error"]);
     co_return jsonrpc::result(request.id, answered.value("result", json::object()));
   }
   co_return jsonrpc::error(request.id, jsonrpc::method_not_found, "Method not found: " + m);

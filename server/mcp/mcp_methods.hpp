@@ -16,6 +16,9 @@ namespace sandgate::server {
 boost::asio::awaitable<nlohmann::json> call_tool(const ToolRegistry& tools, ToolCall call,
                                                  const jsonrpc::Message& request);
 
+// A JSON-RPC error response from an extension's {"code", "message", "data"?}.
+nlohmann::json extension_error(const nlohmann::json& id, const nlohmann::json& error);
+
 class McpMethods {
  public:
   McpMethods(const ToolRegistry& tools, MethodExtension* extension)
@@ -24,12 +27,12 @@ class McpMethods {
   // The result of initialize (version negotiation), or a JSON-RPC error response.
   nlohmann::json initialize(const jsonrpc::Message& request) const;
   // Answers a request of an existing session; null when a cancelled call gets no response.
+  // `cancel` fires on the request's notifications/cancelled.
   boost::asio::awaitable<nlohmann::json> answer(std::shared_ptr<session::Session> session,
                                                 std::shared_ptr<const auth::Tenant> tenant,
                                                 const jsonrpc::Message& request,
-                                                std::shared_ptr<CallEvents> events);
-  // Acts on a notification (cancellation); nothing is answered.
-  void notify(session::Session& session, const jsonrpc::Message& notification);
+                                                std::shared_ptr<CallEvents> events,
+                                                std::shared_ptr<CancelSignal> cancel);
 
  private:
   const ToolRegistry& tools_;

@@ -10,13 +10,14 @@ namespace sandgate::server {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-void Outbox::post(json notification) {
+bool Outbox::post(json notification) {
   {
     std::lock_guard lock(mutex_);
-    if (answer_ || waiting_.size() >= kMaxWaiting) return;
+    if (answer_ || waiting_.size() >= kMaxWaiting) return false;
     waiting_.push_back(std::move(notification));
   }
   wake();
+  return true;
 }
 
 void Outbox::finish(json answer) {

@@ -28,7 +28,8 @@ class Outbox : public std::enable_shared_from_this<Outbox> {
   // `strand`: where the reader runs.
   explicit Outbox(boost::asio::any_io_executor strand) : signal_(strand) {}
 
-  void post(nlohmann::json notification);
+  // False when the message was not taken (the answer is in, or kMaxWaiting wait unsent).
+  bool post(nlohmann::json notification);
   void finish(nlohmann::json answer);
   boost::asio::awaitable<Item> next();
 

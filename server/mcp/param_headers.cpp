@@ -1,6 +1,8 @@
 #include "param_headers.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "header_value.hpp"
@@ -48,19 +50,17 @@ bool matches(const json& body, const std::string& header) {
   if (body.is_boolean()) return header == (body.get<bool>() ? "true" : "false");
   if (body.is_number()) {
     // Integers compare numerically: 42 in the body and "42" in the header agree, as does 42.0.
-    std::size_t used = 0;
+    // from_chars takes no sign but '-', and no spaces: "+42" and " 42" do not match.
     long long n = 0;
-    try {
-      n = std::stoll(header, &used);
-    } catch (const std::exception&) {
-      return false;
-    }
-    if (used != header.size()) return false;
+    auto [end, error] = std::from_chars(header.data(), header.data() + header.size(), n);
+    if (error != std::errc() || end != header.data() + header.size()) return false;
     double v = body.get<double>();
     return std::floor(v) == v && static_cast<double>(n) == v;
   }
   return false;
 }
+
+}  // namespace
 
 bool visible_ascii(std::string_view value) {
   for (char c : value)
@@ -68,7 +68,17 @@ bool visible_ascii(std::string_view value) {
   return true;
 }
 
-}  // namespace
+std::string repeated_mirror_header(const Request& req) {
+  std::map<std::string, int> seen;
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool mirrors = name == "mcp-protocol-version" || name == "mcp-method" || name == "mcp-name" ||
+                   name.rfind("mcp-param-", 0) == 0;
+    if (mirrors && ++seen[name] == 2) return std::string(field.name_string());
+  }
+  return {};
+}
 
 std::string param_header_problem(const Request& req, const json& input_schema,
                                  const json& arguments) {

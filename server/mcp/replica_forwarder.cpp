@@ -9,6 +9,7 @@
 
 #include "jsonrpc.hpp"
 #include "server/http/responses.hpp"
+#include <boost/asio/post.hpp>
 #include "server/logging.hpp"
 #include "session/session_id.hpp"
 
@@ -41,7 +42,9 @@ struct Upstream {
   }
 };
 
-Reply gone(const Request& req) {
+}  // namespace
+
+Reply ReplicaForwarder::unreachable(const Request& req) {
   return {json_response(http::status::not_found,
                         jsonrpc::error(nullptr, jsonrpc::server_error,
                                        "Session not found: the replica holding it is unreachable; "
@@ -49,6 +52,8 @@ Reply gone(const Request& req) {
                         req.version()),
           nullptr};
 }
+
+namespace {
 
 bool hop_by_hop(std::string_view name) {
   return beast::iequals(name, "connection") || beast::iequals(name, "keep-alive") ||
@@ -78,7 +83,8 @@ std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const
   return url;
 }
 
-asio::awaitable<Reply> ReplicaForwarder::forward(const Request& req, const std::string& peer_url) {
+asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
+    const Request& req, const std::string& peer_url, std::shared_ptr<CancelSignal> cancel) {
   std::string authority = peer_url.substr(7);  // after "http://"
   authority = authority.substr(0, authority.find('/'));
   auto colon = authority.rfind(':');
@@ -89,15 +95,22 @@ asio::awaitable<Reply> ReplicaForwarder::forward(const Request& req, const std::
   auto up = std::make_shared<Upstream>(executor);
   tcp::resolver resolver(executor);
   auto [resolve_ec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
-  if (resolve_ec) co_return gone(req);
+  if (resolve_ec) co_return std::nullopt;
   up->stream.expires_after(kConnectTimeout);
   auto [connect_ec, ep] = co_await up->stream.async_connect(endpoints, kTuple);
   if (connect_ec) {
     log_event(LogLevel::warn, "forward_failed",
               {{"peer", authority}, {"error", connect_ec.message()}});
-    co_return gone(req);
+    co_return std::nullopt;
   }
 
+  if (cancel)
+    cancel->on_cancel([up, executor] {
+      asio::post(executor, [up] {
+        boost::system::error_code ignored;
+        up->stream.socket().close(ignored);
+      });
+    });
   Request copy = req;
   copy.set(kForwardedHeader, self_);
   copy.set(http::field::host, authority);
@@ -110,7 +123,7 @@ asio::awaitable<Reply> ReplicaForwarder::forward(const Request& req, const std::
   auto [header_ec, header_n] =
       write_ec ? std::tuple{write_ec, std::size_t{0}}
                : co_await http::async_read_header(up->stream, up->buffer, up->parser, kTuple);
-  if (write_ec || header_ec) co_return gone(req);
+  if (write_ec || header_ec) co_return std::nullopt;
   up->parser.body_limit(kMaxWholeBody);
 
   const auto& head = up->parser.get();
@@ -123,7 +136,7 @@ asio::awaitable<Reply> ReplicaForwarder::forward(const Request& req, const std::
     std::string body;
     while (!up->parser.is_done()) {
       auto piece = co_await up->next();
-      if (!piece) co_return gone(req);
+      if (!piece) co_return std::nullopt;
       body += *piece;
     }
     response.body() = std::move(body);

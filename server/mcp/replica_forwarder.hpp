@@ -7,10 +7,12 @@
 // re-initializes, as the transport prescribes for an ended session.
 #include <boost/asio/awaitable.hpp>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "server/cancel_signal.hpp"
 #include "server/config.hpp"
 #include "server/http/http_types.hpp"
 
@@ -25,7 +27,15 @@ class ReplicaForwarder {
   // The base URL of the replica holding a session or sandbox handle named `id`, when that is
   // another, known replica.
   std::optional<std::string> peer_for(std::string_view id) const;
-  boost::asio::awaitable<Reply> forward(const Request& request, const std::string& peer_url);
+  // The peer's answer, relayed; nothing when the peer could not be reached or did not answer
+  // (the caller decides what the client gets: unreachable() for a session). `cancel` fires
+  // when the client goes away: the connection to the peer is closed, so that the peer sees
+  // its client go too.
+  boost::asio::awaitable<std::optional<Reply>> forward(const Request& request,
+                                                       const std::string& peer_url,
+                                                       std::shared_ptr<CancelSignal> cancel);
+  // 404 for a session whose replica cannot be reached: the client initializes a new one.
+  static Reply unreachable(const Request& request);
 
  private:
   std::string self_;

@@ -10,7 +10,7 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_ptr<Outbox> outbox,
-                               std::shared_ptr<ClientWatch> client, StreamStyle style) {
+                               std::shared_ptr<CancelSignal> client, StreamStyle style) {
   auto executor = co_await asio::this_coro::executor;
   asio::co_spawn(executor, answer(), [outbox](std::exception_ptr error, json made) {
     if (error) made = jsonrpc::error(nullptr, jsonrpc::internal_error, "Internal error");
@@ -34,7 +34,7 @@ asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_pt
   auto stream = [outbox, first = std::move(first), client,
                  style](EventSink& sink) -> asio::awaitable<void> {
     if (style.prime && !co_await sink.prime()) {
-      client->mark_gone();
+      client->cancel();
       co_return;
     }
     Outbox::Item item = first;
@@ -44,7 +44,7 @@ asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_pt
         co_return;
       }
       if (!co_await sink.send(item.message)) {
-        client->mark_gone();  // a write failed: the client has closed its stream
+        client->cancel();  // a write failed: the client has closed its stream
         co_return;
       }
       item = co_await outbox->next();

@@ -1,7 +1,7 @@
 #pragma once
 // Answers a request whose answer may come with notifications first. The answer is made in its
 // own coroutine, which owns what it needs and runs to its end even when the client goes away
-// (whether that cancels it is the era's business, through the ClientWatch). The response is
+// (whether that cancels it is the era's business, through the CancelSignal). The response is
 // plain JSON when the answer comes before any notification, else an event stream: the
 // notifications as they come, then the answer.
 #include <boost/asio/awaitable.hpp>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "outbox.hpp"
-#include "server/http/client_watch.hpp"
+#include "server/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 
 namespace sandgate::server {
@@ -25,6 +25,6 @@ struct StreamStyle {
 
 boost::asio::awaitable<Reply> respond(const Request& request, Answer answer,
                                       std::shared_ptr<Outbox> outbox,
-                                      std::shared_ptr<ClientWatch> client, StreamStyle style = {});
+                                      std::shared_ptr<CancelSignal> client, StreamStyle style = {});
 
 }  // namespace sandgate::server

@@ -17,11 +17,18 @@ namespace {
 constexpr const char* kVersionHeader = "MCP-Protocol-Version";
 
 // Owns its arguments (they live in the coroutine frame): the call may outlive its stream.
+// `done` runs when the answer is made, whatever it is.
 asio::awaitable<json> answer_owning(McpMethods& methods, std::shared_ptr<session::Session> session,
                                     std::shared_ptr<const auth::Tenant> tenant,
-                                    jsonrpc::Message message, std::shared_ptr<CallEvents> events) {
+                                    jsonrpc::Message message, std::shared_ptr<CallEvents> events,
+                                    std::shared_ptr<CancelSignal> cancel,
+                                    std::function<void()> done) {
+  struct Done {
+    std::function<void()> run;
+    ~Done() { run(); }
+  } on_exit{std::move(done)};
   co_return co_await methods.answer(std::move(session), std::move(tenant), message,
-                                    std::move(events));
+                                    std::move(events), std::move(cancel));
 }
 
 Reply session_not_found(const Request& req, const std::string& hint) {
@@ -68,7 +75,7 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
 asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionHeader& header,
                                               std::shared_ptr<const auth::Tenant> tenant,
                                               jsonrpc::Message message,
-                                              std::shared_ptr<ClientWatch> client) {
+                                              std::shared_ptr<CancelSignal> client) {
   if (!header.present)
     co_return refuse(req, http::status::bad_request, jsonrpc::server_error,
                      "Bad Request: Mcp-Session-Id header is required (send initialize first)");
@@ -77,7 +84,16 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   if (!session) co_return session_not_found(req, ": it ended or expired; initialize a new one");
   session->touch();
   if (message.kind == jsonrpc::Kind::notification) {
-    methods_.notify(*session, message);
+    const json& p = message.params;
+    if (message.method == "notifications/cancelled" && p.is_object() && p.contains("requestId")) {
+      std::shared_ptr<CancelSignal> signal;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = cancels_.find(session->id() + "/" + p["requestId"].dump());
+        if (it != cancels_.end()) signal = it->second;
+      }
+      if (signal) signal->cancel();
+    }
     co_return accepted(req);
   }
   if (message.kind == jsonrpc::Kind::response) {
@@ -106,10 +122,25 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   };
   auto events = std::make_shared<RequestEvents>(outbox, std::move(token), log_level(session->id()),
                                                 std::move(ask));
-  Answer answer = [this, session, tenant, message = std::move(message), events] {
-    return answer_owning(methods_, session, tenant, message, events);
+  // A request id the session reuses while its earlier request still runs takes over the key:
+  // notifications/cancelled then names the newer one.
+  std::string key = session->id() + "/" + message.id.dump();
+  auto cancel = std::make_shared<CancelSignal>();
+  {
+    std::lock_guard lock(mutex_);
+    cancels_[key] = cancel;
+  }
+  Answer answer = [this, session, tenant, message = std::move(message), events, cancel, key] {
+    return answer_owning(methods_, session, tenant, message, events, cancel,
+                         [this, key, cancel] { forget_cancel(key, cancel); });
   };
   co_return co_await respond(req, std::move(answer), outbox, std::move(client), {.prime = true});
+}
+
+void SessionTransport::forget_cancel(const std::string& key,
+                                     const std::shared_ptr<CancelSignal>& mine) {
+  std::lock_guard lock(mutex_);
+  if (auto it = cancels_.find(key); it != cancels_.end() && it->second == mine) cancels_.erase(it);
 }
 
 std::optional<int> SessionTransport::log_level(const std::string& session_id) {

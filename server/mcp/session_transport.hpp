@@ -11,7 +11,7 @@
 #include "jsonrpc.hpp"
 #include "client_requests.hpp"
 #include "mcp_methods.hpp"
-#include "server/http/client_watch.hpp"
+#include "server/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 #include "server/metrics.hpp"
 #include "session/registry.hpp"
@@ -30,7 +30,7 @@ class SessionTransport {
   boost::asio::awaitable<Reply> post(const Request& request, const SessionHeader& header,
                                      std::shared_ptr<const auth::Tenant> tenant,
                                      jsonrpc::Message message,
-                                     std::shared_ptr<ClientWatch> client);
+                                     std::shared_ptr<CancelSignal> client);
   Reply get(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
   Reply remove(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
 
@@ -47,6 +47,10 @@ class SessionTransport {
   ClientRequests client_requests_;
   std::mutex mutex_;
   std::unordered_map<std::string, int> log_levels_;  // by session id; pruned as sessions end
+  // The cancel signal of each request being answered, by "<session id>/<request id>": what
+  // notifications/cancelled fires. An entry lives as long as its answer is being made.
+  std::unordered_map<std::string, std::shared_ptr<CancelSignal>> cancels_;
+  void forget_cancel(const std::string& key, const std::shared_ptr<CancelSignal>& mine);
 };
 
 }  // namespace sandgate::server

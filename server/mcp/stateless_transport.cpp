@@ -3,6 +3,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "header_value.hpp"
+#include "mcp_methods.hpp"
 #include "param_headers.hpp"
 #include "protocol_version.hpp"
 #include "replies.hpp"
@@ -95,6 +96,8 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
   if (!meta[kCapabilitiesKey].is_object()) return envelope(kCapabilitiesKey, "not an object");
   std::string version = meta[kVersionKey].get<std::string>();
 
+  if (auto repeated = repeated_mirror_header(req); !repeated.empty())
+    return mismatch(req, message, "the " + repeated + " header is sent more than once");
   auto header_version = req["MCP-Protocol-Version"];
   if (header_version.empty()) return mismatch(req, message, "the MCP-Protocol-Version header is missing");
   if (header_version != version)
@@ -116,6 +119,8 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
     const json& p = message.params;
     auto header = req.find("Mcp-Name");
     if (header == req.end()) return mismatch(req, message, "the Mcp-Name header is missing");
+    if (!visible_ascii(header->value()))
+      return mismatch(req, message, "the Mcp-Name header has invalid characters");
     auto decoded = decode_header_value(header->value());
     if (!decoded) return mismatch(req, message, "the Mcp-Name header's base64 form is malformed");
     if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>() != *decoded)
@@ -162,13 +167,14 @@ json StatelessTransport::discover() const {
 asio::awaitable<Reply> StatelessTransport::post(const Request& req,
                                                 std::shared_ptr<const auth::Tenant> tenant,
                                                 jsonrpc::Message message,
-                                                std::shared_ptr<ClientWatch> client) {
+                                                std::shared_ptr<CancelSignal> client) {
   if (message.kind == jsonrpc::Kind::response)
     co_return refuse(req, http::status::bad_request, jsonrpc::invalid_request,
                      "Invalid Request: a 2026-07-28 client sends no responses");
-  if (auto refused = check(req, message)) co_return std::move(*refused);
-  // Notifications (notifications/cancelled is for stdio; here closing the stream cancels).
+  // Notifications: this revision sets no header rules for them and defines none a client
+  // sends over HTTP (notifications/cancelled is for stdio; here closing the stream cancels).
   if (message.kind == jsonrpc::Kind::notification) co_return accepted(req);
+  if (auto refused = check(req, message)) co_return std::move(*refused);
 
   const json& meta = meta_of(message);
   json token = meta.contains("progressToken") ? meta["progressToken"] : json();
@@ -186,52 +192,32 @@ asio::awaitable<Reply> StatelessTransport::post(const Request& req,
 // that started it is gone.
 asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Tenant> tenant,
                                                  jsonrpc::Message message,
-                                                 std::shared_ptr<ClientWatch> client,
+                                                 std::shared_ptr<CancelSignal> client,
                                                  std::shared_ptr<CallEvents> events) {
   const std::string& m = message.method;
   if (m == "server/discover") co_return jsonrpc::result(message.id, discover());
-  if (m == "tools/list")
-    co_return jsonrpc::result(message.id,
-                              cacheable(complete({{"tools", tools_.definitions()}})));
+  if (m == "tools/list") {
+    // One page holds every tool: no cursor was ever handed out, so none is valid.
+    if (message.params.contains("cursor"))
+      co_return jsonrpc::error(message.id, jsonrpc::invalid_params,
+                               "Invalid params: unknown cursor (tools/list has one page)");
+    co_return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions()}})));
+  }
   if (m == "tools/call") {
-    const json& p = message.params;
-    std::string name = p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>() : "";
-    Tool* tool = tools_.find(name);
-    if (!tool)
-      co_return jsonrpc::error(message.id, jsonrpc::invalid_params, "Unknown tool: " + name);
     // Request ids repeat across stateless requests: a call's key is made here.
-    ToolCall call{std::move(tenant),
-                  nullptr,
-                  p.contains("arguments") ? p["arguments"] : json::object(),
-                  "stateless-" + std::to_string(next_call_++),
-                  std::move(client),
-                  std::move(events),
-                  p};
-    json result;
-    std::optional<ProtocolError> refused;
-    try {
-      result = co_await tool->call(std::move(call));
-    } catch (const ProtocolError& e) {
-      refused = e;
-    }
-    if (refused) {
-      json error = jsonrpc::error(message.id, refused->code, refused->what());
-      if (!refused->data.is_null()) error["error"]["data"] = refused->data;
-      co_return error;
-    }
-    if (result.is_null()) co_return json();  // cancelled: the stream is closed, nothing is sent
-    co_return jsonrpc::result(message.id, complete(std::move(result)));
+    ToolCall call{std::move(tenant), nullptr, json::object(),
+                  "stateless-" + std::to_string(next_call_++), std::move(client),
+                  std::move(events), message.params};
+    json answered = co_await call_tool(tools_, std::move(call), message);
+    if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
+    co_return answered;  // null when cancelled: the stream is closed, nothing is sent
   }
   json answered = co_await extension_->answer(m, message.params,
-                                                std::string(kStatelessVersions[0]), std::move(events));
-  if (answered.contains("error")) {
-    json error = jsonrpc::error(message.id, answered["error"].value("code", jsonrpc::internal_error),
-                                answered["error"].value("message", std::string("error")));
-    if (answered["error"].contains("data")) error["error"]["data"] = answered["error"]["data"];
-    co_return error;
-  }
+                                              std::string(kStatelessVersions[0]), std::move(events));
+  if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
   json result = complete(answered.value("result", json::object()));
-  if (extension_->cacheable(m) && result["resultType"] == "complete") result = cacheable(std::move(result));
+  if (extension_->cacheable(m) && result["resultType"] == "complete")
+    result = cacheable(std::move(result));
   co_return jsonrpc::result(message.id, std::move(result));
 }
 

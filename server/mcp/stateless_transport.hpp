@@ -9,7 +9,7 @@
 #include "auth/token_store.hpp"
 #include "jsonrpc.hpp"
 #include "method_extension.hpp"
-#include "server/http/client_watch.hpp"
+#include "server/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 #include "server/tools/tool_registry.hpp"
 
@@ -27,7 +27,7 @@ class StatelessTransport {
 
   boost::asio::awaitable<Reply> post(const Request& request,
                                      std::shared_ptr<const auth::Tenant> tenant,
-                                     jsonrpc::Message message, std::shared_ptr<ClientWatch> client);
+                                     jsonrpc::Message message, std::shared_ptr<CancelSignal> client);
 
  private:
   // The envelope and header rules, in the order the spec's errors imply; a refusal or nothing.
@@ -36,7 +36,7 @@ class StatelessTransport {
   // The result of a request that passed check(), or a JSON-RPC error.
   boost::asio::awaitable<nlohmann::json> answer(std::shared_ptr<const auth::Tenant> tenant,
                                                 jsonrpc::Message message,
-                                                std::shared_ptr<ClientWatch> client,
+                                                std::shared_ptr<CancelSignal> client,
                                                 std::shared_ptr<CallEvents> events);
   nlohmann::json discover() const;
   nlohmann::json capabilities() const;

@@ -47,6 +47,12 @@ std::string handle_unusable_reason(const session::Registry& registry, const std:
   return "is unknown or has ended";
 }
 
+void ExecuteTool::forget_unseen_handle(const Target& target, const ToolCall& call,
+                                       const std::string& why) {
+  if (target.created)
+    registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle, why);
+}
+
 ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics)
     : limits_(limits), registry_(registry), metrics_(metrics) {}
 
@@ -97,18 +103,16 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   session.touch();
   // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays.
   // The call's key is registered when execute starts, in this same step (nothing suspends in
-  // between): a client already gone is caught by gone(), one that goes later by the action.
-  if (call.cancel_when_gone) {
-    if (call.cancel_when_gone->gone()) {
-      if (target.created)
-        registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle,
-                         "its first call was cancelled");
+  // between, and the signal fires on this strand): a signal fired already is caught here, a
+  // later one by the action.
+  if (call.cancel) {
+    if (call.cancel->cancelled()) {
+      forget_unseen_handle(target, call, "its first call was cancelled");
       co_return json();
     }
-    call.cancel_when_gone->on_gone(
-        [weak = std::weak_ptr(target.session), key = call.call_key] {
-          if (auto s = weak.lock()) s->cancel(key);
-        });
+    call.cancel->on_cancel([weak = std::weak_ptr(target.session), key = call.call_key] {
+      if (auto s = weak.lock()) s->cancel(key);
+    });
   }
   std::shared_ptr<asio::steady_timer> ticker;
   if (call.events && call.events->wants_progress()) {
@@ -163,13 +167,13 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   log_fields["outcome"] = exec_outcome_name(mapped.outcome);
   log_fields["duration_ms"] = static_cast<long>(seconds * 1000);
   log_event(sandbox_failed ? LogLevel::warn : LogLevel::info, "execute", std::move(log_fields));
-  if (mapped.outcome == ExecOutcome::cancelled) {
-    // Nobody will learn a handle made for a cancelled call: it ends now rather than idle out.
-    if (target.created)
-      registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle,
-                       "its first call was cancelled");
-    co_return json();
-  }
+  // A handle the caller never sees (its first call was cancelled, or failed before it ran)
+  // would hold its place under the tenant's cap until it idled out: it ends now.
+  if (!mapped.result.contains("structuredContent"))
+    forget_unseen_handle(target, call,
+                         mapped.outcome == ExecOutcome::cancelled ? "its first call was cancelled"
+                                                                  : "its first call failed");
+  if (mapped.outcome == ExecOutcome::cancelled) co_return json();
   co_return std::move(mapped.result);
 }
 

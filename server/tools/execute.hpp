@@ -25,6 +25,8 @@ class ExecuteTool final : public Tool {
     nlohmann::json error;
   };
   Target target_for(const ToolCall& call, const std::string& sandbox_id);
+  // Ends a handle this call made, when the caller will never learn its id.
+  void forget_unseen_handle(const Target& target, const ToolCall& call, const std::string& why);
 
   const std::string name_ = "execute";
   ToolLimits limits_;

@@ -72,7 +72,7 @@ json execute_tool_definition(const ToolLimits& limits) {
          {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
         {"duration_ms", {{"type", "integer"}}},
         {"spend_usd",
-         {{"type", "number"}, {"description", "What this session's sandbox has spent so far."}}},
+         {{"type", "number"}, {"description", "What this sandbox has spent so far."}}},
         {"sandbox_id",
          {{"type", "string"},
           {"description", "The sandbox the call ran in: pass it back to keep using it."}}}}},

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "auth/token_store.hpp"
-#include "server/http/client_watch.hpp"
+#include "server/cancel_signal.hpp"
 #include "session/session.hpp"
 
 namespace sandgate::server {
@@ -41,8 +41,9 @@ struct ToolCall {
   nlohmann::json arguments = nlohmann::json::object();
   // Names the call for cancellation; unique within whatever session runs it.
   std::string call_key;
-  // Set when the client's going away cancels the call (2026-07-28: closing the stream).
-  std::shared_ptr<ClientWatch> cancel_when_gone;
+  // Fires when the call must be cancelled: a 2026-07-28 client closed its stream, a 2025 one
+  // sent notifications/cancelled. Null when nothing can cancel it.
+  std::shared_ptr<CancelSignal> cancel;
   // Never null.
   std::shared_ptr<CallEvents> events;
   // tools/call's whole params (`_meta`; 2026-07-28's inputResponses and requestState).

@@ -27,11 +27,13 @@ let gateway;
 // versionNegotiation: { pin: MODERN } speaks only 2026-07-28 (server/discover, no fallback);
 // "auto" probes discover and falls back to initialize; "legacy" passes no versionNegotiation at
 // all, the client's default: the 2025 initialize handshake with a session.
-async function connect({ mode = { pin: MODERN }, token = TOKEN, url = gateway.url } = {}) {
+// `fetch` lets a test watch the HTTP responses under the client.
+async function connect({ mode = { pin: MODERN }, token = TOKEN, url = gateway.url, fetch } = {}) {
   const options = mode === "legacy" ? {} : { versionNegotiation: { mode } };
   const client = new Client({ name: "sandgate-e2e-modern", version: "1.0.0" }, options);
   const transport = new StreamableHTTPClientTransport(url, {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    ...(fetch ? { fetch } : {}),
   });
   await client.connect(transport);
   return { client, transport };
@@ -112,30 +114,33 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     const controller = new AbortController();
     const long = execute(
       client,
-      { code: "import time; open('/work/started','w').write('1'); time.sleep(300)", timeout_seconds: 300, sandbox_id: handle },
+      { code: "touch /work/started; sleep 300", language: "bash", timeout_seconds: 300, sandbox_id: handle },
       { signal: controller.signal },
     );
     await new Promise((r) => setTimeout(r, 2000));
     controller.abort("test cancels");
     await assert.rejects(long);
 
-    // The next call with the handle runs only once the cancelled program is gone; it sees /work
-    // (both files) and no process still sleeping. The marker is built at run time so this
-    // program's own command line does not match it.
+    // The next call with the handle runs only once the cancelled program is gone (otherwise it
+    // waits behind it until the client's 60 s request timeout); it sees /work (both files) and
+    // no `sleep 300` left in the sandbox. (Programs run from a file, /code/cell-N.*, so this
+    // checker's own command line cannot match.)
+    const stillHeld = (e) => {
+      throw new Error(`the call after the cancel did not complete; is the cancelled program still running? (${e.message})`);
+    };
     const check = await execute(client, {
       code: [
         "import os",
-        "marker = 'time.sl' + 'eep(300)'",
         "left = []",
         "for p in os.listdir('/proc'):",
         "    if p.isdigit():",
-        "        try: cmd = open(f'/proc/{p}/cmdline','rb').read().decode(errors='replace')",
+        "        try: args = open(f'/proc/{p}/cmdline','rb').read().split(b'\\0')",
         "        except OSError: continue",
-        "        if marker in cmd: left.append(p)",
+        "        if args[:2] == [b'sleep', b'300']: left.append(p)",
         "print(sorted(os.listdir('/work')), left)",
       ].join("\n"),
       sandbox_id: handle,
-    });
+    }).catch(stillHeld);
     assert.equal(handleOf(check), handle);
     assert.equal(check.structuredContent.stdout, "['kept', 'started'] []\n");
     await endSandbox(client, handle);
@@ -152,9 +157,15 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     await client.close();
   });
 
-  test("a handle the gateway never issued is the same tool error", async () => {
+  test("a handle the gateway never issued is the same tool error; so is a malformed one", async () => {
     const { client } = await connect();
-    assertGoneHandleError(await execute(client, { code: "print(1)", sandbox_id: "sbx-made-up-0000" }));
+    // The shape of a real handle ("sbx_" and 128 random bits in hex), but never issued.
+    const neverIssued = `sbx_${"0123456789abcdef".repeat(2)}`;
+    assertGoneHandleError(await execute(client, { code: "print(1)", sandbox_id: neverIssued }));
+    const malformed = await execute(client, { code: "print(1)", sandbox_id: "no such sandbox" });
+    assert.equal(malformed.isError, true, JSON.stringify(malformed));
+    assert.match(malformed.content[0].text, /omit/i);
+    assert.match(malformed.content[0].text, /sandbox_id/);
     await client.close();
   });
 
@@ -169,6 +180,28 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     assert.equal(result.structuredContent.stdout, "done\n");
     assert.ok(seen.length >= 1, "at least one progress notification before the result");
     await endSandbox(client, handleOf(result));
+    await client.close();
+  });
+
+  test("no session id is ever minted; a quick call is plain JSON, a long one with progress streams", async () => {
+    const seen = []; // [method, Mcp-Session-Id response header, content type]
+    const watch = async (url, init) => {
+      const response = await fetch(url, init);
+      const method = JSON.parse(init.body).method;
+      seen.push([method, response.headers.get("mcp-session-id"), response.headers.get("content-type")]);
+      return response;
+    };
+    const { client } = await connect({ fetch: watch });
+    await client.listTools();
+    const quick = await execute(client, { code: "print(1)" });
+    const handle = handleOf(quick);
+    const typeOfLastCall = () => seen.filter(([m]) => m === "tools/call").at(-1)[2];
+    assert.match(typeOfLastCall(), /^application\/json/);
+    await execute(client, { code: "sleep 2.5", language: "bash", sandbox_id: handle }, { onprogress: () => {} });
+    assert.match(typeOfLastCall(), /^text\/event-stream/);
+    assert.deepEqual(seen.filter(([, id]) => id !== null), [], "no response carries Mcp-Session-Id");
+    assert.deepEqual([...new Set(seen.map(([m]) => m))], ["server/discover", "tools/list", "tools/call"]);
+    await endSandbox(client, handle);
     await client.close();
   });
 
@@ -204,6 +237,23 @@ describe("the v2 SDK client in other modes", () => {
     assert.equal(read.structuredContent.stdout, "session\n");
     await transport.terminateSession();
     await client.close();
+  });
+
+  test("a 2025 session can run in a handle's sandbox by naming it, and its own sandbox is untouched", async () => {
+    const modern = await connect();
+    const handle = handleOf(await execute(modern.client, { code: "echo made-by-modern > /work/h.txt", language: "bash" }));
+    const { client, transport } = await connect({ mode: "legacy" });
+    const viaHandle = await execute(client, { code: "cat /work/h.txt", language: "bash", sandbox_id: handle });
+    assert.equal(handleOf(viaHandle), handle);
+    assert.equal(viaHandle.structuredContent.stdout, "made-by-modern\n");
+    const own = await execute(client, { code: "ls -A /work", language: "bash" });
+    assert.equal(own.structuredContent.stdout, "");
+    assert.equal("sandbox_id" in own.structuredContent, false);
+    await endSandbox(client, handle);
+    assertGoneHandleError(await execute(modern.client, { code: "print(1)", sandbox_id: handle }));
+    await transport.terminateSession();
+    await client.close();
+    await modern.client.close();
   });
 
   test("in a 2025 session end_sandbox without sandbox_id gives the session a fresh sandbox", async () => {

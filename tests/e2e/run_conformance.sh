@@ -22,8 +22,9 @@
 #   CONFORMANCE_EXPECTED_FAILURES
 #                     unset: conformance-expected-failures-<revision>.yml next to this script.
 #                     "none": no expected failures: every failed check of a scored scenario fails
-#                       the run (WARNINGs then do not) — for a server that has the fixtures, e.g.
-#                       SANDGATE_BINARY=<fixtures build> CONFORMANCE_EXPECTED_FAILURES=none ./run_conformance.sh
+#                       the run (WARNINGs then do not) — for a server that has the fixtures:
+#                       SANDGATE_BINARY=../../build/tests/conformance/sandgate_conformance_server \
+#                         CONFORMANCE_EXPECTED_FAILURES=none ./run_conformance.sh
 #                     any other value: a file path; "{rev}" in it is replaced by the revision.
 #   CONFORMANCE_OUTPUT_DIR
 #                     keep the per-check results (<dir>/<revision>/server-<scenario>-<time>/checks.json)
@@ -70,9 +71,9 @@ stop_gateway() {
   gateway_pid=""
 }
 
-# After a failed run: every FAILURE/WARNING check of a scenario the revision scores, with its
-# message, marked "(expected)" when the baseline lists it, so the unexpected ones stand out.
-# Scenarios the suite also runs but does not score (extensions, pending ones) are left out.
+# After a failed run: the message of every FAILURE/WARNING check of a scenario the revision
+# scores that the baseline does not list (the suite itself names them, without the why). The
+# scenarios it also runs but does not score (extensions, pending ones) are left out.
 explain() {  # revision results-dir expected-file|none
   local scored
   scored="$("$node22" "$cli" list --server --requirements "$1" | sed -n '/Server scenarios/,/Client scenarios/s/^  - //p')"
@@ -83,17 +84,19 @@ explain() {  # revision results-dir expected-file|none
     const [scored, dir, file] = process.argv.slice(1);
     const required = new Set(scored.split("\n"));
     const listed = new Set(file === "none" ? [] : (parse(readFileSync(file, "utf8"))?.server ?? []));
+    let expected = 0;
     for (const run of readdirSync(dir).sort()) {
       const path = `${dir}/${run}/checks.json`;
       const scenario = run.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
       if (!existsSync(path) || !required.has(scenario)) continue;
       for (const c of JSON.parse(readFileSync(path, "utf8"))) {
         if (c.status !== "FAILURE" && c.status !== "WARNING") continue;
-        const mark = listed.has(scenario) || listed.has(`${scenario}:${c.id}`) ? " (expected)" : "";
+        if (listed.has(scenario) || listed.has(`${scenario}:${c.id}`)) { expected++; continue; }
         const why = (c.errorMessage ?? "").replace(/\s+/g, " ").slice(0, 300);
-        console.log(`  ${scenario}:${c.id} ${c.status}${mark}: ${why}`);
+        console.log(`  ${scenario}:${c.id} ${c.status}: ${why}`);
       }
-    }' "$scored" "$2" "$3")
+    }
+    if (expected) console.log(`  (and ${expected} expected, listed in ${file})`);' "$scored" "$2" "$3")
 }
 
 failures=0
@@ -120,7 +123,7 @@ for rev in "${revisions[@]}"; do
   if [ "$status" -eq 0 ]; then
     echo "conformance $rev: passed"
   else
-    echo "conformance $rev: FAILED (exit $status); failed checks:"
+    echo "conformance $rev: FAILED (exit $status); unexpected failed checks:"
     if [ -d "$results/$rev" ]; then
       explain "$rev" "$results/$rev" "$expected"
     else  # the suite stopped before writing results: show all it printed

@@ -79,7 +79,7 @@ struct World {
 
   server::Reply route(const server::Request& request) {
     std::optional<server::Reply> reply;
-    asio::co_spawn(io, router.route(request, std::make_shared<server::ClientWatch>()), [&](std::exception_ptr e, server::Reply r) {
+    asio::co_spawn(io, router.route(request, std::make_shared<server::CancelSignal>()), [&](std::exception_ptr e, server::Reply r) {
       if (e) std::abort();  // the router answers every request; it never throws
       reply = std::move(r);
     });

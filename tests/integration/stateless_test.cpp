@@ -83,7 +83,7 @@ TEST_CASE("a sandbox handle belongs to its tenant", "[integration][stateless][te
         "secret\n");
 }
 
-TEST_CASE("closing the response stream cancels a 2026-07-28 call; its sandbox stays",
+TEST_CASE("closing the response stream cancels a 2026-07-28 call, and its sandbox stays",
           "[integration][stateless][cancel]") {
   GatewayProcess gw({});
   std::string handle =

@@ -59,7 +59,7 @@ struct Transport {
     }
     req.body() = std::move(body);
     req.prepare_payload();
-    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<ClientWatch>()), boost::asio::use_future);
+    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<CancelSignal>()), boost::asio::use_future);
     io.restart();
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
     return f.get().response;
