@@ -203,6 +203,23 @@ class GatewayProcess {
     return r.json_body()["result"];
   }
 
+  // Sends a request, keeps the connection `hold` long without reading the answer, then closes
+  // it: a client that goes away.
+  void post_and_close(const json& message, const std::map<std::string, std::string>& headers,
+                      std::chrono::milliseconds hold) {
+    boost::asio::io_context io;
+    boost::beast::tcp_stream stream(io);
+    stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
+                                                  static_cast<unsigned short>(port_)));
+    http::request<http::string_body> req{http::verb::post, "/mcp", 11};
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
+    for (const auto& [k, v] : headers) req.set(k, v);
+    req.body() = message.dump();
+    req.prepare_payload();
+    http::write(stream, req);
+    std::this_thread::sleep_for(hold);
+  }
+
   // tools/call execute, without assertions: safe on any thread (Catch2 asserts on one only).
   HttpReply call_execute(const std::string& session, const std::string& code,
                          const std::string& language = "python", int timeout_s = 30, int id = 1) {

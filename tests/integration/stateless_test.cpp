@@ -40,6 +40,42 @@ struct TwoTenants {
   ~TwoTenants() { std::filesystem::remove(path); }
 };
 
+// Starts a call on `handle` through `entry` that ticks a counter in /work, closes its
+// connection after a second, and checks through `check` that the program stopped while the
+// sandbox and its files stayed. Its timeout (120 s) is longer than the next request waits for
+// its answer (60 s): only a cancel lets the next call run in time.
+void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
+                               const std::string& handle) {
+  json long_call =
+      bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.1; done", handle);
+  long_call["timeout_seconds"] = 120;
+  json started = GatewayProcess::stateless_message(
+      "tools/call", {{"name", "execute"}, {"arguments", long_call}});
+  entry.post_and_close(started, GatewayProcess::stateless_headers(started, "test-token"),
+                       std::chrono::seconds(1));
+  // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
+  json message = GatewayProcess::stateless_message(
+      "tools/call", {{"name", "execute"}, {"arguments", bash("cat /work/tick; cat /work/kept", handle)}});
+  auto pending = std::async(std::launch::async, [&] {
+    return check.request(http::verb::post, "/mcp", message.dump(),
+                      GatewayProcess::stateless_headers(message, "test-token"));
+  });
+  REQUIRE(pending.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  json first = pending.get().json_body()["result"];
+  REQUIRE(first["isError"] == false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto second = check.call_stateless("execute", bash("cat /work/tick", handle));
+  std::string tick = stdout_of(first).substr(0, stdout_of(first).find('\n'));
+  CHECK(stdout_of(first).find("before") != std::string::npos);
+  CHECK(stdout_of(second) == tick + "\n");  // nothing ticks any more
+}
+
+int free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
 }  // namespace
 
 TEST_CASE("a 2026-07-28 client keeps /work through its sandbox handle, and ends it",
@@ -88,42 +124,56 @@ TEST_CASE("closing the response stream cancels a 2026-07-28 call, and its sandbo
   GatewayProcess gw({});
   std::string handle =
       gw.call_stateless("execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
-  // The long call ticks a counter in /work; its client goes away after a second. Its timeout
-  // (120 s) is longer than the next request waits for its answer (60 s): only a cancel lets
-  // the next call run in time.
-  {
-    json long_call =
-        bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.1; done", handle);
-    long_call["timeout_seconds"] = 120;
+  expect_cancelled_by_close(gw, gw, handle);
+}
+
+TEST_CASE("notifications/cancelled reaches a 2025 session's call that runs in a sandbox handle",
+          "[integration][stateless][cancel]") {
+  GatewayProcess gw({});
+  std::string handle =
+      gw.call_stateless("execute", bash("true"))["structuredContent"]["sandbox_id"];
+  std::string session = gw.initialize();
+  json long_call = bash("sleep 100", handle);
+  long_call["timeout_seconds"] = 120;
+  auto running = std::async(std::launch::async, [&] {
+    return gw.post({{"jsonrpc", "2.0"},
+                    {"id", 7},
+                    {"method", "tools/call"},
+                    {"params", {{"name", "execute"}, {"arguments", long_call}}}},
+                   session);
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(gw.post({{"jsonrpc", "2.0"},
+                 {"method", "notifications/cancelled"},
+                 {"params", {{"requestId", 7}}}},
+                session)
+            .status == 202);
+  // A cancelled request gets no response: 202, and nothing more.
+  REQUIRE(running.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  CHECK(running.get().status == 202);
+}
+
+TEST_CASE("a handle made for a call that never ran is not left holding a place",
+          "[integration][stateless]") {
+  // One slot and no queue: while a call runs, a new one is refused as busy.
+  GatewayProcess gw({"--max-concurrent-calls", "1", "--max-queued-calls", "0"});
+  std::string handle =
+      gw.call_stateless("execute", bash("true"))["structuredContent"]["sandbox_id"];
+  json long_call = bash("sleep 3", handle);
+  auto running = std::async(std::launch::async, [&] {
     json message = GatewayProcess::stateless_message(
         "tools/call", {{"name", "execute"}, {"arguments", long_call}});
-    boost::asio::io_context io;
-    boost::beast::tcp_stream stream(io);
-    stream.connect({boost::asio::ip::make_address("127.0.0.1"),
-                    static_cast<unsigned short>(gw.port())});
-    http::request<http::string_body> req{http::verb::post, "/mcp", 11};
-    req.set(http::field::host, "127.0.0.1:" + std::to_string(gw.port()));
-    for (auto& [k, v] : GatewayProcess::stateless_headers(message, "test-token")) req.set(k, v);
-    req.body() = message.dump();
-    req.prepare_payload();
-    http::write(stream, req);
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }  // closed
-  // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
-  json message = GatewayProcess::stateless_message(
-      "tools/call", {{"name", "execute"}, {"arguments", bash("cat /work/tick; cat /work/kept", handle)}});
-  auto pending = std::async(std::launch::async, [&] {
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));
   });
-  REQUIRE(pending.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
-  json first = pending.get().json_body()["result"];
-  REQUIRE(first["isError"] == false);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  auto second = gw.call_stateless("execute", bash("cat /work/tick", handle));
-  std::string tick = stdout_of(first).substr(0, stdout_of(first).find('\n'));
-  CHECK(stdout_of(first).find("before") != std::string::npos);
-  CHECK(stdout_of(second) == tick + "\n");  // nothing ticks any more
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  auto busy = gw.call_stateless("execute", bash("true"));
+  CHECK(busy["isError"] == true);
+  CHECK(text_of(busy).find("busy") != std::string::npos);
+  running.get();
+  // Only the first handle is open: the busy call's handle, whose id nobody saw, is gone.
+  auto metrics = gw.request(http::verb::get, "/metrics").body;
+  CHECK(metrics.find("\nsandgate_sessions 1\n") != std::string::npos);
 }
 
 TEST_CASE("an idle sandbox handle ends, and the model is told why", "[integration][stateless]") {
@@ -134,4 +184,28 @@ TEST_CASE("an idle sandbox handle ends, and the model is told why", "[integratio
   auto late = gw.call_stateless("execute", bash("true", handle));
   CHECK(late["isError"] == true);
   CHECK(text_of(late).find("has ended (it was idle for 1 s)") != std::string::npos);
+}
+
+TEST_CASE("a handle's call forwarded to its replica is cancelled when the client goes, and a "
+          "handle whose replica is gone is a tool error",
+          "[integration][stateless][replicas][cancel]") {
+  int pa = free_port(), pb = free_port();
+  std::string peers =
+      "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" + std::to_string(pb);
+  auto replica = [&](const char* name, int port) {
+    return std::make_unique<GatewayProcess>(std::vector<std::string>{
+        "--listen", "127.0.0.1:" + std::to_string(port), "--replica-name", name, "--peers", peers});
+  };
+  auto a = replica("a", pa), b = replica("b", pb);
+  std::string handle =
+      b->call_stateless("execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
+  REQUIRE(handle.rfind("b.sbx_", 0) == 0);
+  // Started through A, which forwards to B; the client leaves A; B's program stops.
+  expect_cancelled_by_close(*a, *a, handle);
+
+  CHECK(b->stop(SIGKILL) == 128 + SIGKILL);
+  auto lost = a->call_stateless("execute", bash("true", handle));
+  CHECK(lost["isError"] == true);
+  CHECK(text_of(lost).find("lives on replica b") != std::string::npos);
+  CHECK(text_of(lost).find("Omit sandbox_id") != std::string::npos);
 }
