@@ -159,14 +159,15 @@ TEST_CASE("a handle made for a call that never ran is not left holding a place",
   GatewayProcess gw({"--max-concurrent-calls", "1", "--max-queued-calls", "0"});
   std::string handle =
       gw.call_stateless("execute", bash("true"))["structuredContent"]["sandbox_id"];
-  json long_call = bash("sleep 3", handle);
+  json long_call = bash("sleep 10", handle);
   auto running = std::async(std::launch::async, [&] {
     json message = GatewayProcess::stateless_message(
         "tools/call", {{"name", "execute"}, {"arguments", long_call}});
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // Time for the long call to take the slot, with room for a slow (emulated) machine.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   auto busy = gw.call_stateless("execute", bash("true"));
   CHECK(busy["isError"] == true);
   CHECK(text_of(busy).find("busy") != std::string::npos);
