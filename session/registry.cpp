@@ -50,9 +50,9 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
   std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
                                                : new_session_id(config_.replica_name);
-  auto session = std::make_shared<Session>(std::move(id), tenant.name, limits, host_,
-                                           gateway_slots_, call_cap,
-                                           config_.calls_queued_per_session, kind);
+  auto session =
+      std::make_shared<Session>(std::move(id), tenant.name, limits, host_, gateway_slots_, call_cap,
+                                config_.calls_queued_per_session, kind);
   sessions_.emplace(session->id(), session);
   ++count;
   return session;
@@ -69,7 +69,8 @@ std::shared_ptr<Session> Registry::find(const std::string& id, const std::string
   return it->second;
 }
 
-Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it, const std::string& why) {
+Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it,
+                                                     const std::string& why) {
   auto t = per_tenant_.find(it->second->tenant());
   if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
   if (it->second->kind() == SessionKind::handle) {

@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include "server/cancel_signal.hpp"
 #include "http_types.hpp"
+#include "server/cancel_signal.hpp"
 
 namespace sandgate::server {
 

@@ -108,8 +108,8 @@ asio::awaitable<void> watch_for_close(tcp::socket& socket, std::shared_ptr<Cance
 
 }  // namespace
 
-HttpServer::HttpServer(asio::io_context& io, const Config& config, Endpoint& mcp,
-                       Metrics& metrics, GaugeSource gauges)
+HttpServer::HttpServer(asio::io_context& io, const Config& config, Endpoint& mcp, Metrics& metrics,
+                       GaugeSource gauges)
     : io_(io),
       config_(config),
       metrics_(metrics),

@@ -24,8 +24,8 @@ namespace sandgate::server {
 class HttpServer {
  public:
   using GaugeSource = std::function<Gauges()>;
-  HttpServer(boost::asio::io_context& io, const Config& config, Endpoint& mcp,
-             Metrics& metrics, GaugeSource gauges);
+  HttpServer(boost::asio::io_context& io, const Config& config, Endpoint& mcp, Metrics& metrics,
+             GaugeSource gauges);
 
   // Binds and starts accepting; returns the bound endpoint. Throws on bind failure.
   boost::asio::ip::tcp::endpoint start();

@@ -1,7 +1,7 @@
 #pragma once
 // Which answer a whole, parsed request gets: /mcp goes to its Endpoint (the MCP one, which HTTP
-// knows only as that interface); /healthz, /readyz and /metrics are answered here. Knows nothing of sockets, so it can be driven in memory (the
-// HTTP fuzz target does).
+// knows only as that interface); /healthz, /readyz and /metrics are answered here. Knows nothing of
+// sockets, so it can be driven in memory (the HTTP fuzz target does).
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -24,8 +24,7 @@ class Router {
   // to a request that can be refused already (the /mcp endpoint's own rules; a non-GET
   // elsewhere), or nothing. route() gets the whole request after.
   std::optional<Response> admit(const Request& head) const;
-  boost::asio::awaitable<Reply> route(const Request& request,
-                                      std::shared_ptr<CancelSignal> client);
+  boost::asio::awaitable<Reply> route(const Request& request, std::shared_ptr<CancelSignal> client);
 
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }

@@ -22,15 +22,16 @@ struct ClientRequests::Pending {
 asio::awaitable<json> ClientRequests::ask(Outbox& outbox, std::string session_id,
                                           std::string method, json params,
                                           std::chrono::seconds patience) {
-  auto pending =
-      std::make_shared<Pending>(co_await asio::this_coro::executor, session_id);
+  auto pending = std::make_shared<Pending>(co_await asio::this_coro::executor, session_id);
   json id;
   {
     std::lock_guard lock(mutex_);
     id = "sandgate-" + std::to_string(next_++);
     pending_[id.dump()] = pending;
   }
-  if (!outbox.post({{"jsonrpc", "2.0"}, {"id", id}, {"method", std::move(method)},
+  if (!outbox.post({{"jsonrpc", "2.0"},
+                    {"id", id},
+                    {"method", std::move(method)},
                     {"params", std::move(params)}})) {
     std::lock_guard lock(mutex_);
     pending_.erase(id.dump());

@@ -25,8 +25,8 @@ struct Message {
   json id;  // request id (string or number); null when absent or unknown
   std::string method;
   json params = json::object();  // a response's: {"result": …} or {"error": …}
-  int error_code = 0;  // for invalid: parse_error or invalid_request
-  std::string error;   // for invalid: what is wrong
+  int error_code = 0;            // for invalid: parse_error or invalid_request
+  std::string error;             // for invalid: what is wrong
 };
 
 Message parse(std::string_view body);

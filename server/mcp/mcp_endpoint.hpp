@@ -22,8 +22,7 @@ class McpEndpoint final : public Endpoint {
  public:
   // `extension`: methods beyond tools (the conformance fixtures); null in production.
   McpEndpoint(const Config& config, const auth::TokenStore* tokens, session::Registry& registry,
-              const ToolRegistry& tools, Metrics& metrics,
-              MethodExtension* extension = nullptr);
+              const ToolRegistry& tools, Metrics& metrics, MethodExtension* extension = nullptr);
 
   // The rules that need only the headers — Origin/Host (403), token (401), method (405) — in
   // that order. The connection calls this before it reads (or invites, with 100 Continue) a

@@ -82,12 +82,9 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
   if (m == "tools/call") {
     // Keyed by session and request id: a call may run in a sandbox handle other sessions
     // use too, where request ids alone would collide.
-    ToolCall call{std::move(tenant),
-                  session,
-                  json::object(),
-                  session->id() + "/" + request.id.dump(),
-                  std::move(cancel),
-                  std::move(events),
+    ToolCall call{std::move(tenant), session,
+                  json::object(),    session->id() + "/" + request.id.dump(),
+                  std::move(cancel), std::move(events),
                   request.params};
     co_return co_await call_tool(tools_, std::move(call), request);
   }
@@ -95,8 +92,8 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");
   if (extension_ && extension_->serves(m, kLatestSessionVersion)) {
-    json answered = co_await extension_->answer(m, request.params,
-                                                std::string(kLatestSessionVersion), std::move(events));
+    json answered = co_await extension_->answer(
+        m, request.params, std::string(kLatestSessionVersion), std::move(events));
     if (answered.contains("error")) co_return extension_error(request.id, answered["error"]);
     co_return jsonrpc::result(request.id, answered.value("result", json::object()));
   }

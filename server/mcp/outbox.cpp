@@ -75,8 +75,8 @@ void RequestEvents::progress(double progress, std::optional<double> total, std::
 void RequestEvents::log(std::string_view level, json data) {
   int index = log_level_index(level);
   if (!min_log_level_ || index < *min_log_level_) return;
-  outbox_->post(jsonrpc::notification(
-      "notifications/message", {{"level", std::string(level)}, {"data", std::move(data)}}));
+  outbox_->post(jsonrpc::notification("notifications/message",
+                                      {{"level", std::string(level)}, {"data", std::move(data)}}));
 }
 
 asio::awaitable<json> RequestEvents::ask_client(std::string method, json params) {

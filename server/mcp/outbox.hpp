@@ -48,8 +48,8 @@ class RequestEvents final : public CallEvents {
   // of the lowest level to send (0 = debug), or nullopt to send no log messages.
   // `ask`: sends a request to the client and waits for its answer (2025 sessions); null where
   // the era has no server-to-client requests.
-  using Ask = std::function<boost::asio::awaitable<nlohmann::json>(Outbox&, std::string,
-                                                                   nlohmann::json)>;
+  using Ask =
+      std::function<boost::asio::awaitable<nlohmann::json>(Outbox&, std::string, nlohmann::json)>;
   RequestEvents(std::shared_ptr<Outbox> outbox, nlohmann::json progress_token,
                 std::optional<int> min_log_level, Ask ask = nullptr)
       : outbox_(std::move(outbox)),

@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -9,7 +10,6 @@
 
 #include "jsonrpc.hpp"
 #include "server/http/responses.hpp"
-#include <boost/asio/post.hpp>
 #include "server/logging.hpp"
 #include "session/session_id.hpp"
 

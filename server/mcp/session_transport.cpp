@@ -2,9 +2,9 @@
 
 #include <boost/asio/this_coro.hpp>
 
-#include "respond.hpp"
 #include "protocol_version.hpp"
 #include "replies.hpp"
+#include "respond.hpp"
 #include "server/http/responses.hpp"
 #include "server/logging.hpp"
 #include "session/session_id.hpp"
@@ -56,9 +56,9 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
                           ? "this tenant has its maximum number of sessions open; end one (DELETE) "
                             "or wait for idle ones to expire"
                           : "the gateway has its maximum number of sessions open; try again later";
-    Reply r = refuse(req,
-                     per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
-                     jsonrpc::server_error, "Too many sessions: " + why, nullptr, message.id);
+    Reply r = refuse(
+        req, per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
+        jsonrpc::server_error, "Too many sessions: " + why, nullptr, message.id);
     r.response.set(http::field::retry_after, "30");
     return r;
   }
@@ -116,7 +116,7 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
   auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
   RequestEvents::Ask ask = [this, id = session->id()](Outbox& box, std::string method,
-                                                     json params) {
+                                                      json params) {
     return client_requests_.ask(box, id, std::move(method), std::move(params),
                                 std::chrono::seconds(120));
   };
@@ -168,7 +168,8 @@ Reply SessionTransport::get(const Request& req, const SessionHeader& header,
   if (auto refused = check_version(req)) return std::move(*refused);
   // No server-initiated messages exist for this server, so there is no standalone stream to
   // offer; the spec allows 405 here, and clients fall back to POST responses.
-  if (header.id.empty() || !registry_.find(header.id, tenant.name)) return session_not_found(req, "");
+  if (header.id.empty() || !registry_.find(header.id, tenant.name))
+    return session_not_found(req, "");
   Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
                    "Method not allowed: this server sends no messages outside responses");
   r.response.set(http::field::allow, "POST, DELETE");
@@ -179,7 +180,8 @@ Reply SessionTransport::remove(const Request& req, const SessionHeader& header,
                                const auth::Tenant& tenant) {
   if (auto refused = check_version(req)) return std::move(*refused);
   // The session and its sandbox end now.
-  if (header.id.empty() || !registry_.remove(header.id, tenant.name)) return session_not_found(req, "");
+  if (header.id.empty() || !registry_.remove(header.id, tenant.name))
+    return session_not_found(req, "");
   log_event(LogLevel::info, "session_deleted",
             {{"session", std::string(session::log_prefix(header.id))}, {"tenant", tenant.name}});
   Response res{http::status::ok, req.version()};

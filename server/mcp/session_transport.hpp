@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "auth/token_store.hpp"
-#include "jsonrpc.hpp"
 #include "client_requests.hpp"
+#include "jsonrpc.hpp"
 #include "mcp_methods.hpp"
 #include "server/cancel_signal.hpp"
 #include "server/http/http_types.hpp"

@@ -99,7 +99,8 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
   if (auto repeated = repeated_mirror_header(req); !repeated.empty())
     return mismatch(req, message, "the " + repeated + " header is sent more than once");
   auto header_version = req["MCP-Protocol-Version"];
-  if (header_version.empty()) return mismatch(req, message, "the MCP-Protocol-Version header is missing");
+  if (header_version.empty())
+    return mismatch(req, message, "the MCP-Protocol-Version header is missing");
   if (header_version != version)
     return mismatch(req, message, "MCP-Protocol-Version header differs from _meta's version");
   if (!is_stateless_version(version))
@@ -129,16 +130,15 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
     if (message.method == "tools/call") {
       if (const Tool* tool = tools_.find(*decoded)) {
         json definition = tool->definition();
-        std::string problem = param_header_problem(
-            req, definition.value("inputSchema", json::object()),
-            p.contains("arguments") ? p["arguments"] : json::object());
+        std::string problem =
+            param_header_problem(req, definition.value("inputSchema", json::object()),
+                                 p.contains("arguments") ? p["arguments"] : json::object());
         if (!problem.empty()) return mismatch(req, message, problem);
       }
     }
   }
-  if (meta.contains(kLogLevelKey) &&
-      (!meta[kLogLevelKey].is_string() ||
-       log_level_index(meta[kLogLevelKey].get<std::string>()) < 0))
+  if (meta.contains(kLogLevelKey) && (!meta[kLogLevelKey].is_string() ||
+                                      log_level_index(meta[kLogLevelKey].get<std::string>()) < 0))
     return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
                   "Invalid params: _meta." + std::string(kLogLevelKey) +
                       " must be one of debug, info, notice, warning, error, critical, alert, "
@@ -179,7 +179,8 @@ asio::awaitable<Reply> StatelessTransport::post(const Request& req,
   const json& meta = meta_of(message);
   json token = meta.contains("progressToken") ? meta["progressToken"] : json();
   std::optional<int> log_level;
-  if (meta.contains(kLogLevelKey)) log_level = log_level_index(meta[kLogLevelKey].get<std::string>());
+  if (meta.contains(kLogLevelKey))
+    log_level = log_level_index(meta[kLogLevelKey].get<std::string>());
   auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
   auto events = std::make_shared<RequestEvents>(outbox, std::move(token), log_level);
   Answer make = [this, tenant, message = std::move(message), client, events] {
@@ -205,15 +206,16 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
   }
   if (m == "tools/call") {
     // Request ids repeat across stateless requests: a call's key is made here.
-    ToolCall call{std::move(tenant), nullptr, json::object(),
-                  "stateless-" + std::to_string(next_call_++), std::move(client),
-                  std::move(events), message.params};
+    ToolCall call{std::move(tenant), nullptr,
+                  json::object(),    "stateless-" + std::to_string(next_call_++),
+                  std::move(client), std::move(events),
+                  message.params};
     json answered = co_await call_tool(tools_, std::move(call), message);
     if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
     co_return answered;  // null when cancelled: the stream is closed, nothing is sent
   }
-  json answered = co_await extension_->answer(m, message.params,
-                                              std::string(kStatelessVersions[0]), std::move(events));
+  json answered = co_await extension_->answer(m, message.params, std::string(kStatelessVersions[0]),
+                                              std::move(events));
   if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
   json result = complete(answered.value("result", json::object()));
   if (extension_->cacheable(m) && result["resultType"] == "complete")

@@ -27,7 +27,8 @@ class StatelessTransport {
 
   boost::asio::awaitable<Reply> post(const Request& request,
                                      std::shared_ptr<const auth::Tenant> tenant,
-                                     jsonrpc::Message message, std::shared_ptr<CancelSignal> client);
+                                     jsonrpc::Message message,
+                                     std::shared_ptr<CancelSignal> client);
 
  private:
   // The envelope and header rules, in the order the spec's errors imply; a refusal or nothing.

@@ -42,7 +42,8 @@ std::string handle_unusable_reason(const session::Registry& registry, const std:
   if (auto why = registry.why_ended(id, tenant)) return "has ended (" + *why + ")";
   auto owner = session::owner_replica(id);
   if (!owner.empty() && owner != registry.replica_name())
-    return "lives on replica " + std::string(owner) + ", which does not know it or cannot be "
+    return "lives on replica " + std::string(owner) +
+           ", which does not know it or cannot be "
            "reached from here";
   return "is unknown or has ended";
 }
@@ -61,7 +62,7 @@ ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::str
   if (!sandbox_id.empty()) {
     auto found = registry_.find(sandbox_id, tenant.name, session::SessionKind::handle);
     if (!found)
-      return {nullptr, "",  false,
+      return {nullptr, "", false,
               tool_error(unusable_handle_text(
                   sandbox_id, handle_unusable_reason(registry_, sandbox_id, tenant.name)))};
     return {found, sandbox_id, false, nullptr};

@@ -71,8 +71,7 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"oom_killed",
          {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
         {"duration_ms", {{"type", "integer"}}},
-        {"spend_usd",
-         {{"type", "number"}, {"description", "What this sandbox has spent so far."}}},
+        {"spend_usd", {{"type", "number"}, {"description", "What this sandbox has spent so far."}}},
         {"sandbox_id",
          {{"type", "string"},
           {"description", "The sandbox the call ran in: pass it back to keep using it."}}}}},
@@ -151,8 +150,9 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
     sandbox_id = id->get<std::string>();
     // Hostile text: never echoed back unless it has the shape of one of our handles.
     if (!session::looks_like_handle(sandbox_id))
-      return fail("`sandbox_id` is not a sandbox id this gateway made; omit it to start a new "
-                  "sandbox.");
+      return fail(
+          "`sandbox_id` is not a sandbox id this gateway made; omit it to start a new "
+          "sandbox.");
   }
   return {std::move(r), std::move(sandbox_id), ""};
 }

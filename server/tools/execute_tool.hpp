@@ -1,13 +1,13 @@
 #pragma once
-// The `execute` tool's pure parts: its MCP definition, the validation of its arguments (failures are
-// tool errors the model can act on, SEP-1303), and how a run becomes a CallToolResult.
-#include <nlohmann/json.hpp>
+// The `execute` tool's pure parts: its MCP definition, the validation of its arguments (failures
+// are tool errors the model can act on, SEP-1303), and how a run becomes a CallToolResult.
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "server/metrics.hpp"
 #include "sandbox/sandbox.hpp"
+#include "server/metrics.hpp"
 #include "session/session.hpp"
 
 namespace sandgate::server {
@@ -16,8 +16,8 @@ struct ToolLimits {
   std::uint32_t timeout_default_s = 60;
   std::uint32_t timeout_max_s = 300;
   std::uint64_t stdin_max_bytes = 1 << 20;
-  std::uint64_t output_max_bytes = 1 << 20;  // --output-max-bytes: bounds the response too
-  std::chrono::seconds progress_interval{5};  // between "running for N s" notifications
+  std::uint64_t output_max_bytes = 1 << 20;    // --output-max-bytes: bounds the response too
+  std::chrono::seconds progress_interval{5};   // between "running for N s" notifications
   std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
 };
 

@@ -4,11 +4,11 @@
 // arguments, and answer with a CallToolResult.
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
-#include <string_view>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "auth/token_store.hpp"
 #include "server/cancel_signal.hpp"

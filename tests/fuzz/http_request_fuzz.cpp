@@ -18,10 +18,10 @@
 #include "auth/token_store.hpp"
 #include "sandbox/host.hpp"
 #include "server/config.hpp"
+#include "server/http/router.hpp"
 #include "server/logging.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
-#include "server/http/router.hpp"
 #include "session/registry.hpp"
 
 namespace asio = boost::asio;
@@ -79,10 +79,11 @@ struct World {
 
   server::Reply route(const server::Request& request) {
     std::optional<server::Reply> reply;
-    asio::co_spawn(io, router.route(request, std::make_shared<server::CancelSignal>()), [&](std::exception_ptr e, server::Reply r) {
-      if (e) std::abort();  // the router answers every request; it never throws
-      reply = std::move(r);
-    });
+    asio::co_spawn(io, router.route(request, std::make_shared<server::CancelSignal>()),
+                   [&](std::exception_ptr e, server::Reply r) {
+                     if (e) std::abort();  // the router answers every request; it never throws
+                     reply = std::move(r);
+                   });
     while (!reply) io.run_one();
     return std::move(*reply);
   }

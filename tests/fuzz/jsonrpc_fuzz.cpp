@@ -4,8 +4,8 @@
 // name what is wrong.
 #include <cstdlib>
 
-#include "server/tools/execute_tool.hpp"
 #include "server/mcp/jsonrpc.hpp"
+#include "server/tools/execute_tool.hpp"
 
 using namespace sandgate;
 using nlohmann::json;

@@ -63,8 +63,8 @@ TEST_CASE("a session created on replica B works through replicas A and C",
       "execute", {{"code", "cat /work/h"}, {"language", "bash"}, {"sandbox_id", handle}});
   CHECK(via_a["structuredContent"]["stdout"] == "on-b\n");
   CHECK(c->call_stateless("end_sandbox", {{"sandbox_id", handle}})["isError"] == false);
-  json ended = a->call_stateless(
-      "execute", {{"code", "true"}, {"language", "bash"}, {"sandbox_id", handle}});
+  json ended = a->call_stateless("execute",
+                                 {{"code", "true"}, {"language", "bash"}, {"sandbox_id", handle}});
   CHECK(ended["isError"] == true);
 
   // A dead owner: its sessions are gone (404), the client re-initializes elsewhere.

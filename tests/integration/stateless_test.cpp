@@ -30,8 +30,8 @@ json bash(const std::string& code, const std::string& sandbox_id = {}) {
 
 // A tokens file naming tenants a and b, removed at the end.
 struct TwoTenants {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("sandgate-stateless-" + std::to_string(::getpid()));
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("sandgate-stateless-" + std::to_string(::getpid()));
   TwoTenants() {
     std::ofstream(path) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
                         << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
@@ -49,16 +49,17 @@ void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
   json long_call =
       bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.1; done", handle);
   long_call["timeout_seconds"] = 120;
-  json started = GatewayProcess::stateless_message(
-      "tools/call", {{"name", "execute"}, {"arguments", long_call}});
+  json started = GatewayProcess::stateless_message("tools/call",
+                                                   {{"name", "execute"}, {"arguments", long_call}});
   entry.post_and_close(started, GatewayProcess::stateless_headers(started, "test-token"),
                        std::chrono::seconds(1));
   // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
   json message = GatewayProcess::stateless_message(
-      "tools/call", {{"name", "execute"}, {"arguments", bash("cat /work/tick; cat /work/kept", handle)}});
+      "tools/call",
+      {{"name", "execute"}, {"arguments", bash("cat /work/tick; cat /work/kept", handle)}});
   auto pending = std::async(std::launch::async, [&] {
     return check.request(http::verb::post, "/mcp", message.dump(),
-                      GatewayProcess::stateless_headers(message, "test-token"));
+                         GatewayProcess::stateless_headers(message, "test-token"));
   });
   REQUIRE(pending.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
   json first = pending.get().json_body()["result"];
@@ -122,8 +123,8 @@ TEST_CASE("a sandbox handle belongs to its tenant", "[integration][stateless][te
 TEST_CASE("closing the response stream cancels a 2026-07-28 call, and its sandbox stays",
           "[integration][stateless][cancel]") {
   GatewayProcess gw({});
-  std::string handle =
-      gw.call_stateless("execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
+  std::string handle = gw.call_stateless(
+      "execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
   expect_cancelled_by_close(gw, gw, handle);
 }
 
@@ -187,9 +188,10 @@ TEST_CASE("an idle sandbox handle ends, and the model is told why", "[integratio
   CHECK(text_of(late).find("has ended (it was idle for 1 s)") != std::string::npos);
 }
 
-TEST_CASE("a handle's call forwarded to its replica is cancelled when the client goes, and a "
-          "handle whose replica is gone is a tool error",
-          "[integration][stateless][replicas][cancel]") {
+TEST_CASE(
+    "a handle's call forwarded to its replica is cancelled when the client goes, and a "
+    "handle whose replica is gone is a tool error",
+    "[integration][stateless][replicas][cancel]") {
   int pa = free_port(), pb = free_port();
   std::string peers =
       "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" + std::to_string(pb);
@@ -198,8 +200,8 @@ TEST_CASE("a handle's call forwarded to its replica is cancelled when the client
         "--listen", "127.0.0.1:" + std::to_string(port), "--replica-name", name, "--peers", peers});
   };
   auto a = replica("a", pa), b = replica("b", pb);
-  std::string handle =
-      b->call_stateless("execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
+  std::string handle = b->call_stateless(
+      "execute", bash("echo before > /work/kept"))["structuredContent"]["sandbox_id"];
   REQUIRE(handle.rfind("b.sbx_", 0) == 0);
   // Started through A, which forwards to B; the client leaves A; B's program stops.
   expect_cancelled_by_close(*a, *a, handle);

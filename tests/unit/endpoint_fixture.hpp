@@ -15,7 +15,6 @@
 namespace sandgate::server::testing {
 using nlohmann::json;
 
-
 struct Transport {
   boost::asio::io_context io;
   Config config = [] {
@@ -59,7 +58,8 @@ struct Transport {
     }
     req.body() = std::move(body);
     req.prepare_payload();
-    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<CancelSignal>()), boost::asio::use_future);
+    auto f = boost::asio::co_spawn(io, endpoint.handle(req, std::make_shared<CancelSignal>()),
+                                   boost::asio::use_future);
     io.restart();
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
     return f.get().response;
@@ -89,6 +89,5 @@ inline json body_of(const Response& r) {
 inline json request(int id, const std::string& method, json params = json::object()) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
 }
-
 
 }  // namespace sandgate::server::testing

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "server/mcp/bounded_json.hpp"
 #include "server/json_dump.hpp"
+#include "server/mcp/bounded_json.hpp"
 
 using namespace sandgate::server;
 

@@ -76,7 +76,8 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
     CHECK(body_of(no_version)["error"]["code"] == -32020);
     auto wrong_method = t.post(modern(6, "tools/list"), headers_for("TOOLS/LIST"));
     CHECK(body_of(wrong_method)["error"]["code"] == -32020);
-    auto no_name = t.post(modern(7, "tools/call", {{"name", "execute"}}), headers_for("tools/call"));
+    auto no_name =
+        t.post(modern(7, "tools/call", {{"name", "execute"}}), headers_for("tools/call"));
     CHECK(body_of(no_name)["error"]["code"] == -32020);
     auto wrong_name = t.post(modern(8, "tools/call", {{"name", "execute"}}),
                              headers_for("tools/call", "end_sandbox"));
@@ -103,7 +104,8 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
     CHECK(error["code"] == -32022);
     CHECK(error["data"]["requested"] == "v999");
     CHECK(error["data"]["supported"][0] == "2026-07-28");
-    auto disagree = t.post(modern(12, "tools/list", json::object(), v999), headers_for("tools/list"));
+    auto disagree =
+        t.post(modern(12, "tools/list", json::object(), v999), headers_for("tools/list"));
     CHECK(body_of(disagree)["error"]["code"] == -32020);
   }
   SECTION("methods of the session era are unknown here: 404 with -32601") {
@@ -133,11 +135,13 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
     }
   }
   SECTION("an unknown tool is a JSON-RPC error, not a refusal of the request") {
-    auto r = t.post(modern(15, "tools/call", {{"name", "nope"}}), headers_for("tools/call", "nope"));
+    auto r =
+        t.post(modern(15, "tools/call", {{"name", "nope"}}), headers_for("tools/call", "nope"));
     CHECK(r.result() == http::status::ok);
     CHECK(body_of(r)["error"]["code"] == -32602);
   }
-  SECTION("a sandbox_id that is not one of ours, or is unknown, is a tool error the model can use") {
+  SECTION(
+      "a sandbox_id that is not one of ours, or is unknown, is a tool error the model can use") {
     auto junk = t.post(modern(16, "tools/call",
                               {{"name", "execute"},
                                {"arguments", {{"code", "print(1)"}, {"sandbox_id", "../../etc"}}}}),
@@ -163,14 +167,16 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
   }
 }
 
-TEST_CASE("2026-07-28 header values: plain, or =?base64?…?= decoded strictly", "[unit][stateless]") {
+TEST_CASE("2026-07-28 header values: plain, or =?base64?…?= decoded strictly",
+          "[unit][stateless]") {
   CHECK(decode_header_value("execute") == "execute");
   CHECK(decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=") == "Hello, 世界");
   CHECK(decode_header_value("=?base64?IHBhZGRlZCA=?=") == " padded ");
-  CHECK(decode_header_value("=?base64?" "?=") == "");  // split: "??=" is a trigraph
-  CHECK_FALSE(decode_header_value("=?base64?SGVsbG8?=").has_value());    // unpadded
-  CHECK_FALSE(decode_header_value("=?base64?SGVsbG9=?=").has_value());   // bits after the end
-  CHECK_FALSE(decode_header_value("=?base64?SG=sbG8=?=").has_value());   // padding inside
+  CHECK(decode_header_value("=?base64?"
+                            "?=") == "");                              // split: "??=" is a trigraph
+  CHECK_FALSE(decode_header_value("=?base64?SGVsbG8?=").has_value());  // unpadded
+  CHECK_FALSE(decode_header_value("=?base64?SGVsbG9=?=").has_value());         // bits after the end
+  CHECK_FALSE(decode_header_value("=?base64?SG=sbG8=?=").has_value());         // padding inside
   CHECK(decode_header_value("=?BASE64?SGVsbG8=?=") == "=?BASE64?SGVsbG8=?=");  // a literal
 }
 
@@ -194,15 +200,15 @@ TEST_CASE("2026-07-28 Mcp-Param headers must mirror the arguments a schema marks
                     {"mcp-param-n", "42"},
                     {"Mcp-Param-Fast", "true"}});
   CHECK(param_header_problem(good, schema, args) == "");
-  CHECK(param_header_problem(good, schema, {{"n", 42.0}}) == "");  // compared as numbers
+  CHECK(param_header_problem(good, schema, {{"n", 42.0}}) == "");       // compared as numbers
   CHECK(param_header_problem(with({}), schema, json::object()) == "");  // nothing mirrored
   CHECK(param_header_problem(with({{"Mcp-Param-N", "42"}}), schema, {{"region", "x"}}) ==
         "the Mcp-Param-Region header is missing");
   CHECK(param_header_problem(with({{"Mcp-Param-N", "41"}}), schema, {{"n", 42}}) ==
         "Mcp-Param-N header differs from the argument's value");
-  CHECK_FALSE(param_header_problem(with({{"Mcp-Param-Fast", "yes"}}), schema,
-                                   {{"opts", {{"fast", true}}}})
-                  .empty());
+  CHECK_FALSE(
+      param_header_problem(with({{"Mcp-Param-Fast", "yes"}}), schema, {{"opts", {{"fast", true}}}})
+          .empty());
   CHECK_FALSE(
       param_header_problem(with({{"Mcp-Param-Region", "=?base64?WsO8?=="}}), schema, args).empty());
 }

@@ -15,7 +15,6 @@ using namespace sandgate::server;
 using nlohmann::json;
 using namespace sandgate::server::testing;
 
-
 TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   Transport t;
 
