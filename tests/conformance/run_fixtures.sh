@@ -62,7 +62,10 @@ start_server() {  # sets $server_url and $server_pid
 
 stop_server() {
   [ -n "$server_pid" ] || return 0
-  kill -TERM "$server_pid"; wait "$server_pid" || true
+  # A clean stop exits 0; anything else (a crash, a sanitizer report) fails the run.
+  local rc=0
+  kill -TERM "$server_pid"; wait "$server_pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "fixture server exited with status $rc"; failures=$((failures + 1)); fi
   server_pid=""
 }
 

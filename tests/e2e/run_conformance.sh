@@ -67,7 +67,10 @@ start_gateway() {  # sets $gateway_url and $gateway_pid
 
 stop_gateway() {
   [ -n "$gateway_pid" ] || return 0
-  kill -TERM "$gateway_pid"; wait "$gateway_pid" || true
+  # A clean stop exits 0; anything else (a crash, a sanitizer report) fails the run.
+  local rc=0
+  kill -TERM "$gateway_pid"; wait "$gateway_pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "gateway exited with status $rc"; failures=$((failures + 1)); fi
   gateway_pid=""
 }
 
