@@ -2,7 +2,7 @@
 // real loopback HTTP, in one run. Writes gateway.md and gateway.json to the output directory.
 //
 //   gateway_bench --sandgate PATH [--peer-dir DIR] [--node PATH] [--out DIR] [--quick]
-//                 [--workloads churn,warm,many,flood,idle] [--warm-calls N]
+//                 [--workloads churn,warm,many,flood,idle,eras] [--warm-calls N]
 //
 // --quick runs every workload with small counts (the test suite's smoke run); --workloads
 // picks some (for profiling one); the committed results always come from a full run. The exit
@@ -29,7 +29,7 @@ struct Options {
   std::string node = "/usr/bin/node";
   std::filesystem::path out = "bench/results";
   bool quick = false;
-  std::string workloads = "churn,warm,many,flood,idle";
+  std::string workloads = "churn,warm,many,flood,idle,eras";
   int warm_calls = 0;  // 0: the settings' default
 };
 
@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
     if (wanted("many")) add(bench::many_sessions(context));
     if (wanted("flood")) add(bench::output_flood(context));
     if (wanted("idle")) add(bench::idle_sessions(context));
+    if (wanted("eras")) add(bench::protocol_eras(context));
   } catch (const std::exception& e) {
     std::cerr << "gateway_bench: a workload could not run: " << e.what() << "\n";
     return 1;

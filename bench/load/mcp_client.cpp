@@ -50,7 +50,8 @@ asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
 asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
                                                   const std::string& session,
                                                   const std::string& body,
-                                                  const std::string& token) {
+                                                  const std::string& token,
+                                                  const std::vector<std::pair<std::string, std::string>>& extra) {
   co_await ensure_connected();
   http::request<http::string_body> request{
       method == "DELETE" ? http::verb::delete_ : http::verb::post, "/mcp", 11};
@@ -63,6 +64,7 @@ asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
     request.set("MCP-Protocol-Version", kProtocolVersion);
   }
   if (!body.empty()) request.set(http::field::content_type, "application/json");
+  for (const auto& [name, value] : extra) request.set(name, value);
   request.body() = body;
   request.prepare_payload();
 
@@ -132,6 +134,32 @@ asio::awaitable<json> McpClient::execute(const std::string& session, const std::
     throw McpFailure("tools/call: HTTP " + std::to_string(reply.status));
   json result = (*reply.message)["result"];
   if (result.value("isError", false)) throw McpFailure("tools/call: tool error");
+  co_return result;
+}
+
+asio::awaitable<json> McpClient::execute_stateless(const std::string& sandbox_id,
+                                                   const std::string& language,
+                                                   const std::string& code) {
+  json arguments = {{"code", code}, {"language", language}};
+  if (!sandbox_id.empty()) arguments["sandbox_id"] = sandbox_id;
+  json request = {
+      {"jsonrpc", "2.0"},
+      {"id", next_id_++},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "execute"},
+        {"arguments", std::move(arguments)},
+        {"_meta",
+         {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+          {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}};
+  auto reply = co_await send("POST", {}, request.dump(), token_,
+                             {{"MCP-Protocol-Version", "2026-07-28"},
+                              {"Mcp-Method", "tools/call"},
+                              {"Mcp-Name", "execute"}});
+  if (reply.status != 200 || !reply.message || !reply.message->contains("result"))
+    throw McpFailure("tools/call (2026-07-28): HTTP " + std::to_string(reply.status));
+  json result = (*reply.message)["result"];
+  if (result.value("isError", false)) throw McpFailure("tools/call (2026-07-28): tool error");
   co_return result;
 }
 

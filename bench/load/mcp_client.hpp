@@ -10,6 +10,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sandgate::bench {
 
@@ -30,6 +32,10 @@ class McpClient {
   // tools/call execute; returns the CallToolResult. Throws McpFailure on a tool error.
   asio::awaitable<json> execute(const std::string& session, const std::string& language,
                                 const std::string& code, int timeout_seconds = 60);
+  // tools/call execute as a 2026-07-28 client sends it (no session; `sandbox_id` empty: a new
+  // sandbox); returns the CallToolResult, whose structuredContent names the sandbox.
+  asio::awaitable<json> execute_stateless(const std::string& sandbox_id,
+                                          const std::string& language, const std::string& code);
   // DELETE of the session; throws McpFailure unless the server answers 2xx.
   asio::awaitable<void> end(const std::string& session);
 
@@ -43,7 +49,8 @@ class McpClient {
   asio::awaitable<Reply> send(const std::string& method, const std::string& session,
                               const std::string& body);
   asio::awaitable<Reply> send(const std::string& method, const std::string& session,
-                              const std::string& body, const std::string& token);
+                              const std::string& body, const std::string& token,
+                              const std::vector<std::pair<std::string, std::string>>& extra = {});
   int next_id() { return next_id_++; }
 
  private:

@@ -39,6 +39,7 @@ Section session_churn(BenchContext& context, int concurrency);
 Section many_sessions(BenchContext& context);
 Section idle_sessions(BenchContext& context);
 Section output_flood(BenchContext& context);
+Section protocol_eras(BenchContext& context);
 
 // "%.2f" and friends, for the tables.
 std::string fixed(double value, int decimals = 2);
