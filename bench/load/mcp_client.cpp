@@ -152,10 +152,10 @@ asio::awaitable<json> McpClient::execute_stateless(const std::string& sandbox_id
         {"_meta",
          {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
           {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}};
-  auto reply = co_await send("POST", {}, request.dump(), token_,
-                             {{"MCP-Protocol-Version", "2026-07-28"},
-                              {"Mcp-Method", "tools/call"},
-                              {"Mcp-Name", "execute"}});
+  // Built before the co_await: GCC 12 cannot take a braced list inside that expression.
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "execute"}};
+  auto reply = co_await send("POST", {}, request.dump(), token_, headers);
   if (reply.status != 200 || !reply.message || !reply.message->contains("result"))
     throw McpFailure("tools/call (2026-07-28): HTTP " + std::to_string(reply.status));
   json result = (*reply.message)["result"];
