@@ -113,6 +113,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   HttpServer server(io, config, endpoint, metrics, [&] {
     Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
     g.calls_waiting = gateway_slots.waiting();
+    g.handles = registry.handles();
     return g;
   });
 

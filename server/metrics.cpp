@@ -35,8 +35,12 @@ void Metrics::count_http(unsigned status) {
 
 std::string Metrics::render(const Gauges& g) const {
   std::ostringstream out;
-  out << "# HELP sandgate_sessions Open MCP sessions.\n# TYPE sandgate_sessions gauge\n"
+  out << "# HELP sandgate_sessions Open MCP sessions and sandbox handles.\n"
+      << "# TYPE sandgate_sessions gauge\n"
       << "sandgate_sessions " << g.sessions << "\n"
+      << "# HELP sandgate_sandbox_handles Of those, sandbox handles (sandbox_id).\n"
+      << "# TYPE sandgate_sandbox_handles gauge\n"
+      << "sandgate_sandbox_handles " << g.handles << "\n"
       << "# HELP sandgate_sandboxes Live sandboxes.\n# TYPE sandgate_sandboxes gauge\n"
       << "sandgate_sandboxes " << g.sandboxes << "\n"
       << "# HELP sandgate_connections Open client connections.\n# TYPE sandgate_connections gauge\n"

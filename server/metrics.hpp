@@ -27,6 +27,7 @@ struct Gauges {
   double live_spend_usd;
   bool ready;
   std::size_t calls_waiting = 0;  // execute calls waiting for a gateway slot
+  std::size_t handles = 0;        // of `sessions`, those named as sandbox handles
 };
 
 class Metrics {

@@ -176,6 +176,13 @@ std::size_t Registry::size() const {
   return sessions_.size();
 }
 
+std::size_t Registry::handles() const {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [id, s] : sessions_) n += s->kind() == SessionKind::handle;
+  return n;
+}
+
 double Registry::spend_usd() const {
   double total = 0;
   for (const auto& s : snapshot()) total += s->spend_usd();

@@ -70,7 +70,8 @@ class Registry {
   // Ends sessions idle for longer than the idle timeout; returns how many.
   std::size_t sweep_idle();
 
-  std::size_t size() const;
+  std::size_t size() const;  // sessions and handles
+  std::size_t handles() const;
   double spend_usd() const;
 
  private:

@@ -176,6 +176,7 @@ TEST_CASE("a handle made for a call that never ran is not left holding a place",
   // Only the first handle is open: the busy call's handle, whose id nobody saw, is gone.
   auto metrics = gw.request(http::verb::get, "/metrics").body;
   CHECK(metrics.find("\nsandgate_sessions 1\n") != std::string::npos);
+  CHECK(metrics.find("\nsandgate_sandbox_handles 1\n") != std::string::npos);
 }
 
 TEST_CASE("an idle sandbox handle ends, and the model is told why", "[integration][stateless]") {
