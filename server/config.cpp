@@ -448,7 +448,7 @@ ParseOutcome parse_config(int argc, char** argv, char** envp) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") return {std::nullopt, usage(), 0};
-    if (arg == "--version") return {std::nullopt, "sandgate 0.1.0\n", 0};
+    if (arg == "--version") return {std::nullopt, "sandgate " SANDGATE_VERSION "\n", 0};
     if (arg == "--help-markdown") return {std::nullopt, options_markdown(), 0};
     std::string name = arg, value;
     bool inline_value = false;

@@ -1,5 +1,7 @@
 #include "gateway.hpp"
 
+#include <signal.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -16,6 +18,7 @@
 #include "logging.hpp"
 #include "mcp/mcp_endpoint.hpp"
 #include "sandbox/host.hpp"
+#include "sandbox/supervisor.hpp"
 #include "session/registry.hpp"
 #include "tools/standard_tools.hpp"
 #include "tools/tool_registry.hpp"
@@ -73,6 +76,22 @@ unsigned thread_count(const Config& config) {
 }
 
 }  // namespace
+
+int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras) {
+  // The same binary is every sandbox's supervisor (exec'd as /proc/self/exe).
+  if (sandbox::is_supervisor_invocation(argc, argv)) sandbox::supervisor_main(argc, argv);
+  // Writes to a closed pipe or socket are errors to handle, not a reason to die.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto parsed = parse_config(argc, argv, envp);
+  if (!parsed.config) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message;
+    return parsed.exit_code;
+  }
+  init_logging(parsed.config->log_level);
+  if (parsed.config->check_isolation) return check_isolation(*parsed.config);
+  return run_gateway(*parsed.config, extras);
+}
 
 int check_isolation(const Config& config) {
   asio::io_context io;

@@ -21,4 +21,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras = {});
 // Prints the isolation report and runs a probe sandbox; returns 0 when execute would work.
 int check_isolation(const Config& config);
 
+// The whole of a gateway binary's main(): the supervisor when exec'd as one, else flags and
+// environment parsed, then the gateway (or --check-isolation) with `extras`.
+int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras = {});
+
 }  // namespace sandgate::server

@@ -21,6 +21,6 @@ constexpr std::string_view kAllVersions[] = {"2026-07-28", "2025-11-25", "2025-0
 // The server's name and version, as initialize and server/discover tell them.
 constexpr std::string_view kServerName = "sandgate";
 constexpr std::string_view kServerTitle = "sandgate code sandbox";
-constexpr std::string_view kServerVersion = "0.2.0";
+constexpr std::string_view kServerVersion = SANDGATE_VERSION;  // the CMake project's
 
 }  // namespace sandgate::server
