@@ -47,11 +47,9 @@ asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
   co_return co_await send(method, session, body, token_);
 }
 
-asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
-                                                  const std::string& session,
-                                                  const std::string& body,
-                                                  const std::string& token,
-                                                  const std::vector<std::pair<std::string, std::string>>& extra) {
+asio::awaitable<McpClient::Reply> McpClient::send(
+    const std::string& method, const std::string& session, const std::string& body,
+    const std::string& token, const std::vector<std::pair<std::string, std::string>>& extra) {
   co_await ensure_connected();
   http::request<http::string_body> request{
       method == "DELETE" ? http::verb::delete_ : http::verb::post, "/mcp", 11};
@@ -119,6 +117,17 @@ asio::awaitable<std::string> McpClient::initialize() {
   co_return reply.session_id;
 }
 
+namespace {
+// The CallToolResult of a tools/call reply; McpFailure for an HTTP error or a tool error.
+json tool_result(const McpClient::Reply& reply, const std::string& what) {
+  if (reply.status != 200 || !reply.message || !reply.message->contains("result"))
+    throw McpFailure(what + ": HTTP " + std::to_string(reply.status));
+  json result = (*reply.message)["result"];
+  if (result.value("isError", false)) throw McpFailure(what + ": tool error");
+  return result;
+}
+}  // namespace
+
 asio::awaitable<json> McpClient::execute(const std::string& session, const std::string& language,
                                          const std::string& code, int timeout_seconds) {
   json request = {
@@ -129,12 +138,7 @@ asio::awaitable<json> McpClient::execute(const std::string& session, const std::
        {{"name", "execute"},
         {"arguments",
          {{"code", code}, {"language", language}, {"timeout_seconds", timeout_seconds}}}}}};
-  auto reply = co_await send("POST", session, request.dump());
-  if (reply.status != 200 || !reply.message || !reply.message->contains("result"))
-    throw McpFailure("tools/call: HTTP " + std::to_string(reply.status));
-  json result = (*reply.message)["result"];
-  if (result.value("isError", false)) throw McpFailure("tools/call: tool error");
-  co_return result;
+  co_return tool_result(co_await send("POST", session, request.dump()), "tools/call");
 }
 
 asio::awaitable<json> McpClient::execute_stateless(const std::string& sandbox_id,
@@ -142,25 +146,22 @@ asio::awaitable<json> McpClient::execute_stateless(const std::string& sandbox_id
                                                    const std::string& code) {
   json arguments = {{"code", code}, {"language", language}};
   if (!sandbox_id.empty()) arguments["sandbox_id"] = sandbox_id;
-  json request = {
-      {"jsonrpc", "2.0"},
-      {"id", next_id_++},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments", std::move(arguments)},
-        {"_meta",
-         {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
-          {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}};
+  json request = {{"jsonrpc", "2.0"},
+                  {"id", next_id_++},
+                  {"method", "tools/call"},
+                  {"params",
+                   {{"name", "execute"},
+                    {"arguments", std::move(arguments)},
+                    {"_meta",
+                     {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                      {"io.modelcontextprotocol/clientCapabilities", json::object()}}}}}};
   // Built before the co_await: GCC 12 cannot take a braced list inside that expression.
   const std::vector<std::pair<std::string, std::string>> headers = {
-      {"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "execute"}};
-  auto reply = co_await send("POST", {}, request.dump(), token_, headers);
-  if (reply.status != 200 || !reply.message || !reply.message->contains("result"))
-    throw McpFailure("tools/call (2026-07-28): HTTP " + std::to_string(reply.status));
-  json result = (*reply.message)["result"];
-  if (result.value("isError", false)) throw McpFailure("tools/call (2026-07-28): tool error");
-  co_return result;
+      {"MCP-Protocol-Version", "2026-07-28"},
+      {"Mcp-Method", "tools/call"},
+      {"Mcp-Name", "execute"}};
+  co_return tool_result(co_await send("POST", {}, request.dump(), token_, headers),
+                        "tools/call (2026-07-28)");
 }
 
 asio::awaitable<void> McpClient::end(const std::string& session) {
