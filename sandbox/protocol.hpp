@@ -14,6 +14,13 @@ enum class MessageType : std::uint32_t {
   run = 3,     // gateway -> supervisor: fds [code memfd, stdin, stdout, stderr, status]
   kill = 4,    // gateway -> supervisor: kill every process of one call
   reaped = 5,  // supervisor -> gateway: a killed call's processes are all gone (after `kill`)
+  // gateway -> supervisor: start a language's persistent interpreter; call_id names it from now
+  // on (`kill` ends it). fds [requests (read end), replies (write end), stdout, stderr, status]
+  start_interpreter = 6,
+  // gateway -> supervisor (an InterruptRequest): a call in that interpreter is over its time:
+  // kill the processes it started, then SIGINT the interpreter.
+  interrupt = 7,
+  interrupted = 8,  // supervisor -> gateway: done (after `interrupt`)
 };
 
 enum class Language : std::uint32_t { python = 0, javascript = 1, bash = 2 };
@@ -26,6 +33,14 @@ struct Header {
 };
 
 constexpr int kRunFdCount = 5;
+constexpr int kInterpreterFdCount = 5;
+
+struct InterruptRequest {
+  Header header;
+  // CLOCK_BOOTTIME when the call began: processes of the interpreter's pid namespace started
+  // since then are the call's.
+  std::uint64_t call_started_ns;
+};
 
 // Written once by the call's init process to the status pipe when the program ends.
 enum class StatusKind : std::uint32_t { exited = 1, spawn_failed = 2 };

@@ -18,7 +18,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "call_io.hpp"
 #include "fd_passing.hpp"
+#include "interpreter_channel.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
 #include "utf8.hpp"
@@ -26,48 +28,17 @@
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
-using Descriptor = asio::posix::stream_descriptor;
-constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 
 // After the program ends, output still in the pipes is collected for at most this long (a
 // background process may keep them open).
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
-// After a kill, the call's init must be gone within this; otherwise the sandbox is broken.
-constexpr auto kKillGrace = std::chrono::seconds(5);
-
-struct Pipe {
-  UniqueFd read, write;
-};
-
-Pipe make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::system_error(errno, std::generic_category(), "pipe2");
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget) {
-  std::array<char, 64 * 1024> buffer;
-  for (;;) {
-    auto [ec, n] = co_await from.async_read_some(asio::buffer(buffer), kTuple);
-    if (n > 0) budget.take(sink, buffer.data(), n);
-    if (ec) co_return;
-  }
-}
 
 asio::awaitable<void> feed(Descriptor& to, const std::string& data) {
   if (!data.empty()) co_await asio::async_write(to, asio::buffer(data), kTuple);
   boost::system::error_code ignored;
   to.close(ignored);
-}
-
-asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from) {
-  protocol::Status status{};
-  auto [ec, n] = co_await asio::async_read(from, asio::buffer(&status, sizeof status), kTuple);
-  if (ec || n != sizeof status) co_return std::nullopt;
-  co_return status;
 }
 
 // Waits until `ended` is cancelled (the program has ended), then a short grace period.
@@ -227,14 +198,19 @@ RunResult Sandbox::finish(RunResult result, Clock::time_point started, std::uint
 }
 
 asio::awaitable<bool> Sandbox::kill_call(std::uint32_t call_id) {
+  protocol::Header kill{protocol::MessageType::kill, call_id, protocol::Language::python, 0};
+  co_return co_await ask_supervisor(
+      &kill, sizeof kill, static_cast<std::uint32_t>(protocol::MessageType::reaped), call_id);
+}
+
+asio::awaitable<bool> Sandbox::ask_supervisor(const void* request, std::size_t size,
+                                              std::uint32_t answer, std::uint32_t call_id) {
   auto executor = co_await asio::this_coro::executor;
   {
-    protocol::Header kill{protocol::MessageType::kill, call_id, protocol::Language::python, 0};
     std::lock_guard lock(mutex_);
     if (end_reason_ != EndReason::none) co_return true;  // everything is gone already
-    if (send_message(control_.get(), &kill, sizeof kill) != 0) co_return false;
+    if (send_message(control_.get(), request, size) != 0) co_return false;
   }
-  // Only a kill makes the supervisor speak during a call, so the next message is ours.
   // A close-on-exec copy: a plain dup() would leak into any exec.
   Descriptor watch(executor, ::fcntl(control_.get(), F_DUPFD_CLOEXEC, 0));
   asio::steady_timer deadline(executor, kKillGrace);
@@ -248,11 +224,18 @@ asio::awaitable<bool> Sandbox::kill_call(std::uint32_t call_id) {
       co_return ended();
     protocol::Header h;
     std::memcpy(&h, msg.data.data(), sizeof h);
-    if (h.type == protocol::MessageType::reaped && h.call_id == call_id) co_return true;
+    if (static_cast<std::uint32_t>(h.type) == answer && h.call_id == call_id) co_return true;
   }
 }
 
 asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<CallControl> control) {
+  if (request.fresh || request.language == Language::bash)
+    co_return co_await run_fresh(std::move(request), std::move(control));
+  co_return co_await run_in_interpreter(std::move(request), std::move(control));
+}
+
+asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
+                                              std::shared_ptr<CallControl> control) {
   auto self = shared_from_this();
   auto executor = co_await asio::this_coro::executor;
   auto started = Clock::now();
@@ -287,23 +270,14 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
 
   Descriptor stdin_pipe(executor, in.write.release()), stdout_pipe(executor, out.read.release()),
       stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
-  auto cancel_event =
-      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+  auto cancelled = cancel_event(executor, control.get());
   asio::steady_timer deadline(executor, request.timeout);
   asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
-  if (control) {
-    bool live = control->arm([executor, weak = std::weak_ptr(cancel_event)] {
-      asio::post(executor, [weak] {
-        if (auto t = weak.lock()) t->cancel();
-      });
-    });
-    if (!live) cancel_event->expires_at(asio::steady_timer::time_point::min());
-  }
 
   // Waits for the program's end, its timeout or a cancel, and kills the call in the last two.
   auto wait_end = [&]() -> asio::awaitable<std::pair<Ending, std::optional<protocol::Status>>> {
     auto first = co_await (read_status(status_pipe) || deadline.async_wait(kTuple) ||
-                           cancel_event->async_wait(kTuple));
+                           cancelled->async_wait(kTuple));
     std::pair<Ending, std::optional<protocol::Status>> ending{Ending::status, std::nullopt};
     if (first.index() == 0) {
       ending.second = std::get<0>(first);
@@ -343,12 +317,7 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
         end(EndReason::failed, "the sandbox's processes were killed");
         result.outcome = RunOutcome::sandbox_ended;
       } else if (ending.second->kind == protocol::StatusKind::spawn_failed) {
-        int error = ending.second->value;
-        end(EndReason::failed,
-            error == EAGAIN ? "could not start the program: the sandbox's process limit (" +
-                                  std::to_string(limits_.max_processes) +
-                                  ") is reached; processes left running by earlier calls count too"
-                            : std::string("could not start the program: ") + std::strerror(error));
+        end(EndReason::failed, spawn_failure_text(ending.second->value, limits_.max_processes));
         result.outcome = RunOutcome::sandbox_ended;
       } else {
         int ws = ending.second->value;

@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,9 @@ struct RunRequest {
   std::string code;
   std::string stdin_data;
   std::chrono::milliseconds timeout{60'000};
+  // Python and JavaScript run in the sandbox's persistent interpreter unless this asks for a
+  // process of their own (as bash always gets).
+  bool fresh = false;
 };
 
 enum class RunOutcome {
@@ -58,8 +62,13 @@ struct RunResult {
   std::chrono::milliseconds duration{0};
   double spend_usd = 0;
   EndReason end_reason = EndReason::none;
-  std::string failure;  // what went wrong, when outcome is sandbox_ended
+  std::string failure;      // what went wrong, when outcome is sandbox_ended
+  bool persistent = false;  // ran in the sandbox's persistent interpreter
+  // Why the interpreter's state (variables, imports) did not survive this call; empty: it did.
+  std::string state_lost;
 };
+
+struct Interpreter;  // a persistent interpreter's channel (sandbox_interpreter.cpp)
 
 class Sandbox : public std::enable_shared_from_this<Sandbox> {
  public:
@@ -88,6 +97,21 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   void check();
 
  private:
+  boost::asio::awaitable<RunResult> run_fresh(RunRequest request,
+                                              std::shared_ptr<CallControl> control);
+  boost::asio::awaitable<RunResult> run_in_interpreter(RunRequest request,
+                                                       std::shared_ptr<CallControl> control);
+  // The language's live interpreter, started when there is none; nullptr when the sandbox has
+  // ended.
+  Interpreter* interpreter_for(Language language, const boost::asio::any_io_executor& executor);
+  // Stops a timed-out or cancelled call in the interpreter; false when the interpreter had to
+  // be killed (its state is lost).
+  boost::asio::awaitable<bool> interrupt(Interpreter& interpreter, std::uint64_t call_started_ns,
+                                         std::uint32_t seq);
+  // Sends the supervisor a request about one call and waits for its answer of type `answer`
+  // (only these requests make it speak during a call, so the next message is that answer).
+  boost::asio::awaitable<bool> ask_supervisor(const void* request, std::size_t size,
+                                              std::uint32_t answer, std::uint32_t call_id);
   RunResult finish(RunResult result, Clock::time_point started, std::uint64_t oom_before);
   // Kills one call's processes and waits until the supervisor reports them all gone.
   boost::asio::awaitable<bool> kill_call(std::uint32_t call_id);
@@ -99,6 +123,8 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   Clock::time_point created_;
   std::function<void()> on_end_;  // releases the host's slot
   std::uint32_t next_call_id_ = 1;
+  // One per language, started by the first call that needs it. Touched only by run().
+  std::unique_ptr<Interpreter> interpreters_[std::size(kLanguages)];
 
   mutable std::mutex mutex_;
   pid_t supervisor_ = -1;

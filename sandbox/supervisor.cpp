@@ -20,13 +20,17 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "close_descriptors.hpp"
 #include "code_file.hpp"
 #include "fd_passing.hpp"
+#include "interpreter_sources.hpp"
 #include "landlock.hpp"
+#include "namespace_processes.hpp"
 #include "privileges.hpp"
 #include "protocol.hpp"
 #include "rootfs.hpp"
@@ -107,10 +111,56 @@ void write_error(int fd, const char* what, int err) {
   (void)ignored;
 }
 
+// What a program's process is given: its stdio and, for an interpreter, its channel to the
+// gateway (placed at fds 3 and 4).
+struct ProgramIo {
+  int in = -1, out = -1, err = -1;
+  int requests = -1, replies = -1;
+};
+
+struct Launch {
+  const char* path;  // absolute
+  std::vector<std::string> args;
+};
+
+Launch script_launch(Language language, const std::string& code_path) {
+  Runtime rt = runtime_for(language);
+  return {rt.path, {std::strrchr(rt.path, '/') + 1, code_path}};
+}
+
+Launch interpreter_launch(Language language) {
+  if (language == Language::javascript) {
+    Launch launch{"/usr/bin/node", {"node"}};
+    std::istringstream flags{std::string(kJavascriptDriverFlags)};
+    for (std::string flag; flags >> flag;) launch.args.push_back(flag);
+    launch.args.push_back("-e");
+    launch.args.emplace_back(kJavascriptDriver);
+    return launch;
+  }
+  return {"/usr/bin/python3", {"python3", "-c", std::string(kPythonDriver)}};
+}
+
+// Moves the descriptors a program gets to their numbers (0-2, then 3-4) without one dup2
+// overwriting another that is still to be placed.
+bool place_descriptors(const ProgramIo& io) {
+  int wanted[] = {io.in, io.out, io.err, io.requests, io.replies};
+  int count = io.requests >= 0 ? 5 : 3;
+  int high[5];
+  for (int i = 0; i < count; ++i)
+    if ((high[i] = ::fcntl(wanted[i], F_DUPFD, 16)) < 0) return false;
+  for (int i = 0; i < count; ++i)
+    if (::dup2(high[i], i) < 0) return false;
+  return true;
+}
+
 // In the program's process: stdio, identity, limits, seccomp last, then exec.
-[[noreturn]] void exec_program(const Settings& s, const Runtime& rt, const std::string& code_path,
-                               int in, int out, int err) {
-  if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
+[[noreturn]] void exec_program(const Settings& s, const Launch& launch, const ProgramIo& io) {
+  std::vector<char*> argv;
+  for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  // The Landlock ruleset may sit where the program's descriptors go (3, 4): move it first.
+  int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
+  if (!place_descriptors(io)) ::_exit(126);
   ::setsid();
   if (int e =
           drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups)) {
@@ -124,13 +174,13 @@ void write_error(int fd, const char* what, int err) {
     };
     ::setrlimit(RLIMIT_NPROC, &nproc);
   }
-  if (int e = apply_landlock(s.landlock_ruleset)) {
+  if (int e = apply_landlock(ruleset)) {
     write_error(2, "landlock", e);
     ::_exit(126);
   }
   // Fail closed: whatever the supervisor holds (its control socket, another call's pipes)
   // is not the program's.
-  if (int e = close_descriptors_from(3)) {
+  if (int e = close_descriptors_from(io.requests >= 0 ? 5 : 3)) {
     write_error(2, "closing inherited descriptors", e);
     ::_exit(126);
   }
@@ -143,18 +193,15 @@ void write_error(int fd, const char* what, int err) {
     write_error(2, "seccomp", e);
     ::_exit(126);
   }
-  const char* name = std::strrchr(rt.path, '/') + 1;
-  char* const argv[] = {const_cast<char*>(name), const_cast<char*>(code_path.c_str()), nullptr};
-  ::execve(rt.path, argv, kProgramEnv);
-  write_error(2, rt.path, errno);
+  ::execve(launch.path, argv.data(), kProgramEnv);
+  write_error(2, launch.path, errno);
   ::_exit(127);
 }
 
-// The call's init: pid 1 of a pid namespace of its own. Reports the program's end, then stays
-// until every process the call left behind has ended.
-[[noreturn]] void run_call_init(const Settings& s, const Runtime& rt, const std::string& code_path,
-                                UniqueFd fds[protocol::kRunFdCount]) {
-  int in = fds[1].get(), out = fds[2].get(), err = fds[3].get(), status = fds[4].get();
+// The init of a call or an interpreter: pid 1 of a pid namespace of its own. Reports the
+// program's end on `status`, then stays until every process it left behind has ended.
+[[noreturn]] void run_init(const Settings& s, const Launch& launch, const ProgramIo& io,
+                           int status) {
   ::signal(SIGCHLD, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
@@ -164,11 +211,10 @@ void write_error(int fd, const char* what, int err) {
     write_status(status, protocol::StatusKind::spawn_failed, errno);
     ::_exit(1);
   }
-  if (program == 0) exec_program(s, rt, code_path, in, out, err);
-  // Only the program holds the output pipes, so they reach EOF when it (and its heirs) end.
-  ::close(in);
-  ::close(out);
-  ::close(err);
+  if (program == 0) exec_program(s, launch, io);
+  // Only the program holds the pipes, so they reach EOF when it (and its heirs) end.
+  for (int fd : {io.in, io.out, io.err, io.requests, io.replies})
+    if (fd >= 0) ::close(fd);
   int wstatus = 0;
   while (::waitpid(program, &wstatus, 0) < 0 && errno == EINTR) {
   }
@@ -224,12 +270,23 @@ class Supervisor {
   }
 
   void handle_message() {
-    auto msg = receive_message(protocol::kControlFd, sizeof(Header), protocol::kRunFdCount, true);
+    auto msg = receive_message(protocol::kControlFd, sizeof(protocol::InterruptRequest),
+                               protocol::kRunFdCount, true);
     if (msg.error == EAGAIN) return;
     // The gateway has gone (or spoke nonsense): the sandbox ends with its supervisor.
-    if (msg.closed || msg.error != 0 || msg.data.size() != sizeof(Header)) ::_exit(0);
+    if (msg.closed || msg.error != 0 || msg.data.size() < sizeof(Header)) ::_exit(0);
     Header h;
     std::memcpy(&h, msg.data.data(), sizeof h);
+    if (h.type == MessageType::interrupt && msg.data.size() == sizeof(protocol::InterruptRequest)) {
+      protocol::InterruptRequest request;
+      std::memcpy(&request, msg.data.data(), sizeof request);
+      auto it = calls_.find(h.call_id);
+      if (it != calls_.end()) interrupt_interpreter(it->second, request.call_started_ns);
+      Header done{MessageType::interrupted, h.call_id, Language::python, 0};
+      send_message(protocol::kControlFd, &done, sizeof done);
+      return;
+    }
+    if (msg.data.size() != sizeof(Header)) ::_exit(0);
     if (h.type == MessageType::kill) {
       auto it = calls_.find(h.call_id);
       if (it == calls_.end()) {
@@ -240,6 +297,9 @@ class Supervisor {
       }
     } else if (h.type == MessageType::run && msg.fds.size() == protocol::kRunFdCount) {
       start_call(h, msg.fds.data());
+    } else if (h.type == MessageType::start_interpreter &&
+               msg.fds.size() == protocol::kInterpreterFdCount) {
+      start_interpreter(h, msg.fds.data());
     }
   }
 
@@ -254,8 +314,24 @@ class Supervisor {
       return;
     }
     previous_code_ = code_path;
-    // Fork-like clone into a new pid namespace; this process is single-threaded, so the child
-    // may run ordinary code.
+    ProgramIo io{fds[1].get(), fds[2].get(), fds[3].get()};
+    start_init(h.call_id, script_launch(h.language, code_path), io, status);
+  }
+
+  void start_interpreter(const Header& h, UniqueFd* fds) {
+    int status = fds[4].get();
+    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!null) {
+      write_status(status, protocol::StatusKind::spawn_failed, errno);
+      return;
+    }
+    ProgramIo io{null.get(), fds[2].get(), fds[3].get(), fds[0].get(), fds[1].get()};
+    start_init(h.call_id, interpreter_launch(h.language), io, status);
+  }
+
+  // Fork-like clone into a new pid namespace; this process is single-threaded, so the child
+  // may run ordinary code.
+  void start_init(std::uint32_t id, const Launch& launch, const ProgramIo& io, int status) {
     long pid = ::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr, nullptr, 0);
     if (pid < 0) {
       write_status(status, protocol::StatusKind::spawn_failed, errno);
@@ -263,9 +339,9 @@ class Supervisor {
     }
     if (pid == 0) {
       ::close(protocol::kControlFd);
-      run_call_init(settings_, rt, code_path, fds);
+      run_init(settings_, launch, io, status);
     }
-    calls_[h.call_id] = static_cast<pid_t>(pid);
+    calls_[id] = static_cast<pid_t>(pid);
   }
 
   Settings settings_;

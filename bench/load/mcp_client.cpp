@@ -129,15 +129,13 @@ json tool_result(const McpClient::Reply& reply, const std::string& what) {
 }  // namespace
 
 asio::awaitable<json> McpClient::execute(const std::string& session, const std::string& language,
-                                         const std::string& code, int timeout_seconds) {
-  json request = {
-      {"jsonrpc", "2.0"},
-      {"id", next_id_++},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments",
-         {{"code", code}, {"language", language}, {"timeout_seconds", timeout_seconds}}}}}};
+                                         const std::string& code, int timeout_seconds, bool fresh) {
+  json arguments = {{"code", code}, {"language", language}, {"timeout_seconds", timeout_seconds}};
+  if (fresh) arguments["fresh"] = true;
+  json request = {{"jsonrpc", "2.0"},
+                  {"id", next_id_++},
+                  {"method", "tools/call"},
+                  {"params", {{"name", "execute"}, {"arguments", arguments}}}};
   co_return tool_result(co_await send("POST", session, request.dump()), "tools/call");
 }
 

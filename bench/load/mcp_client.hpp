@@ -29,9 +29,11 @@ class McpClient {
 
   // Opens a session: initialize, then notifications/initialized. Returns the session id.
   asio::awaitable<std::string> initialize();
-  // tools/call execute; returns the CallToolResult. Throws McpFailure on a tool error.
+  // tools/call execute; returns the CallToolResult. Throws McpFailure on a tool error. `fresh`
+  // asks sandgate for a process of its own instead of the persistent interpreter.
   asio::awaitable<json> execute(const std::string& session, const std::string& language,
-                                const std::string& code, int timeout_seconds = 60);
+                                const std::string& code, int timeout_seconds = 60,
+                                bool fresh = false);
   // tools/call execute as a 2026-07-28 client sends it (no session; `sandbox_id` empty: a new
   // sandbox); returns the CallToolResult, whose structuredContent names the sandbox.
   asio::awaitable<json> execute_stateless(const std::string& sandbox_id,

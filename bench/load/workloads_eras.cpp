@@ -11,8 +11,8 @@ namespace sandgate::bench {
 namespace {
 
 asio::awaitable<void> interleaved(McpClient& sessions, McpClient& stateless,
-                                  const std::string& session, const std::string& handle,
-                                  int calls, RunResult& by_session, RunResult& by_handle) {
+                                  const std::string& session, const std::string& handle, int calls,
+                                  RunResult& by_session, RunResult& by_handle) {
   for (int i = 0; i < 5; ++i) {  // warm-up of both paths
     co_await sessions.execute(session, "bash", "true");
     co_await stateless.execute_stateless(handle, "bash", "true");
@@ -37,8 +37,11 @@ asio::awaitable<void> interleaved(McpClient& sessions, McpClient& stateless,
 
 json era_json(const RunResult& run) {
   auto s = stats(run.latencies_ms);
-  return {{"p50_ms", s.p50},   {"p99_ms", s.p99},       {"count", s.count},
-          {"errors", run.errors}, {"first_error", run.first_error}};
+  return {{"p50_ms", s.p50},
+          {"p99_ms", s.p99},
+          {"count", s.count},
+          {"errors", run.errors},
+          {"first_error", run.first_error}};
 }
 
 }  // namespace
@@ -64,9 +67,10 @@ Section protocol_eras(BenchContext& c) {
       "### 6. Protocol eras (sandgate only; " + std::to_string(c.settings.warm_calls) +
       " warm `bash true` calls each, interleaved)\n\n"
       "| path | p50 | p99 | errors |\n|---|---|---|---|\n"
-      "| 2025-11-25 session (`Mcp-Session-Id`) | " + fixed(s.p50) + " | " + fixed(s.p99) + " | " +
-      std::to_string(by_session.errors) + " |\n| 2026-07-28 sandbox handle (`sandbox_id`) | " +
-      fixed(h.p50) + " | " + fixed(h.p99) + " | " + std::to_string(by_handle.errors) +
+      "| 2025-11-25 session (`Mcp-Session-Id`) | " +
+      fixed(s.p50) + " | " + fixed(s.p99) + " | " + std::to_string(by_session.errors) +
+      " |\n| 2026-07-28 sandbox handle (`sandbox_id`) | " + fixed(h.p50) + " | " + fixed(h.p99) +
+      " | " + std::to_string(by_handle.errors) +
       " |\n\nHandle/session p50: " + fixed(h.p50 / s.p50) + ". Times in ms, round trip.\n";
   return section;
 }

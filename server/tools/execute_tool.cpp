@@ -51,6 +51,12 @@ json execute_tool_definition(const ToolLimits& limits) {
          {{"type", "string"},
           {"description", "Text fed to the program's standard input (at most " +
                               std::to_string(limits.stdin_max_bytes) + " bytes)."}}},
+        {"fresh",
+         {{"type", "boolean"},
+          {"default", false},
+          {"description",
+           "Run Python or JavaScript as a script in a new process instead of the sandbox's "
+           "persistent interpreter: nothing of earlier calls but files, real stdin and argv."}}},
         {"sandbox_id",
          {{"type", "string"},
           {"description",
@@ -74,7 +80,12 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"spend_usd", {{"type", "number"}, {"description", "What this sandbox has spent so far."}}},
         {"sandbox_id",
          {{"type", "string"},
-          {"description", "The sandbox the call ran in: pass it back to keep using it."}}}}},
+          {"description", "The sandbox the call ran in: pass it back to keep using it."}}},
+        {"state_lost",
+         {{"type", "string"},
+          {"description",
+           "Present when the persistent interpreter's variables and imports did not survive "
+           "this call, and why (files in /work did)."}}}}},
       {"required",
        {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed", "duration_ms",
         "spend_usd"}}};
@@ -83,7 +94,13 @@ json execute_tool_definition(const ToolLimits& limits) {
       {"title", "Execute code"},
       {"description",
        "Run Python, JavaScript (Node.js) or a bash script in an isolated sandbox with no network "
-       "access, and return its exit code with stdout and stderr. The working directory is /work; "
+       "access, and return its exit code with stdout and stderr. Python and JavaScript run in "
+       "the sandbox's persistent interpreter, like notebook cells: variables, functions and "
+       "imports of earlier calls are kept, and a final expression's value is printed; an "
+       "uncaught exception gives exit code 1 and keeps the state. If the interpreter exits "
+       "(sys.exit, process.exit), hits the memory limit or does not stop at its timeout, it "
+       "restarts empty and the result's `state_lost` says so. `fresh: true` runs the code as a "
+       "script in a new process instead; bash always does. The working directory is /work; "
        "files written there are kept for later calls in the same sandbox. Without a session, "
        "each call without `sandbox_id` starts a new sandbox and returns its `sandbox_id`: pass "
        "it back to keep your files. A sandbox ends after " +
@@ -109,9 +126,9 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
   if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
   for (const auto& [key, value] : args.items()) {
     if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin" &&
-        key != "sandbox_id")
+        key != "sandbox_id" && key != "fresh")
       return fail("unknown argument `" + key +
-                  "`; expected code, language, timeout_seconds, stdin, sandbox_id.");
+                  "`; expected code, language, timeout_seconds, stdin, fresh, sandbox_id.");
   }
   sandbox::RunRequest r;
   auto code = args.find("code");
@@ -144,6 +161,10 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
       return fail("`stdin` is larger than " + std::to_string(limits.stdin_max_bytes) + " bytes.");
     r.stdin_data = in->get<std::string>();
   }
+  if (auto fresh = args.find("fresh"); fresh != args.end() && !fresh->is_null()) {
+    if (!fresh->is_boolean()) return fail("`fresh` must be true or false.");
+    r.fresh = fresh->get<bool>();
+  }
   std::string sandbox_id;
   if (auto id = args.find("sandbox_id"); id != args.end() && !id->is_null()) {
     if (!id->is_string()) return fail("`sandbox_id` must be a string.");
@@ -165,14 +186,23 @@ namespace {
 
 // Takes the output by move: it can be a MiB, and every copy shows in the gateway's peak RSS.
 json structured(sandbox::RunResult& run) {
-  return {{"exit_code", run.exit_code},
-          {"stdout", std::move(run.stdout_text)},
-          {"stderr", std::move(run.stderr_text)},
-          {"truncated", run.truncated},
-          {"timed_out", run.outcome == sandbox::RunOutcome::timed_out},
-          {"oom_killed", run.oom_killed},
-          {"duration_ms", run.duration.count()},
-          {"spend_usd", std::round(run.spend_usd * 1e6) / 1e6}};
+  json data = {{"exit_code", run.exit_code},
+               {"stdout", std::move(run.stdout_text)},
+               {"stderr", std::move(run.stderr_text)},
+               {"truncated", run.truncated},
+               {"timed_out", run.outcome == sandbox::RunOutcome::timed_out},
+               {"oom_killed", run.oom_killed},
+               {"duration_ms", run.duration.count()},
+               {"spend_usd", std::round(run.spend_usd * 1e6) / 1e6}};
+  if (!run.state_lost.empty()) data["state_lost"] = run.state_lost;
+  return data;
+}
+
+// Said before the result when the interpreter's state did not survive the call.
+std::string state_lost_text(const std::string& why) {
+  return "The interpreter restarted (" + why +
+         "): variables, functions and imports of earlier calls are gone; files in /work are "
+         "kept.";
 }
 
 std::string dollars(double usd) {
@@ -230,14 +260,22 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
   if (!sandbox_id.empty()) data["sandbox_id"] = sandbox_id;
   std::string text = dump_json(data);
   switch (run.outcome) {
-    case sandbox::RunOutcome::completed:
-      return {{{"content", json::array({{{"type", "text"}, {"text", std::move(text)}}})},
+    case sandbox::RunOutcome::completed: {
+      json content = json::array();
+      if (!run.state_lost.empty())
+        content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
+      content.push_back({{"type", "text"}, {"text", std::move(text)}});
+      return {{{"content", std::move(content)},
                {"structuredContent", std::move(data)},
                {"isError", false}},
               run.exit_code == 0 ? ExecOutcome::ok : ExecOutcome::nonzero_exit};
+    }
     case sandbox::RunOutcome::timed_out: {
       auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
       std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
+      if (run.persistent)
+        head += run.state_lost.empty() ? " The interpreter was interrupted and keeps its state."
+                                       : " " + state_lost_text(run.state_lost);
       return {{{"content", json::array({{{"type", "text"}, {"text", head}},
                                         {{"type", "text"}, {"text", std::move(text)}}})},
                {"structuredContent", std::move(data)},

@@ -74,6 +74,53 @@ describe("the official SDK client", () => {
     await client.close();
   });
 
+  test("python and javascript keep their variables between calls, like notebook cells", async () => {
+    const { client } = await connect();
+    const define = await run(client, { code: "import statistics\ndata = [3, 1, 4, 1, 5]\ndef spread(xs):\n    return max(xs) - min(xs)" });
+    assert.equal(define.isError, false);
+    const use = await run(client, { code: "print(statistics.mean(data))\nspread(data)" });
+    assert.equal(use.structuredContent.stdout, "2.8\n4\n");
+    assert.equal(use.structuredContent.state_lost, undefined);
+    const js1 = await run(client, { code: "const seen = new Map([['a', 1]]); let n = 2", language: "javascript" });
+    assert.equal(js1.isError, false);
+    const js2 = await run(client, { code: "const n2 = await Promise.resolve(n * 21); seen.set('b', n2); seen", language: "javascript" });
+    assert.equal(js2.structuredContent.stdout, "Map(2) { 'a' => 1, 'b' => 42 }\n");
+    // A fresh process sees none of it; the interpreter still has it afterwards.
+    const fresh = await run(client, { code: "print('data' in globals())", fresh: true });
+    assert.equal(fresh.structuredContent.stdout, "False\n");
+    await client.close();
+  });
+
+  test("an exception keeps the state; an exit, an ignored interrupt and the memory limit lose it, and say so", async () => {
+    const { client } = await connect();
+    await run(client, { code: "kept = 'yes'" });
+    const raised = await run(client, { code: "raise ValueError('bad value')" });
+    assert.equal(raised.isError, false);
+    assert.equal(raised.structuredContent.exit_code, 1);
+    assert.match(raised.structuredContent.stderr, /ValueError: bad value/);
+    assert.equal((await run(client, { code: "kept" })).structuredContent.stdout, "'yes'\n");
+    const timeout = await run(client, { code: "import time\ntime.sleep(30)", timeout_seconds: 1 });
+    assert.equal(timeout.isError, true);
+    assert.match(timeout.content[0].text, /interrupted and keeps its state/);
+    assert.equal((await run(client, { code: "kept" })).structuredContent.stdout, "'yes'\n");
+    const exited = await run(client, { code: "import sys\nsys.exit(7)" });
+    assert.equal(exited.isError, false);
+    assert.equal(exited.structuredContent.exit_code, 7);
+    assert.equal(exited.structuredContent.state_lost, "the interpreter exited with code 7");
+    assert.match(exited.content[0].text, /restarted/);
+    assert.equal((await run(client, { code: "print('kept' in globals())" })).structuredContent.stdout, "False\n");
+    await run(client, { code: "kept = 'again'" });
+    const stuck = await run(client, { code: "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", timeout_seconds: 1 });
+    assert.equal(stuck.isError, true);
+    assert.match(stuck.structuredContent.state_lost, /did not stop/);
+    await run(client, { code: "kept = 'once more'" });
+    const oom = await run(client, { code: "x = bytearray(2 << 30)\nx[::4096] = b'a' * (len(x) // 4096)" });
+    assert.equal(oom.structuredContent.oom_killed, true);
+    assert.equal(oom.structuredContent.state_lost, "the memory limit killed the interpreter");
+    assert.equal((await run(client, { code: "print('kept' in globals())" })).structuredContent.stdout, "False\n");
+    await client.close();
+  });
+
   test("invalid arguments are a tool error saying what is wrong", async () => {
     const { client } = await connect();
     const bad = await run(client, { code: "print(1)", language: "cobol" });

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <sstream>
+#include <string>
 
 #include "forked_scenario.hpp"
 #include "sandbox_fixture.hpp"
@@ -76,15 +78,25 @@ constexpr const char* kProbeDescriptors =
     "echo \"${open[*]}\"\n"
     "for fd in \"${open[@]:3}\"; do echo $fd $(readlink /proc/self/fd/$fd); done\n";
 
-std::string program_descriptors(Refused refused) {
+// In the persistent interpreter: its own descriptors (stdio, the listing, and its channel to the
+// gateway, moved to 1000 and 1001), then those of a process it starts.
+const std::string kListInterpreterDescriptors = std::string(kListDescriptors) +
+                                                "import subprocess, sys\n"
+                                                "sys.stdout.flush()\n"
+                                                "done = subprocess.run([sys.executable, '-c', '''" +
+                                                kListDescriptors + "'''])\n";
+
+std::string program_descriptors(Refused refused, bool interpreter = false) {
   if (auto problem = refuse(refused); !problem.empty()) return "SETUP: " + problem;
   open_leaky_descriptors();
   sandgate::test::SandboxFixture f;
   if (!f.host().isolation().usable()) return "SKIP: " + f.host().isolation().problem;
+  f.fresh = !interpreter;
   auto sb = f.create();
   auto r = refused == Refused::close_range_and_listing
                ? f.run(sb, Language::bash, kProbeDescriptors)
-               : f.run(sb, Language::python, kListDescriptors);
+               : f.run(sb, Language::python,
+                       interpreter ? kListInterpreterDescriptors : kListDescriptors);
   return r.stdout_text + r.stderr_text + r.failure;
 }
 
@@ -104,6 +116,27 @@ void check_only_stdio(Refused refused, const std::string& expected) {
 
 TEST_CASE("a program holds only its stdio", "[sandbox][isolation][descriptors]") {
   check_only_stdio(Refused::nothing, "0 1 2 3");  // 3: the directory it lists
+}
+
+TEST_CASE("an interpreter holds its stdio and channel, and what it starts only its stdio",
+          "[sandbox][isolation][descriptors]") {
+  auto answer = sandgate::test::run_forked(
+      [] { return program_descriptors(Refused::nothing, /*interpreter=*/true); });
+  if (answer.rfind("SKIP: ", 0) == 0) {
+    WARN("SKIPPED: sandboxes unavailable here: " << answer);
+    return;
+  }
+  INFO(answer);
+  std::istringstream lines(answer);
+  std::string own, line, started;
+  std::getline(lines, own);
+  CHECK(own == "0 1 2 3 1000 1001");
+  // The subprocess's own listing follows the interpreter's lines about fds 3, 1000 and 1001.
+  while (std::getline(lines, line))
+    if (started.empty() && line.rfind("0 1 2", 0) == 0) started = line;
+  CHECK(started == "0 1 2 3");
+  CHECK(answer.find("1000 pipe:") != std::string::npos);
+  CHECK(answer.find("1001 pipe:") != std::string::npos);
 }
 
 TEST_CASE("a program holds only its stdio even where close_range is refused",

@@ -74,6 +74,9 @@ std::vector<pid_t> supervisor_pids() {
 
 TEST_CASE("the network is unreachable from a sandbox", "[sandbox][isolation]") {
   sandgate::test::SandboxFixture f;
+  // Python runs in the persistent interpreter and as a fresh process: both are held.
+  f.fresh = GENERATE(false, true);
+  INFO((f.fresh ? "fresh process" : "persistent interpreter"));
   if (!f.require_isolation()) return;
   HostListener listener;
   auto sb = f.create();
@@ -162,6 +165,9 @@ TEST_CASE("host processes and other sandboxes are invisible", "[sandbox][isolati
 TEST_CASE("/proc shows a program neither its supervisor nor the kernel's secrets",
           "[sandbox][isolation][proc]") {
   sandgate::test::SandboxFixture f;
+  // Python runs in the persistent interpreter and as a fresh process: both are held.
+  f.fresh = GENERATE(false, true);
+  INFO((f.fresh ? "fresh process" : "persistent interpreter"));
   if (!f.require_isolation()) return;
   auto sb = f.create();
   auto r = f.run(sb, Language::python,
@@ -171,7 +177,7 @@ TEST_CASE("/proc shows a program neither its supervisor nor the kernel's secrets
                  "for p in ['1'] + pids:\n"
                  "  try: c = open('/proc/%s/cmdline' % p, 'rb').read()\n"
                  "  except OSError: continue\n"
-                 "  if p == '1' or b'sandgate' in c: print('SEEN', p, c[:40])\n"
+                 "  if p == '1' or c.startswith(b'sandgate'): print('SEEN', p, c[:40])\n"
                  "for name in ['kallsyms', 'kcore', 'keys', 'timer_list', 'sched_debug']:\n"
                  "  try: data = open('/proc/' + name, 'rb').read(4096)\n"
                  "  except OSError: continue\n"
@@ -185,6 +191,9 @@ TEST_CASE("/proc shows a program neither its supervisor nor the kernel's secrets
 
 TEST_CASE("mount, ptrace, namespaces and symlink escapes are refused", "[sandbox][isolation]") {
   sandgate::test::SandboxFixture f;
+  // Python runs in the persistent interpreter and as a fresh process: both are held.
+  f.fresh = GENERATE(false, true);
+  INFO((f.fresh ? "fresh process" : "persistent interpreter"));
   if (!f.require_isolation()) return;
   auto sb = f.create();
   auto r = f.run(sb, Language::python,
@@ -242,6 +251,9 @@ TEST_CASE("a bomb left running after its call makes a clear failure, not a hang"
 
 TEST_CASE("a memory bomb is reported as an OOM kill", "[sandbox][limits]") {
   sandgate::test::SandboxFixture f;
+  // Python runs in the persistent interpreter and as a fresh process: both are held.
+  f.fresh = GENERATE(false, true);
+  INFO((f.fresh ? "fresh process" : "persistent interpreter"));
   if (!f.require_isolation()) return;
   auto sb = f.create();
   auto r = f.run(sb, Language::python,
@@ -284,6 +296,9 @@ TEST_CASE("an output flood is truncated at the cap", "[sandbox][limits]") {
   auto config = sandgate::test::SandboxFixture::default_config();
   config.limits.output_bytes = 64 * 1024;
   sandgate::test::SandboxFixture f(config);
+  // Python runs in the persistent interpreter and as a fresh process: both are held.
+  f.fresh = GENERATE(false, true);
+  INFO((f.fresh ? "fresh process" : "persistent interpreter"));
   if (!f.require_isolation()) return;
   auto sb = f.create();
   auto r = f.run(sb, Language::python,
@@ -346,6 +361,9 @@ TEST_CASE("/proc's masks are made where /dev/null is a container's locked bind",
     auto config = sandgate::test::SandboxFixture::default_config();
     config.accept_no_cgroups = true;
     sandgate::test::SandboxFixture f(config);
+    // Python runs in the persistent interpreter and as a fresh process: both are held.
+    f.fresh = GENERATE(false, true);
+    INFO((f.fresh ? "fresh process" : "persistent interpreter"));
     if (!f.host().isolation().usable()) return "SKIP: " + f.host().isolation().problem;
     auto sb = f.create();
     auto r = f.run(sb, Language::python,

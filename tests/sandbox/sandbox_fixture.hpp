@@ -55,8 +55,12 @@ class SandboxFixture {
     r.code = std::move(code);
     r.timeout = timeout;
     r.stdin_data = std::move(stdin_data);
+    r.fresh = fresh;
     return await(sb->run(std::move(r)));
   }
+
+  // Python and JavaScript run in the sandbox's persistent interpreter unless this is set.
+  bool fresh = false;
 
   sandbox::SandboxHost& host() { return host_; }
   boost::asio::io_context& io() { return io_; }

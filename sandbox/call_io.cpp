@@ -1,0 +1,80 @@
+#include "call_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+
+Pipe make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget) {
+  std::array<char, 64 * 1024> buffer;
+  boost::system::error_code ec;
+  from.non_blocking(true, ec);
+  for (;;) {
+    // Every read waits through the reactor, never speculatively: with a pipe that is never
+    // empty (a flood), back-to-back immediate completions would starve the reactor, and with it
+    // the timers that end the call.
+    auto [wait_error] = co_await from.async_wait(Descriptor::wait_read, kTuple);
+    if (wait_error) co_return;
+    std::size_t n = from.read_some(asio::buffer(buffer), ec);
+    if (n > 0) budget.take(sink, buffer.data(), n);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+    if (ec) co_return;  // EOF, or the pipe failed
+  }
+}
+
+void drain(Descriptor& from, std::string& sink, OutputBudget& budget) {
+  std::array<char, 64 * 1024> buffer;
+  // Bounded: a background writer could keep the pipe full for ever.
+  for (int round = 0; round < 32 && from.is_open(); ++round) {
+    ssize_t n = ::read(from.native_handle(), buffer.data(), buffer.size());
+    if (n <= 0) return;
+    budget.take(sink, buffer.data(), static_cast<std::size_t>(n));
+  }
+}
+
+asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from) {
+  protocol::Status status{};
+  auto [ec, n] = co_await asio::async_read(from, asio::buffer(&status, sizeof status), kTuple);
+  if (ec || n != sizeof status) co_return std::nullopt;
+  co_return status;
+}
+
+std::shared_ptr<asio::steady_timer> cancel_event(const asio::any_io_executor& executor,
+                                                 CallControl* control) {
+  auto event =
+      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+  if (control) {
+    bool live = control->arm([executor, weak = std::weak_ptr(event)] {
+      asio::post(executor, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
+    if (!live) event->expires_at(asio::steady_timer::time_point::min());
+  }
+  return event;
+}
+
+std::string spawn_failure_text(int error, std::uint32_t max_processes) {
+  if (error == EAGAIN)
+    return "could not start the program: the sandbox's process limit (" +
+           std::to_string(max_processes) +
+           ") is reached; processes left running by earlier calls count too";
+  return std::string("could not start the program: ") + std::strerror(error);
+}
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,48 @@
+#pragma once
+// The gateway's side of a call's pipes, shared by fresh processes and persistent interpreters.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "call_control.hpp"
+#include "output_budget.hpp"
+#include "protocol.hpp"
+#include "unique_fd.hpp"
+
+namespace sandgate::sandbox {
+
+using Descriptor = boost::asio::posix::stream_descriptor;
+inline constexpr auto kTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+// After a kill, the call's init must be gone within this; otherwise the sandbox is broken.
+inline constexpr auto kKillGrace = std::chrono::seconds(5);
+
+struct Pipe {
+  UniqueFd read, write;
+};
+Pipe make_pipe();  // close-on-exec; throws std::system_error
+
+// Reads until EOF or an error (a cancel included), keeping what the budget allows.
+boost::asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget);
+
+// Reads what a (non-blocking) pipe holds right now, without waiting: the output an interpreter
+// wrote before it replied, which the pump may not have been woken for yet.
+void drain(Descriptor& from, std::string& sink, OutputBudget& budget);
+
+boost::asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from);
+
+// A timer that is cancelled when `control` is: lets a call wait for a cancel among other
+// events. Already fired when the call was cancelled before it began.
+std::shared_ptr<boost::asio::steady_timer> cancel_event(
+    const boost::asio::any_io_executor& executor, CallControl* control);
+
+// The words for a program that could not be started (errno from the call's init).
+std::string spawn_failure_text(int error, std::uint32_t max_processes);
+
+}  // namespace sandgate::sandbox

@@ -1,0 +1,132 @@
+# sandgate's persistent Python interpreter: runs each call's code ("cell") in one namespace that
+# lives as long as the sandbox's interpreter. Protocol: docs/architecture.md, "Persistent
+# interpreters". Passed as `python3 -c <this source>`, inside the sandbox, as its unprivileged
+# uid: the gateway trusts nothing this process writes.
+import ast
+import builtins
+import fcntl
+import io
+import linecache
+import os
+import signal
+import struct
+import sys
+import traceback
+import types
+
+REQUEST = struct.Struct("<IIII")
+REPLY = struct.Struct("<IIIi")
+REQUEST_MAGIC = 0x51524753
+REPLY_MAGIC = 0x50524753
+FINISHED, INTERRUPTED = 0, 1
+
+# The channel moves out of the way of the program's own descriptors, close-on-exec, so a
+# subprocess the cell starts does not inherit it.
+_requests = fcntl.fcntl(3, fcntl.F_DUPFD_CLOEXEC, 1000)
+_replies = fcntl.fcntl(4, fcntl.F_DUPFD_CLOEXEC, 1000)
+os.close(3)
+os.close(4)
+
+_running = False
+
+
+def _on_sigint(signum, frame):
+    # Only a running cell is interrupted; a late SIGINT (the cell finished as the timeout fired)
+    # must not hit the driver between cells.
+    if _running:
+        raise KeyboardInterrupt
+
+
+def _read_exact(n):
+    chunks = []
+    while n > 0:
+        chunk = os.read(_requests, min(n, 1 << 20))
+        if not chunk:
+            sys.exit(0)  # the gateway closed the channel: the sandbox is ending
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _show(value):
+    # What the interactive interpreter prints for an expression statement.
+    if value is not None:
+        builtins._ = value
+        print(repr(value))
+
+
+def _run_cell(source, filename, namespace):
+    """Returns 0, or 1 after printing a traceback. KeyboardInterrupt and SystemExit propagate."""
+    global _running
+    try:
+        tree = ast.parse(source, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        body = compile(tree, filename, "exec")
+        tail = compile(last, filename, "eval") if last is not None else None
+    except SyntaxError:
+        traceback.print_exception(*sys.exc_info(), limit=0)
+        return 1
+    try:
+        _running = True
+        exec(body, namespace)
+        if tail is not None:
+            _show(eval(tail, namespace))
+        return 0
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:
+        # Leave out the driver's own frame, as a script's traceback would.
+        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+        return 1
+    finally:
+        _running = False
+
+
+def main():
+    signal.signal(signal.SIGINT, _on_sigint)
+    # The cells' namespace is a module of its own, installed as __main__, so that what pickle
+    # (multiprocessing) and inspect look up there is found.
+    main_module = types.ModuleType("__main__")
+    main_module.__builtins__ = builtins
+    sys.modules["__main__"] = main_module
+    namespace = main_module.__dict__
+    sys.argv = [""]
+    while True:
+        magic, seq, code_len, stdin_len = REQUEST.unpack(_read_exact(REQUEST.size))
+        if magic != REQUEST_MAGIC:
+            sys.exit(2)
+        source = _read_exact(code_len).decode("utf-8", "replace")
+        stdin = _read_exact(stdin_len)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="replace")
+        filename = "<cell %d>" % seq
+        # Tracebacks show the cell's lines, as they do for a script.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        linecache.cache.pop("<cell %d>" % (seq - 256), None)  # bounded: the latest cells
+        kind, value = FINISHED, 0
+        try:
+            value = _run_cell(source, filename, namespace)
+        except KeyboardInterrupt:
+            kind, value = INTERRUPTED, 0
+        except SystemExit:
+            _flush()
+            raise
+        _flush()
+        reply = REPLY.pack(REPLY_MAGIC, seq, kind, value)
+        while reply:
+            try:
+                reply = reply[os.write(_replies, reply):]
+            except KeyboardInterrupt:
+                pass
+
+
+main()

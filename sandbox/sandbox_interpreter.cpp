@@ -1,0 +1,251 @@
+// Sandbox::run for Python and JavaScript: the call's code runs in the sandbox's persistent
+// interpreter of that language, started by the first call that needs it.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+#include "fd_passing.hpp"
+#include "interpreter_channel.hpp"
+#include "sandbox.hpp"
+#include "utf8.hpp"
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using interpreter_wire::Reply;
+using interpreter_wire::ReplyKind;
+
+namespace {
+
+// How long an interrupted call has to give control back before its interpreter is killed.
+constexpr auto kInterruptGrace = std::chrono::seconds(2);
+
+std::uint64_t boottime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000ull +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+asio::awaitable<std::optional<Reply>> read_reply(Descriptor& from) {
+  Reply reply{};
+  auto [ec, n] = co_await asio::async_read(from, asio::buffer(&reply, sizeof reply), kTuple);
+  if (ec || n != sizeof reply) co_return std::nullopt;
+  co_return reply;
+}
+
+// Writes the request, then waits for its reply. nullopt: the interpreter has gone (or closed
+// its end), so the reply will never come.
+asio::awaitable<std::optional<Reply>> exchange(Interpreter& interpreter, const std::string& frame) {
+  auto [ec, n] = co_await asio::async_write(interpreter.requests, asio::buffer(frame), kTuple);
+  if (ec) co_return std::nullopt;
+  co_return co_await read_reply(interpreter.replies);
+}
+
+bool valid(const Reply& reply, std::uint32_t seq) {
+  return reply.magic == interpreter_wire::kReplyMagic && reply.seq == seq &&
+         (reply.kind == static_cast<std::uint32_t>(ReplyKind::finished) ||
+          reply.kind == static_cast<std::uint32_t>(ReplyKind::interrupted));
+}
+
+// What the model is told about an interpreter that ended by itself.
+std::string ended_text(int wait_status) {
+  if (WIFEXITED(wait_status))
+    return "the interpreter exited with code " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFSIGNALED(wait_status))
+    return std::string("the interpreter was killed by signal ") +
+           std::to_string(WTERMSIG(wait_status)) + " (" + ::strsignal(WTERMSIG(wait_status)) + ")";
+  return "the interpreter ended";
+}
+
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+}  // namespace
+
+std::string interpreter_wire::request_frame(std::uint32_t seq, std::string_view code,
+                                            std::string_view stdin_data) {
+  RequestHeader header{kRequestMagic, seq, static_cast<std::uint32_t>(code.size()),
+                       static_cast<std::uint32_t>(stdin_data.size())};
+  std::string frame(reinterpret_cast<const char*>(&header), sizeof header);
+  frame.reserve(sizeof header + code.size() + stdin_data.size());
+  frame.append(code);
+  frame.append(stdin_data);
+  return frame;
+}
+
+Interpreter* Sandbox::interpreter_for(Language language, const asio::any_io_executor& executor) {
+  auto& slot = interpreters_[static_cast<std::size_t>(language)];
+  if (slot) return slot.get();
+  Pipe requests = make_pipe(), replies = make_pipe(), out = make_pipe(), err = make_pipe(),
+       status = make_pipe();
+  auto interpreter = std::make_unique<Interpreter>(executor, next_call_id_++);
+  {
+    std::lock_guard lock(mutex_);
+    if (end_reason_ != EndReason::none) return nullptr;
+    protocol::Header header{protocol::MessageType::start_interpreter, interpreter->id,
+                            static_cast<protocol::Language>(language), 0};
+    int fds[protocol::kInterpreterFdCount] = {requests.read.get(), replies.write.get(),
+                                              out.write.get(), err.write.get(), status.write.get()};
+    if (send_message(control_.get(), &header, sizeof header, fds) != 0) {
+      end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
+      return nullptr;
+    }
+  }
+  set_nonblocking(out.read.get());
+  set_nonblocking(err.read.get());
+  interpreter->requests.assign(requests.write.release());
+  interpreter->replies.assign(replies.read.release());
+  interpreter->stdout_pipe.assign(out.read.release());
+  interpreter->stderr_pipe.assign(err.read.release());
+  interpreter->status.assign(status.read.release());
+  slot = std::move(interpreter);
+  return slot.get();
+}
+
+asio::awaitable<bool> Sandbox::interrupt(Interpreter& interpreter, std::uint64_t call_started_ns,
+                                         std::uint32_t seq) {
+  auto executor = co_await asio::this_coro::executor;
+  protocol::InterruptRequest request{
+      {protocol::MessageType::interrupt, interpreter.id, protocol::Language::python, 0},
+      call_started_ns};
+  if (!co_await ask_supervisor(&request, sizeof request,
+                               static_cast<std::uint32_t>(protocol::MessageType::interrupted),
+                               interpreter.id)) {
+    end(EndReason::failed, "the sandbox's supervisor does not answer");
+    co_return false;
+  }
+  // The cell either ends by the interrupt or had just finished; both keep the state.
+  asio::steady_timer grace(executor, kInterruptGrace);
+  auto answer = co_await (read_reply(interpreter.replies) || grace.async_wait(kTuple));
+  if (answer.index() == 0 && std::get<0>(answer) && valid(*std::get<0>(answer), seq))
+    co_return true;
+  if (!co_await kill_call(interpreter.id))
+    end(EndReason::failed, "the sandbox did not stop a killed interpreter");
+  co_return false;
+}
+
+asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
+                                                       std::shared_ptr<CallControl> control) {
+  auto self = shared_from_this();
+  auto executor = co_await asio::this_coro::executor;
+  auto started = Clock::now();
+  const std::uint64_t started_ns = boottime_ns();
+  RunResult result;
+  result.persistent = true;
+
+  // An interpreter that ended since the last call (a background thread's exit, the memory
+  // limit) is replaced first, and the model told.
+  const auto index = static_cast<std::size_t>(request.language);
+  if (auto& previous = interpreters_[index]) {
+    pollfd ended{previous->status.native_handle(), POLLIN, 0};
+    if (::poll(&ended, 1, 0) > 0) {
+      protocol::Status status{};
+      bool told = ::read(previous->status.native_handle(), &status, sizeof status) ==
+                  static_cast<ssize_t>(sizeof status);
+      result.state_lost =
+          (told && status.kind == protocol::StatusKind::exited ? ended_text(status.value)
+                                                               : "the interpreter ended") +
+          " after the previous call";
+      previous.reset();
+    }
+  }
+  Interpreter* interpreter = interpreter_for(request.language, executor);
+  if (interpreter == nullptr) {
+    result.outcome = RunOutcome::sandbox_ended;
+    co_return finish(std::move(result), started, 0);
+  }
+  std::uint64_t oom_before = 0;
+  {
+    std::lock_guard lock(mutex_);
+    oom_before = cgroups_.oom_kills();
+  }
+  const std::uint32_t seq = interpreter->next_seq++;
+  const std::string frame = interpreter_wire::request_frame(seq, request.code, request.stdin_data);
+  auto cancelled = cancel_event(executor, control.get());
+  asio::steady_timer deadline(executor, request.timeout);
+
+  // Decides how the call ended; true when the interpreter must be replaced. The output pumps
+  // run until it is done.
+  auto settle = [&]() -> asio::awaitable<bool> {
+    auto first = co_await (exchange(*interpreter, frame) || deadline.async_wait(kTuple) ||
+                           cancelled->async_wait(kTuple));
+    bool replace = false;
+    if (first.index() != 0) {
+      result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
+      if (!co_await interrupt(*interpreter, started_ns, seq)) {
+        replace = true;
+        result.state_lost = "the interpreter did not stop within " +
+                            std::to_string(kInterruptGrace.count()) +
+                            " s of the interrupt and was killed";
+      }
+    } else if (auto reply = std::get<0>(first); reply && valid(*reply, seq)) {
+      // An interrupt the program sent itself is reported like a shell's Ctrl-C.
+      result.exit_code = reply->kind == static_cast<std::uint32_t>(ReplyKind::interrupted)
+                             ? 128 + SIGINT
+                             : std::clamp(reply->value, 0, 255);
+    } else if (reply) {
+      replace = true;
+      result.state_lost = "the interpreter broke its protocol and was killed";
+      if (!co_await kill_call(interpreter->id))
+        end(EndReason::failed, "the sandbox did not stop a killed interpreter");
+    } else {
+      // The interpreter has gone: its init says how, at once (it writes when pid 2 ends).
+      replace = true;
+      asio::steady_timer bound(executor, kKillGrace);
+      auto told = co_await (read_status(interpreter->status) || bound.async_wait(kTuple));
+      auto status = told.index() == 0 ? std::get<0>(told) : std::nullopt;
+      if (!status) {
+        end(EndReason::failed, "the sandbox's processes were killed");
+        result.outcome = RunOutcome::sandbox_ended;
+      } else if (status->kind == protocol::StatusKind::spawn_failed) {
+        end(EndReason::failed, spawn_failure_text(status->value, limits_.max_processes));
+        result.outcome = RunOutcome::sandbox_ended;
+      } else {
+        int ws = status->value;
+        if (WIFEXITED(ws)) result.exit_code = WEXITSTATUS(ws);
+        if (WIFSIGNALED(ws)) {
+          result.signal = WTERMSIG(ws);
+          result.exit_code = 128 + result.signal;
+        }
+        result.state_lost = ended_text(ws);
+      }
+    }
+    boost::system::error_code ignored;
+    interpreter->stdout_pipe.cancel(ignored);
+    interpreter->stderr_pipe.cancel(ignored);
+    co_return replace;
+  };
+
+  std::string stdout_bytes, stderr_bytes;
+  OutputBudget budget{limits_.output_bytes};
+  bool replace = co_await ((pump(interpreter->stdout_pipe, stdout_bytes, budget) &&
+                            pump(interpreter->stderr_pipe, stderr_bytes, budget)) &&
+                           settle());
+  if (control) control->disarm();
+  // The driver flushed before it replied: what it printed is in the pipes now.
+  drain(interpreter->stdout_pipe, stdout_bytes, budget);
+  drain(interpreter->stderr_pipe, stderr_bytes, budget);
+  if (replace) interpreters_[index].reset();
+
+  make_valid_utf8(stdout_bytes);
+  make_valid_utf8(stderr_bytes);
+  result.stdout_text = std::move(stdout_bytes);
+  result.stderr_text = std::move(stderr_bytes);
+  result.truncated = budget.truncated;
+  result = finish(std::move(result), started, oom_before);
+  if (result.oom_killed) result.state_lost = "the memory limit killed the interpreter";
+  co_return result;
+}
+
+}  // namespace sandgate::sandbox
