@@ -217,3 +217,60 @@ TEST_CASE("python: an interpreter that attacks its own channel costs only its st
   CHECK(after.exit_code == 0);
   CHECK_FALSE(sb->ended());
 }
+
+TEST_CASE("javascript: declarations and awaited values survive between calls",
+          "[sandbox][interpreter]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto first =
+      f.run(sb, Language::javascript,
+            "const path = require('path');\nlet count = 1;\nfunction twice(v) { return v * 2; }\n"
+            "class Box { constructor(v) { this.v = v; } }");
+  INFO(describe(first));
+  CHECK(first.persistent);
+  CHECK(first.exit_code == 0);
+  // A later call may declare the same const again, as in a REPL; the last value is inspected.
+  auto second = f.run(sb, Language::javascript,
+                      "const path = 'again';\ncount += await Promise.resolve(1);\n"
+                      "console.log(path, twice(count));\nnew Box(count)");
+  INFO(describe(second));
+  CHECK(second.stdout_text == "again 4\nBox { v: 2 }\n");
+  auto with_stdin =
+      f.run(sb, Language::javascript,
+            "let text = '';\nfor await (const chunk of process.stdin) text += chunk;\n"
+            "console.log(text.toUpperCase(), count)",
+            std::chrono::seconds(20), "abc");
+  INFO(describe(with_stdin));
+  CHECK(with_stdin.stdout_text == "ABC 2\n");
+}
+
+TEST_CASE("javascript: an exception keeps the state, a timeout interrupts, an exit loses it",
+          "[sandbox][interpreter][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  f.run(sb, Language::javascript, "var kept = 'yes'");
+  auto thrown = f.run(sb, Language::javascript, "console.log('partial');\nnull.property");
+  INFO(describe(thrown));
+  CHECK(thrown.exit_code == 1);
+  CHECK(thrown.stdout_text == "partial\n");
+  CHECK(thrown.stderr_text.find("TypeError") != std::string::npos);
+  auto rejected = f.run(sb, Language::javascript, "await Promise.reject(new Error('nope'))");
+  CHECK(rejected.exit_code == 1);
+  CHECK(rejected.stderr_text.find("nope") != std::string::npos);
+  // A busy loop and a promise that never settles are both interrupted, and the state stays.
+  for (const char* code : {"while (true) {}", "await new Promise(() => {})"}) {
+    auto r = f.run(sb, Language::javascript, code, std::chrono::seconds(1));
+    INFO(code << "\n" << describe(r));
+    CHECK(r.outcome == RunOutcome::timed_out);
+    CHECK(r.state_lost.empty());
+  }
+  CHECK(f.run(sb, Language::javascript, "kept").stdout_text == "'yes'\n");
+  auto exited = f.run(sb, Language::javascript, "console.log('bye');\nprocess.exit(4)");
+  INFO(describe(exited));
+  CHECK(exited.exit_code == 4);
+  CHECK(exited.stdout_text == "bye\n");
+  CHECK(exited.state_lost == "the interpreter exited with code 4");
+  CHECK(f.run(sb, Language::javascript, "typeof kept").stdout_text == "'undefined'\n");
+}
