@@ -331,6 +331,15 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
       }
     }
     if (auto d = dir_for(layout.cpuacct); !d.empty()) cpuacct_.parent = d;
+    if (cpuacct_.version != CgroupVersion::none)
+      cpu_usage_ = StatFile(cpuacct_.parent /
+                            (cpuacct_.version == CgroupVersion::v1 ? "cpuacct.usage" : "cpu.stat"));
+    if (memory_.version != CgroupVersion::none) {
+      memory_usage_ = StatFile(memory_.parent / memory_usage_file(memory_.version));
+      oom_events_ =
+          StatFile(memory_.parent /
+                   (memory_.version == CgroupVersion::v2 ? "memory.events" : "memory.oom_control"));
+    }
   } catch (...) {
     remove();
     throw;
@@ -346,30 +355,24 @@ void CgroupSet::attach(pid_t pid) const {
 }
 
 std::uint64_t CgroupSet::cpu_usage_ns() const {
-  if (cpuacct_.version == CgroupVersion::v1) {
-    auto text = read_file(cpuacct_.parent / "cpuacct.usage");
-    return text ? std::stoull(*text) : 0;
-  }
-  if (cpuacct_.version == CgroupVersion::v2)
-    return read_keyed_value(cpuacct_.parent / "cpu.stat", "usage_usec").value_or(0) * 1000;
-  return 0;
+  auto text = cpu_usage_.read();
+  if (!text) return 0;
+  if (cpuacct_.version == CgroupVersion::v1) return std::strtoull(text->c_str(), nullptr, 10);
+  return keyed_value(*text, "usage_usec").value_or(0) * 1000;
 }
 
 std::uint64_t CgroupSet::memory_bytes() const {
-  if (memory_.version == CgroupVersion::none) return 0;
-  auto text = read_file(memory_.parent / memory_usage_file(memory_.version));
-  return text ? std::stoull(*text) : 0;
+  auto text = memory_usage_.read();
+  return text ? std::strtoull(text->c_str(), nullptr, 10) : 0;
 }
 
 std::uint64_t CgroupSet::oom_kills() const {
-  if (memory_.version == CgroupVersion::v2)
-    return read_keyed_value(memory_.parent / "memory.events", "oom_kill").value_or(0);
-  if (memory_.version == CgroupVersion::v1)
-    return read_keyed_value(memory_.parent / "memory.oom_control", "oom_kill").value_or(0);
-  return 0;
+  auto text = oom_events_.read();
+  return text ? keyed_value(*text, "oom_kill").value_or(0) : 0;
 }
 
 void CgroupSet::remove() {
+  for (auto* file : {&cpu_usage_, &memory_usage_, &oom_events_}) file->close();
   kill_and_remove(dirs_);
   dirs_.clear();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "limits.hpp"
+#include "stat_file.hpp"
 
 namespace sandgate::sandbox {
 
@@ -78,6 +79,7 @@ class CgroupSet {
  private:
   std::vector<std::filesystem::path> dirs_;  // the killer's first
   ControllerPlace memory_, cpuacct_;
+  StatFile cpu_usage_, memory_usage_, oom_events_;  // what the meter samples
 };
 
 // Removes the instance directories of gateways that are gone (after a crash), with every

@@ -37,7 +37,11 @@ std::optional<std::uint64_t> read_keyed_value(const std::filesystem::path& path,
                                               const std::string& key) {
   auto text = read_file(path);
   if (!text) return std::nullopt;
-  std::istringstream in(*text);
+  return keyed_value(*text, key);
+}
+
+std::optional<std::uint64_t> keyed_value(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
   std::string name;
   std::uint64_t value = 0;
   while (in >> name >> value) {

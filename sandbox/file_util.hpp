@@ -13,5 +13,7 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 // The number after `key ` in a "key value" per line file such as memory.events.
 std::optional<std::uint64_t> read_keyed_value(const std::filesystem::path& path,
                                               const std::string& key);
+// The value of `key` in "key value" lines (cpu.stat, memory.events).
+std::optional<std::uint64_t> keyed_value(const std::string& text, const std::string& key);
 
 }  // namespace sandgate::sandbox

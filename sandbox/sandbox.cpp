@@ -41,6 +41,18 @@ asio::awaitable<void> feed(Descriptor& to, const std::string& data) {
   to.close(ignored);
 }
 
+// Where the program's stdin comes from. Without stdin it reads /dev/null (EOF at once, as from
+// an empty pipe): a pipe, its registration with the reactor and their teardown saved on most
+// calls.
+Pipe stdin_for(const std::string& data) {
+  static const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (data.empty() && dev_null >= 0) {
+    UniqueFd copy(::fcntl(dev_null, F_DUPFD_CLOEXEC, 0));
+    if (copy) return {std::move(copy), {}};
+  }
+  return make_pipe();
+}
+
 // Waits until `ended` is cancelled (the program has ended), then a short grace period.
 asio::awaitable<void> grace_after(asio::steady_timer& ended) {
   co_await ended.async_wait(kTuple);
@@ -243,7 +255,8 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
 
   std::uint64_t oom_before = 0;
   std::uint32_t call_id = next_call_id_++;
-  Pipe in = make_pipe(), out = make_pipe(), err = make_pipe(), status = make_pipe();
+  Pipe in = stdin_for(request.stdin_data);
+  Pipe out = make_pipe(), err = make_pipe(), status = make_pipe();
   {
     UniqueFd code = code_memfd(request.code);
     std::lock_guard lock(mutex_);
@@ -268,8 +281,9 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   err.write.reset();
   status.write.reset();
 
-  Descriptor stdin_pipe(executor, in.write.release()), stdout_pipe(executor, out.read.release()),
+  Descriptor stdin_pipe(executor), stdout_pipe(executor, out.read.release()),
       stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
+  if (in.write) stdin_pipe.assign(in.write.release());
   auto cancelled = cancel_event(executor, control.get());
   asio::steady_timer deadline(executor, request.timeout);
   asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
