@@ -1,8 +1,10 @@
 // sandgate-node-flags:
 //
-// sandgate's persistent JavaScript interpreter ("driver"), protocol v1: runs notebook cells sent
-// on fd 3 in one global context and answers each with a 16-byte reply on fd 4. Run as
-// `/usr/bin/node -e <this source>`; uses only node core (v20).
+// sandgate's persistent JavaScript interpreter ("driver"), protocol v1 (docs/architecture.md,
+// "Persistent interpreters"): runs notebook cells sent on fd 3 in one global context and
+// answers each with a 16-byte reply on fd 4. Run as `/usr/bin/node -e <this source>` inside the
+// sandbox, as its unprivileged uid; uses only node core (v20). The gateway trusts nothing it
+// writes.
 //
 // How it works, and why:
 // - Cells are evaluated by the in-process inspector (Runtime.evaluate with replMode), the
@@ -15,9 +17,15 @@
 //   cell awaits, a 10 ms poll of the pending flag ends it. (Starting and stopping the watchdog
 //   per cell, like node's REPL does, leaves SIGINT on its default action for a moment after
 //   each run: a SIGINT then would kill the driver.)
-// - fds 3 and 4 are sent to ourselves over a unix socket (SCM_RIGHTS), which gives new
-//   close-on-exec descriptors, then closed: node has no dup(), and reopening /proc/self/fd/N
-//   is refused for pipes the gateway (another uid) created.
+//   Limits: code that runs after an await, or in a timer or callback, runs outside that vm
+//   script and cannot be stopped (terminating node's own callback machinery makes node abort);
+//   a SIGINT during it counts once it yields, and one that never yields is the gateway's to
+//   kill after its grace period. A cell's own process.on('SIGINT') listeners never run.
+// - fds 3 and 4 stay where they are: node's start-up (uv_disable_stdio_inheritance) has made
+//   every inherited descriptor close-on-exec, so no subprocess gets them. Moving them would
+//   need dup(), which node lacks (and reopening /proc/self/fd/N is refused for pipes that
+//   another uid, the gateway, created). Code in the driver's own process can still use them;
+//   the gateway trusts nothing the driver writes anyway.
 // - process.stdout and process.stderr write synchronously (fs.writeSync on fds 1 and 2) and
 //   keep no state between writes: every byte is in the pipe when write() returns (so before a
 //   reply, and at process.exit()), a printing loop cannot pile output up in memory, and a
@@ -25,14 +33,18 @@
 //   half-updated (node's own pipe streams then stay stuck with a write "in progress").
 'use strict';
 (() => {
+  // What the driver uses, captured now: a cell may declare or assign the same global names
+  // (`let process`, `var setImmediate`), and those would be what the driver's code sees.
+  const { process, Buffer, setImmediate, setInterval, clearInterval, queueMicrotask, Atomics,
+          BigInt, Error, Number, String } = globalThis;
   const fs = require('fs');
+  const { writeSync, openSync, closeSync, unlinkSync } = fs;
   const net = require('net');
   const os = require('os');
   const path = require('path');
   const util = require('util');
   const vm = require('vm');
   const inspector = require('inspector');
-
   const { Readable, Writable } = require('stream');
 
   const REQUEST_MAGIC = 0x51524753;  // "SGRQ"
@@ -45,7 +57,7 @@
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
     for (let done = 0; done < bytes.length;) {
       try {
-        done += fs.writeSync(fd, bytes, done, bytes.length - done);
+        done += writeSync(fd, bytes, done, bytes.length - done);
       } catch (e) {
         if (e.code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);  // someone made it non-blocking
         else if (e.code !== 'EINTR') throw e;
@@ -88,15 +100,28 @@
   // Before anything uses them: the global console binds to process.stdout on first use.
   const out = new SyncWriter(1), err = new SyncWriter(2);
   for (const [name, stream] of [['stdout', out], ['stderr', err]])
-    Object.defineProperty(process, name, { configurable: true, enumerable: true, get: () => stream });
+    Object.defineProperty(process, name, {
+      configurable: true,
+      enumerable: true,
+      get: () => stream,
+    });
 
   // --- SIGINT -------------------------------------------------------------------------------
   const contextify = process.binding('contextify');
   // A JS listener first: with none, process.kill(process.pid, 'SIGINT') in a cell assumes the
   // process dies and runs node's at-exit hooks, which destroy the inspector's context. The
   // watchdog, started next, replaces the listener's OS handler, so the listener never runs.
-  process.on('SIGINT', () => {});
+  const ignoreSigint = () => {};
+  process.on('SIGINT', ignoreSigint);
   contextify.startSigintWatchdog();
+  // A cell that removed the listener (process.removeAllListeners('SIGINT')) made node put
+  // SIGINT back to its default action or give it to another listener: take it back.
+  function keepSigint() {
+    if (process.listeners('SIGINT').includes(ignoreSigint)) return;
+    process.on('SIGINT', ignoreSigint);
+    contextify.stopSigintWatchdog();  // the last stop: it lets go of SIGINT...
+    contextify.startSigintWatchdog();  // ...to take it again
+  }
   // Returns whether a SIGINT arrived since the last call, and forgets it. A nested start/stop
   // pair only reads and clears the flag: the watchdog stays installed.
   function takePendingSigint() {
@@ -150,34 +175,38 @@
     },
   });
   function setStdin(data) {
-    const wasEmpty = fd0Holds && stdinData.length === 0;
+    const unchanged = fd0Holds && stdinData.length === 0 && data.length === 0;
     stdinData = data;
     stdinStream = null;
-    if (wasEmpty && data.length === 0) return;
-    // Opening takes the lowest free descriptor: 0, once closed.
+    if (!unchanged) fd0Holds = putAtFd0(data);
+  }
+  // Opening takes the lowest free descriptor: 0, once closed. False when fd 0 could not be
+  // made to hold `data` (it is then /dev/null if possible).
+  function putAtFd0(data) {
     try {
-      fs.closeSync(0);
+      closeSync(0);
     } catch {}
-    let fd = -1;
+    let fd = -1, complete = false;
     try {
       if (data.length) {
         try {
-          fs.unlinkSync(stdinPath);
+          unlinkSync(stdinPath);
         } catch {}
-        fd = fs.openSync(stdinPath, 'wx+', 0o600);
-        fs.unlinkSync(stdinPath);
-        fs.writeSync(fd, data, 0, data.length, 0);  // positional: the offset stays at 0
+        fd = openSync(stdinPath, 'wx+', 0o600);
+        unlinkSync(stdinPath);
+        writeSync(fd, data, 0, data.length, 0);  // positional: the offset stays at 0
       } else {
-        fd = fs.openSync('/dev/null', 'r');
+        fd = openSync('/dev/null', 'r');
       }
+      complete = true;
     } catch {}
-    fd0Holds = fd === 0;
-    if (fd > 0) fs.closeSync(fd);
-    if (fd !== 0) {
-      try {
-        fs.openSync('/dev/null', 'r');  // keep fd 0 taken, at least
-      } catch {}
-    }
+    if (fd === 0 && complete) return true;
+    try {
+      if (fd >= 0) closeSync(fd);
+      const other = openSync('/dev/null', 'r');  // keep fd 0 taken, at least
+      if (other !== 0) closeSync(other);
+    } catch {}
+    return false;
   }
 
   // --- the inspector --------------------------------------------------------------------------
@@ -195,18 +224,23 @@
     if (error) throw error;
     return result;
   }
-  // A remote object's id -> the value itself (callFunctionOn hands it to this function).
+  // A remote object's id -> the value itself: callFunctionOn hands it to `take`, whose own
+  // remote id is fetched once through a global property that is then deleted.
   let taken;
-  Object.defineProperty(globalThis, Symbol.for('sandgate.take'), {
-    value: (v) => {
-      taken = v;
-    },
-  });
+  globalThis['sandgate take'] = (v) => {
+    taken = v;
+  };
+  const takeId = post('Runtime.evaluate', {
+    expression: "this['sandgate take']",
+    objectGroup: 'sandgate-driver',  // never released
+  }).result.objectId;
+  delete globalThis['sandgate take'];
   function localValue(remote) {
     if (remote.objectId) {
       post('Runtime.callFunctionOn', {
         objectId: remote.objectId,
-        functionDeclaration: "function () { 'use strict'; globalThis[Symbol.for('sandgate.take')](this); }",
+        functionDeclaration: "function (take) { 'use strict'; take(this); }",
+        arguments: [{ objectId: takeId }],
       });
       const value = taken;
       taken = undefined;
@@ -223,7 +257,9 @@
   let cell = null;  // the running cell: { seq, code, done, poll }
   // The evaluation is started from inside a vm script so that breakOnSigint covers the cell's
   // synchronous part; termination is turned back into an exception at the script's boundary.
-  Object.defineProperty(globalThis, Symbol.for('sandgate.evaluate'), {
+  // The script reaches the driver through a property of the global object (`this`, which no
+  // declaration can shadow) that cannot be changed or deleted.
+  Object.defineProperty(globalThis, 'sandgate evaluate', {
     value: () => {
       const c = cell;
       session.post('Runtime.evaluate', {
@@ -233,7 +269,7 @@
       }, (e, result) => queueMicrotask(() => settle(c, e, result)));
     },
   });
-  const evaluateScript = new vm.Script("globalThis[Symbol.for('sandgate.evaluate')]()",
+  const evaluateScript = new vm.Script("this['sandgate evaluate']()",
                                        { filename: 'sandgate-driver' });
   // Script.prototype.runInThisContext, when SIGINT has JS listeners (ours), removes them for
   // the run and adds them back: SIGINT is then deadly during the run and the watchdog loses it
@@ -245,6 +281,7 @@
   function startCell(seq, code, stdin) {
     const c = cell = { seq, code, done: false, poll: null };
     setStdin(stdin);
+    keepSigint();
     takePendingSigint();  // one that came before this cell is not for it
     try {
       runEvaluateScript();
@@ -253,6 +290,10 @@
       err.write(`sandgate driver: ${describe(e)}\n`);
       return finish(c, FINISHED, 1);
     }
+    // The cell awaits. A SIGINT now only sets the watchdog's flag, seen by this poll. Code that
+    // runs after an await (or in a timer) runs outside the vm script and cannot be terminated:
+    // terminating node's own callback machinery corrupts it (node aborts: "async hook stack
+    // has become corrupted"); a SIGINT during it counts once it yields (see settle).
     if (!c.done) {
       c.poll = setInterval(() => {
         if (contextify.watchdogHasPendingSigint()) finish(c, INTERRUPTED, 0);
@@ -263,7 +304,7 @@
   // The cell's evaluation is over (a stale one, interrupted before, is ignored).
   function settle(c, protocolError, result) {
     if (c !== cell || c.done) return;
-    // A SIGINT while code after an await ran (not interruptible, see startCell) still counts.
+    // A SIGINT that came while code after an await ran (see startCell) still counts.
     if (contextify.watchdogHasPendingSigint()) return finish(c, INTERRUPTED, 0);
     let failed = true;
     const release = !protocolError && (result.exceptionDetails || result.result.objectId);
@@ -274,17 +315,39 @@
         err.write(`${describeException(c, result.exceptionDetails)}\n`);
       } else {
         const value = localValue(result.result);
+        if (util.types.isPromise(value)) {
+          // A script's last expression is often a promise (`main()`, an async arrow called at
+          // once, `.catch(...)` after it): node runs it to its end before the script is over,
+          // so the cell waits for it too, and shows what it resolves to.
+          releaseCellObjects(release);
+          value.then(
+              (resolved) => {
+                if (c !== cell || c.done) return;
+                if (resolved !== undefined) out.write(`${describe(resolved)}\n`);
+                finish(c, FINISHED, 0);
+              },
+              (reason) => {
+                if (c !== cell || c.done) return;
+                err.write(`${isError(reason) ? '' : 'Uncaught '}${describe(reason)}\n`);
+                finish(c, FINISHED, 1);
+              });
+          return;
+        }
         if (value !== undefined) out.write(`${describe(value)}\n`);
         failed = false;
       }
     } catch (e) {
       err.write(`sandgate driver: ${describe(e)}\n`);
     }
-    // The inspector keeps what it handed out (and what earlier cells left) until this.
+    releaseCellObjects(release);
+    finish(c, FINISHED, failed ? 1 : 0);
+  }
+
+  // The inspector keeps what it handed out (and what earlier cells left) until this.
+  function releaseCellObjects(release) {
     try {
       if (release) post('Runtime.releaseObjectGroup', { objectGroup: 'sandgate' });
     } catch {}
-    finish(c, FINISHED, failed ? 1 : 0);
   }
 
   function describeException(c, details) {
@@ -318,7 +381,7 @@
   }
 
   // --- the gateway's pipes --------------------------------------------------------------------
-  let replyFd = 4;
+  const replyFd = 4;
   const reply = Buffer.alloc(16);
   function writeReply(seq, kind, value) {
     reply.writeUInt32LE(REPLY_MAGIC, 0);
@@ -327,7 +390,7 @@
     reply.writeInt32LE(value, 12);
     for (let done = 0; done < reply.length;) {
       try {
-        done += fs.writeSync(replyFd, reply, done, reply.length - done);
+        done += writeSync(replyFd, reply, done, reply.length - done);
       } catch (e) {
         if (e.code !== 'EAGAIN' && e.code !== 'EINTR') process.exit(0);  // the gateway is gone
       }
@@ -368,81 +431,12 @@
       process.exit(0);
     }
   }
-  function listen(requests) {
-    requests.on('data', onRequestBytes);
-    const ended = () => {
-      requestsEnded = true;
-      next();
-    };
-    requests.on('end', ended);
-    requests.on('error', ended);
-  }
-
-  // Moves fds 3 and 4 to new close-on-exec descriptors (so that no subprocess inherits them):
-  // each is sent over a connected pair of unix sockets (SCM_RIGHTS, to ourselves) and received
-  // with MSG_CMSG_CLOEXEC; then 3 and 4 are closed. Calls back with pipe handles for the
-  // requests and the replies: the moved ones, or those of 3 and 4 when moving failed (then a
-  // subprocess inherits them: it could read requests or forge replies, which the gateway
-  // already expects of the driver's own code).
-  function moveDescriptors(done) {
-    const { Pipe, PipeConnectWrap, constants: PipeType } = process.binding('pipe_wrap');
-    const { WriteWrap } = process.binding('stream_wrap');
-    const originals = [3, 4].map((fd) => {
-      const handle = new Pipe(PipeType.SOCKET);
-      return handle.open(fd) === 0 ? handle : null;
-    });
-    const received = [];
-    let server = null, sender = null, finished = false;
-    const end = (ok) => {
-      if (finished) return;
-      finished = true;
-      clearTimeout(timer);
-      if (server) server.close();
-      if (sender) sender.close();
-      // The receiving socket is left open (one idle close-on-exec descriptor): the accepted
-      // handle and the IPC handle over it share its fd, and closing one would leave the other
-      // holding a number that may be reused.
-      if (ok) for (const h of originals) h.close();  // closes 3 and 4
-      else for (const h of received) h.close();
-      done(ok ? received : originals);
-    };
-    const timer = setTimeout(() => end(false), 2000);
-    if (originals.includes(null)) throw new Error('fds 3 and 4 are not pipes');
-    const name = `\0sandgate-driver-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    server = new Pipe(PipeType.SERVER);
-    if (server.bind(name) || server.listen(1)) return end(false);
-    server.onconnection = (status, accepted) => {
-      if (status) return end(false);
-      // Only IPC pipes carry descriptors, and an accepted connection is a plain one: open an
-      // IPC handle on the same socket.
-      const receiver = new Pipe(PipeType.IPC);
-      if (receiver.open(accepted.fd)) return end(false);
-      receiver.onread = () => {
-        const handle = receiver.pendingHandle;
-        receiver.pendingHandle = null;
-        if (!handle) return;
-        received.push(handle);
-        if (received.length < originals.length) return send(received.length);
-        receiver.readStop();
-        end(true);
-      };
-      receiver.readStart();
-    };
-    sender = new Pipe(PipeType.IPC);
-    const send = (i) => {
-      const req = new WriteWrap();
-      req.handle = sender;
-      req.oncomplete = (status) => status && end(false);
-      if (sender.writeUtf8String(req, 'x', originals[i])) end(false);
-    };
-    const connect = new PipeConnectWrap();
-    connect.oncomplete = (status) => (status ? end(false) : send(0));
-    if (sender.connect(connect, name)) end(false);
-  }
-
-  moveDescriptors(([requests, replies]) => {
-    replies.setBlocking(true);  // libuv made it non-blocking
-    replyFd = replies.fd;
-    listen(new net.Socket({ handle: requests, readable: true, writable: false }));
-  });
+  const requests = new net.Socket({ fd: 3, readable: true, writable: false });
+  const ended = () => {
+    requestsEnded = true;
+    next();
+  };
+  requests.on('data', onRequestBytes);
+  requests.on('end', ended);
+  requests.on('error', ended);
 })();
