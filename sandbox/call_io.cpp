@@ -20,7 +20,8 @@ Pipe make_pipe() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget) {
+asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget,
+                           const bool* stop) {
   std::array<char, 64 * 1024> buffer;
   boost::system::error_code ec;
   from.non_blocking(true, ec);
@@ -29,7 +30,7 @@ asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& bu
     // empty (a flood), back-to-back immediate completions would starve the reactor, and with it
     // the timers that end the call.
     auto [wait_error] = co_await from.async_wait(Descriptor::wait_read, kTuple);
-    if (wait_error) co_return;
+    if (wait_error || (stop != nullptr && *stop)) co_return;
     std::size_t n = from.read_some(asio::buffer(buffer), ec);
     if (n > 0) budget.take(sink, buffer.data(), n);
     if (ec == asio::error::would_block || ec == asio::error::try_again) continue;

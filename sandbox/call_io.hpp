@@ -28,8 +28,11 @@ struct Pipe {
 };
 Pipe make_pipe();  // close-on-exec; throws std::system_error
 
-// Reads until EOF or an error (a cancel included), keeping what the budget allows.
-boost::asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget);
+// Reads until EOF or an error (a cancel included), keeping what the budget allows. With `stop`,
+// also returns once *stop is true when it wakes: a cancel alone can miss a wait that had already
+// completed, and the pump would then wait again, for ever, on a pipe that stays open.
+boost::asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget,
+                                  const bool* stop = nullptr);
 
 // Reads what a (non-blocking) pipe holds right now, without waiting: the output an interpreter
 // wrote before it replied, which the pump may not have been woken for yet.

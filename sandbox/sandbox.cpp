@@ -53,11 +53,14 @@ Pipe stdin_for(const std::string& data) {
   return make_pipe();
 }
 
-// Waits until `ended` is cancelled (the program has ended), then a short grace period.
-asio::awaitable<void> grace_after(asio::steady_timer& ended) {
+// Waits until `ended` is cancelled (the program has ended), then a short grace period; then
+// tells the pumps to stop (the `||` that runs this also cancels them, but a pump that had just
+// been woken would wait again without the flag).
+asio::awaitable<void> grace_after(asio::steady_timer& ended, bool& stop_pumps) {
   co_await ended.async_wait(kTuple);
   asio::steady_timer grace(co_await asio::this_coro::executor, kDrainGrace);
   co_await grace.async_wait(kTuple);
+  stop_pumps = true;
 }
 
 UniqueFd code_memfd(const std::string& code) {
@@ -306,9 +309,12 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
 
   std::string stdout_bytes, stderr_bytes;
   OutputBudget budget{limits_.output_bytes};
-  auto io = pump(stdout_pipe, stdout_bytes, budget) && pump(stderr_pipe, stderr_bytes, budget) &&
+  bool stop_pumps = false;
+  auto io = pump(stdout_pipe, stdout_bytes, budget, &stop_pumps) &&
+            pump(stderr_pipe, stderr_bytes, budget, &stop_pumps) &&
             feed(stdin_pipe, request.stdin_data);
-  auto [drained, ending] = co_await ((std::move(io) || grace_after(ended_event)) && wait_end());
+  auto [drained, ending] =
+      co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) && wait_end());
   (void)drained;
   if (control) control->disarm();
 

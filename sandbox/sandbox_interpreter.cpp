@@ -177,6 +177,7 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
 
   // Decides how the call ended; true when the interpreter must be replaced. The output pumps
   // run until it is done.
+  bool pumps_done = false;
   auto settle = [&]() -> asio::awaitable<bool> {
     auto first = co_await (exchange(*interpreter, frame) || deadline.async_wait(kTuple) ||
                            cancelled->async_wait(kTuple));
@@ -221,6 +222,7 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
         result.state_lost = ended_text(ws);
       }
     }
+    pumps_done = true;
     boost::system::error_code ignored;
     interpreter->stdout_pipe.cancel(ignored);
     interpreter->stderr_pipe.cancel(ignored);
@@ -229,8 +231,8 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
 
   std::string stdout_bytes, stderr_bytes;
   OutputBudget budget{limits_.output_bytes};
-  bool replace = co_await ((pump(interpreter->stdout_pipe, stdout_bytes, budget) &&
-                            pump(interpreter->stderr_pipe, stderr_bytes, budget)) &&
+  bool replace = co_await ((pump(interpreter->stdout_pipe, stdout_bytes, budget, &pumps_done) &&
+                            pump(interpreter->stderr_pipe, stderr_bytes, budget, &pumps_done)) &&
                            settle());
   if (control) control->disarm();
   // The driver flushed before it replied: what it printed is in the pipes now.

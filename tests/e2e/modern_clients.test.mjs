@@ -104,6 +104,23 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     await client.close();
   });
 
+  test("variables persist in the handle's interpreter; a new handle starts empty", async () => {
+    const { client } = await connect();
+    const handle = handleOf(await execute(client, { code: "rows = [{'n': i, 'sq': i * i} for i in range(5)]" }));
+    const use = await execute(client, { code: "sum(r['sq'] for r in rows)", sandbox_id: handle });
+    assert.equal(handleOf(use), handle);
+    assert.equal(use.structuredContent.stdout, "30\n");
+    const js = await execute(client, { code: "const total = [1, 2, 3].reduce((a, b) => a + b); total", language: "javascript", sandbox_id: handle });
+    assert.equal(js.structuredContent.stdout, "6\n");
+    const jsAgain = await execute(client, { code: "total * 7", language: "javascript", sandbox_id: handle });
+    assert.equal(jsAgain.structuredContent.stdout, "42\n");
+    const elsewhere = await execute(client, { code: "print('rows' in globals())" });
+    assert.equal(elsewhere.structuredContent.stdout, "False\n");
+    await endSandbox(client, handle);
+    await endSandbox(client, handleOf(elsewhere));
+    await client.close();
+  });
+
   test("closing the response stream cancels the call; the sandbox stays usable", { timeout: 90_000 }, async () => {
     const { client } = await connect();
     const handle = handleOf(await execute(client, { code: "open('/work/kept','w').write('1')" }));
