@@ -104,10 +104,10 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // The language's live interpreter, started when there is none; nullptr when the sandbox has
   // ended.
   Interpreter* interpreter_for(Language language, const boost::asio::any_io_executor& executor);
-  // Stops a timed-out or cancelled call in the interpreter; false when the interpreter had to
-  // be killed (its state is lost).
-  boost::asio::awaitable<bool> interrupt(Interpreter& interpreter, std::uint64_t call_started_ns,
-                                         std::uint32_t seq);
+  // Stops a timed-out or cancelled call in the interpreter. Empty when its state survived;
+  // otherwise why it did not (the interpreter has been killed).
+  boost::asio::awaitable<std::string> interrupt(Interpreter& interpreter,
+                                                std::uint64_t call_started_ns, std::uint32_t seq);
   // Sends the supervisor a request about one call and waits for its answer of type `answer`
   // (only these requests make it speak during a call, so the next message is that answer).
   boost::asio::awaitable<bool> ask_supervisor(const void* request, std::size_t size,

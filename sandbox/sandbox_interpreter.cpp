@@ -113,8 +113,8 @@ Interpreter* Sandbox::interpreter_for(Language language, const asio::any_io_exec
   return slot.get();
 }
 
-asio::awaitable<bool> Sandbox::interrupt(Interpreter& interpreter, std::uint64_t call_started_ns,
-                                         std::uint32_t seq) {
+asio::awaitable<std::string> Sandbox::interrupt(Interpreter& interpreter,
+                                                std::uint64_t call_started_ns, std::uint32_t seq) {
   auto executor = co_await asio::this_coro::executor;
   protocol::InterruptRequest request{
       {protocol::MessageType::interrupt, interpreter.id, protocol::Language::python, 0},
@@ -123,16 +123,29 @@ asio::awaitable<bool> Sandbox::interrupt(Interpreter& interpreter, std::uint64_t
                                static_cast<std::uint32_t>(protocol::MessageType::interrupted),
                                interpreter.id)) {
     end(EndReason::failed, "the sandbox's supervisor does not answer");
-    co_return false;
+    co_return "the sandbox failed";
   }
   // The cell either ends by the interrupt or had just finished; both keep the state.
   asio::steady_timer grace(executor, kInterruptGrace);
   auto answer = co_await (read_reply(interpreter.replies) || grace.async_wait(kTuple));
-  if (answer.index() == 0 && std::get<0>(answer) && valid(*std::get<0>(answer), seq))
-    co_return true;
+  auto reply = answer.index() == 0 ? std::get<0>(answer) : std::nullopt;
+  if (reply && valid(*reply, seq)) co_return "";
+  std::string why = "the interpreter did not stop within " +
+                    std::to_string(kInterruptGrace.count()) + " s of the interrupt and was killed";
+  if (answer.index() == 0 && !reply) {
+    // It ended instead (the program had made SIGINT deadly): its init says how, at once.
+    asio::steady_timer bound(executor, kKillGrace);
+    auto told = co_await (read_status(interpreter.status) || bound.async_wait(kTuple));
+    if (told.index() == 0 && std::get<0>(told) &&
+        std::get<0>(told)->kind == protocol::StatusKind::exited)
+      why = ended_text(std::get<0>(told)->value) + " at the interrupt";
+  } else if (reply) {
+    why = "the interpreter broke its protocol and was killed";
+  }
+  // Whatever is left of it (the init, processes of earlier calls) goes with its namespace.
   if (!co_await kill_call(interpreter.id))
     end(EndReason::failed, "the sandbox did not stop a killed interpreter");
-  co_return false;
+  co_return why;
 }
 
 asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
@@ -184,12 +197,8 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
     bool replace = false;
     if (first.index() != 0) {
       result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
-      if (!co_await interrupt(*interpreter, started_ns, seq)) {
-        replace = true;
-        result.state_lost = "the interpreter did not stop within " +
-                            std::to_string(kInterruptGrace.count()) +
-                            " s of the interrupt and was killed";
-      }
+      result.state_lost = co_await interrupt(*interpreter, started_ns, seq);
+      replace = !result.state_lost.empty();
     } else if (auto reply = std::get<0>(first); reply && valid(*reply, seq)) {
       // An interrupt the program sent itself is reported like a shell's Ctrl-C.
       result.exit_code = reply->kind == static_cast<std::uint32_t>(ReplyKind::interrupted)

@@ -127,6 +127,21 @@ TEST_CASE("python: code that ignores the interrupt is killed with its interprete
   CHECK_FALSE(sb->ended());
 }
 
+TEST_CASE("python: code that makes the interrupt deadly loses the state, and says how",
+          "[sandbox][interpreter][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r =
+      f.run(sb, Language::python,
+            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\ntime.sleep(60)",
+            std::chrono::seconds(1));
+  INFO(describe(r));
+  CHECK(r.outcome == RunOutcome::timed_out);
+  CHECK(r.state_lost == "the interpreter was killed by signal 2 (Interrupt) at the interrupt");
+  CHECK(f.run(sb, Language::python, "print('next')").stdout_text == "next\n");
+}
+
 TEST_CASE("python: a cancel interrupts the call like a timeout", "[sandbox][interpreter]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
