@@ -1,11 +1,14 @@
 #include "call_io.hpp"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -53,6 +56,22 @@ asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from) {
   auto [ec, n] = co_await asio::async_read(from, asio::buffer(&status, sizeof status), kTuple);
   if (ec || n != sizeof status) co_return std::nullopt;
   co_return status;
+}
+
+asio::awaitable<std::optional<protocol::Status>> read_status_promptly(Descriptor& from) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer bound(co_await asio::this_coro::executor, kKillGrace);
+  auto told = co_await (read_status(from) || bound.async_wait(kTuple));
+  co_return told.index() == 0 ? std::get<0>(told) : std::nullopt;
+}
+
+void take_wait_status(int wait_status, int& exit_code, int& signal) {
+  if (WIFEXITED(wait_status)) {
+    exit_code = WEXITSTATUS(wait_status);
+  } else if (WIFSIGNALED(wait_status)) {
+    signal = WTERMSIG(wait_status);
+    exit_code = 128 + signal;
+  }
 }
 
 std::shared_ptr<asio::steady_timer> cancel_event(const asio::any_io_executor& executor,

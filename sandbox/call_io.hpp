@@ -39,6 +39,12 @@ boost::asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBud
 void drain(Descriptor& from, std::string& sink, OutputBudget& budget);
 
 boost::asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from);
+// The same, for an init that writes at once or never: nullopt after kKillGrace.
+boost::asio::awaitable<std::optional<protocol::Status>> read_status_promptly(Descriptor& from);
+
+// A program's wait status as a result's exit code (128 + signal, the shell's convention) and
+// signal; exit_code stays -1 when it neither exited nor was killed.
+void take_wait_status(int wait_status, int& exit_code, int& signal);
 
 // A timer that is cancelled when `control` is: lets a call wait for a cancel among other
 // events. Already fired when the call was cancelled before it began.

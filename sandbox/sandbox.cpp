@@ -340,13 +340,7 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
         end(EndReason::failed, spawn_failure_text(ending.second->value, limits_.max_processes));
         result.outcome = RunOutcome::sandbox_ended;
       } else {
-        int ws = ending.second->value;
-        if (WIFEXITED(ws)) {
-          result.exit_code = WEXITSTATUS(ws);
-        } else if (WIFSIGNALED(ws)) {
-          result.signal = WTERMSIG(ws);
-          result.exit_code = 128 + result.signal;  // the shell's convention
-        }
+        take_wait_status(ending.second->value, result.exit_code, result.signal);
       }
       break;
   }

@@ -134,11 +134,9 @@ asio::awaitable<std::string> Sandbox::interrupt(Interpreter& interpreter,
                     std::to_string(kInterruptGrace.count()) + " s of the interrupt and was killed";
   if (answer.index() == 0 && !reply) {
     // It ended instead (the program had made SIGINT deadly): its init says how, at once.
-    asio::steady_timer bound(executor, kKillGrace);
-    auto told = co_await (read_status(interpreter.status) || bound.async_wait(kTuple));
-    if (told.index() == 0 && std::get<0>(told) &&
-        std::get<0>(told)->kind == protocol::StatusKind::exited)
-      why = ended_text(std::get<0>(told)->value) + " at the interrupt";
+    auto status = co_await read_status_promptly(interpreter.status);
+    if (status && status->kind == protocol::StatusKind::exited)
+      why = ended_text(status->value) + " at the interrupt";
   } else if (reply) {
     why = "the interpreter broke its protocol and was killed";
   }
@@ -212,9 +210,7 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
     } else {
       // The interpreter has gone: its init says how, at once (it writes when pid 2 ends).
       replace = true;
-      asio::steady_timer bound(executor, kKillGrace);
-      auto told = co_await (read_status(interpreter->status) || bound.async_wait(kTuple));
-      auto status = told.index() == 0 ? std::get<0>(told) : std::nullopt;
+      auto status = co_await read_status_promptly(interpreter->status);
       if (!status) {
         end(EndReason::failed, "the sandbox's processes were killed");
         result.outcome = RunOutcome::sandbox_ended;
@@ -222,13 +218,8 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
         end(EndReason::failed, spawn_failure_text(status->value, limits_.max_processes));
         result.outcome = RunOutcome::sandbox_ended;
       } else {
-        int ws = status->value;
-        if (WIFEXITED(ws)) result.exit_code = WEXITSTATUS(ws);
-        if (WIFSIGNALED(ws)) {
-          result.signal = WTERMSIG(ws);
-          result.exit_code = 128 + result.signal;
-        }
-        result.state_lost = ended_text(ws);
+        take_wait_status(status->value, result.exit_code, result.signal);
+        result.state_lost = ended_text(status->value);
       }
     }
     pumps_done = true;
