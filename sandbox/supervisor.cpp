@@ -67,6 +67,10 @@ char* const kProgramEnv[] = {const_cast<char*>("PATH=/usr/bin:/bin"),
                              const_cast<char*>("USER=sandbox"),
                              const_cast<char*>("MPLBACKEND=Agg"),
                              const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"),
+                             // Python's stdout to a pipe would wait for 8 KiB (or the end)
+                             // before the gateway, and a client following the call live,
+                             // saw any of it. The interpreter's driver sets line buffering.
+                             const_cast<char*>("PYTHONUNBUFFERED=1"),
                              nullptr};
 
 struct Settings {
