@@ -203,3 +203,25 @@ TEST_CASE("a call without a progressToken gets no progress notifications",
     CHECK(stateless.body.find("notifications/progress") == std::string::npos);
   }
 }
+
+TEST_CASE("live output and elapsed-time ticks share one increasing count, up to a timeout",
+          "[integration][live_output]") {
+  GatewayProcess gw({"--progress-interval", "1"});
+  std::string session = gw.initialize();
+  for (bool fresh : {false, true}) {
+    INFO((fresh ? "fresh" : "interpreter"));
+    json args = execute_arguments("import time\nprint('before')\ntime.sleep(30)\n", fresh);
+    args["timeout_seconds"] = 2;
+    auto reply = call_in_session(gw, session, args, true);
+    REQUIRE(reply.status == 200);
+    auto s = read_stream(reply);
+    CHECK(s.increasing);
+    CHECK(s.response_last);
+    CHECK(s.progress_count > s.output.size());  // "running for 1 s" too
+    REQUIRE(s.output.size() == 1);
+    CHECK(s.output[0] == "before\n");
+    REQUIRE(s.result.is_object());
+    CHECK(s.result["structuredContent"]["timed_out"] == true);
+    CHECK(s.result["structuredContent"]["stdout"] == "before\n");
+  }
+}
