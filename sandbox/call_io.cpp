@@ -23,7 +23,7 @@ Pipe make_pipe() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget,
+asio::awaitable<void> pump(Descriptor& from, OutputSink sink, OutputBudget& budget,
                            const bool* stop) {
   std::array<char, 64 * 1024> buffer;
   boost::system::error_code ec;
@@ -35,19 +35,19 @@ asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& bu
     auto [wait_error] = co_await from.async_wait(Descriptor::wait_read, kTuple);
     if (wait_error || (stop != nullptr && *stop)) co_return;
     std::size_t n = from.read_some(asio::buffer(buffer), ec);
-    if (n > 0) budget.take(sink, buffer.data(), n);
+    if (n > 0) sink.take(budget, buffer.data(), n);
     if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
     if (ec) co_return;  // EOF, or the pipe failed
   }
 }
 
-void drain(Descriptor& from, std::string& sink, OutputBudget& budget) {
+void drain(Descriptor& from, OutputSink sink, OutputBudget& budget) {
   std::array<char, 64 * 1024> buffer;
   // Bounded: a background writer could keep the pipe full for ever.
   for (int round = 0; round < 32 && from.is_open(); ++round) {
     ssize_t n = ::read(from.native_handle(), buffer.data(), buffer.size());
     if (n <= 0) return;
-    budget.take(sink, buffer.data(), static_cast<std::size_t>(n));
+    sink.take(budget, buffer.data(), static_cast<std::size_t>(n));
   }
 }
 

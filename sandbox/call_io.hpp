@@ -31,12 +31,12 @@ Pipe make_pipe();  // close-on-exec; throws std::system_error
 // Reads until EOF or an error (a cancel included), keeping what the budget allows. With `stop`,
 // also returns once *stop is true when it wakes: a cancel alone can miss a wait that had already
 // completed, and the pump would then wait again, for ever, on a pipe that stays open.
-boost::asio::awaitable<void> pump(Descriptor& from, std::string& sink, OutputBudget& budget,
+boost::asio::awaitable<void> pump(Descriptor& from, OutputSink sink, OutputBudget& budget,
                                   const bool* stop = nullptr);
 
 // Reads what a (non-blocking) pipe holds right now, without waiting: the output an interpreter
 // wrote before it replied, which the pump may not have been woken for yet.
-void drain(Descriptor& from, std::string& sink, OutputBudget& budget);
+void drain(Descriptor& from, OutputSink sink, OutputBudget& budget);
 
 boost::asio::awaitable<std::optional<protocol::Status>> read_status(Descriptor& from);
 // The same, for an init that writes at once or never: nullopt after kKillGrace.

@@ -310,8 +310,9 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   std::string stdout_bytes, stderr_bytes;
   OutputBudget budget{limits_.output_bytes};
   bool stop_pumps = false;
-  auto io = pump(stdout_pipe, stdout_bytes, budget, &stop_pumps) &&
-            pump(stderr_pipe, stderr_bytes, budget, &stop_pumps) &&
+  const OutputObserver* observer = request.on_output ? &request.on_output : nullptr;
+  auto io = pump(stdout_pipe, {stdout_bytes, OutputStream::out, observer}, budget, &stop_pumps) &&
+            pump(stderr_pipe, {stderr_bytes, OutputStream::err, observer}, budget, &stop_pumps) &&
             feed(stdin_pipe, request.stdin_data);
   auto [drained, ending] =
       co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) && wait_end());

@@ -20,6 +20,7 @@
 #include "cgroups.hpp"
 #include "limits.hpp"
 #include "meter.hpp"
+#include "output_budget.hpp"
 #include "unique_fd.hpp"
 
 namespace sandgate::sandbox {
@@ -39,6 +40,9 @@ struct RunRequest {
   // Python and JavaScript run in the sandbox's persistent interpreter unless this asks for a
   // process of their own (as bash always gets).
   bool fresh = false;
+  // Optional: sees the output as the program writes it (see OutputObserver). The result still
+  // carries all of it.
+  OutputObserver on_output;
 };
 
 enum class RunOutcome {

@@ -231,13 +231,16 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
 
   std::string stdout_bytes, stderr_bytes;
   OutputBudget budget{limits_.output_bytes};
-  bool replace = co_await ((pump(interpreter->stdout_pipe, stdout_bytes, budget, &pumps_done) &&
-                            pump(interpreter->stderr_pipe, stderr_bytes, budget, &pumps_done)) &&
+  const OutputObserver* observer = request.on_output ? &request.on_output : nullptr;
+  OutputSink out{stdout_bytes, OutputStream::out, observer};
+  OutputSink err{stderr_bytes, OutputStream::err, observer};
+  bool replace = co_await ((pump(interpreter->stdout_pipe, out, budget, &pumps_done) &&
+                            pump(interpreter->stderr_pipe, err, budget, &pumps_done)) &&
                            settle());
   if (control) control->disarm();
   // The driver flushed before it replied: what it printed is in the pipes now.
-  drain(interpreter->stdout_pipe, stdout_bytes, budget);
-  drain(interpreter->stderr_pipe, stderr_bytes, budget);
+  drain(interpreter->stdout_pipe, out, budget);
+  drain(interpreter->stderr_pipe, err, budget);
   if (replace) interpreters_[index].reset();
 
   make_valid_utf8(stdout_bytes);

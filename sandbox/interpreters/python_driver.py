@@ -92,6 +92,19 @@ def _run_cell(source, filename, namespace):
         _running = False
 
 
+def _line_buffered():
+    # Block-buffered, a cell's prints would reach the gateway (and a client following the call
+    # live) only at its end; unbuffered (PYTHONUNBUFFERED, which the sandbox sets for fresh
+    # processes), print() makes two writes a line. Line buffering: one write per line, as it is
+    # printed. Checked before each cell, since a cell may reconfigure the streams.
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            if stream.write_through or not stream.line_buffering:
+                stream.reconfigure(line_buffering=True, write_through=False)
+        except Exception:
+            pass
+
+
 def main():
     signal.signal(signal.SIGINT, _on_sigint)
     # The cells' namespace is a module of its own, installed as __main__, so that what pickle
@@ -113,6 +126,7 @@ def main():
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         linecache.cache.pop("<cell %d>" % (seq - 256), None)  # bounded: the latest cells
         kind, value = FINISHED, 0
+        _line_buffered()
         try:
             value = _run_cell(source, filename, namespace)
         except KeyboardInterrupt:

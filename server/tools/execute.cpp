@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
+#include "live_output.hpp"
 #include "output_bound.hpp"
 #include "server/logging.hpp"
 #include "session/session_id.hpp"
@@ -19,7 +20,7 @@ using nlohmann::json;
 namespace {
 
 // "running for N s" every interval while the call runs, for a request that asked for progress.
-asio::awaitable<void> tick_progress(std::shared_ptr<CallEvents> events,
+asio::awaitable<void> tick_progress(std::shared_ptr<LiveOutput> live,
                                     std::shared_ptr<asio::steady_timer> timer,
                                     std::chrono::seconds interval) {
   auto started = std::chrono::steady_clock::now();
@@ -30,8 +31,7 @@ asio::awaitable<void> tick_progress(std::shared_ptr<CallEvents> events,
     auto elapsed =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
             .count();
-    events->progress(static_cast<double>(elapsed), std::nullopt,
-                     "running for " + std::to_string(elapsed) + " s");
+    live->tick("running for " + std::to_string(elapsed) + " s");
   }
 }
 
@@ -115,24 +115,31 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
       if (auto s = weak.lock()) s->cancel(key);
     });
   }
+  // A request with a progressToken is told how long the call has run and, as it appears, what
+  // the program writes.
   std::shared_ptr<asio::steady_timer> ticker;
+  std::shared_ptr<LiveOutput> live;
   if (call.events && call.events->wants_progress()) {
     auto executor = co_await asio::this_coro::executor;
+    live = std::make_shared<LiveOutput>(call.events, executor);
+    args.request->on_output = live->observer();
     ticker = std::make_shared<asio::steady_timer>(executor);
-    asio::co_spawn(executor, tick_progress(call.events, ticker, limits_.progress_interval),
+    asio::co_spawn(executor, tick_progress(live, ticker, limits_.progress_interval),
                    asio::detached);
   }
   sandbox::RunRequest run = *args.request;
   std::size_t code_bytes = run.code.size(), stdin_bytes = run.stdin_data.size();
   session::ExecuteResult executed;
   try {
-    executed = co_await session.execute(*args.request, call.call_key);
+    executed = co_await session.execute(std::move(*args.request), call.call_key);
   } catch (const std::exception& e) {
     // The host refused a resource (descriptors, memory): a tool error, and the gateway goes on.
     executed.status = session::ExecuteStatus::sandbox_error;
     executed.message = std::string("the host refused a resource: ") + e.what();
   }
   if (ticker) ticker->cancel();
+  // The last of the output goes before the result (the outbox keeps the order).
+  if (live) live->finish();
   session.touch();
   // The response carries the output twice, escaped: its size there is bounded too.
   if (executed.status == session::ExecuteStatus::ran &&

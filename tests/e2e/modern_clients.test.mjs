@@ -63,6 +63,9 @@ function assertGoneHandleError(result) {
   assert.match(text, /sandbox_id/);
 }
 
+// Prints a line every 200 ms for 2 s: a client following the call sees each as it comes.
+const TICKING = "import time\nfor i in range(10):\n    print('tick', i)\n    time.sleep(0.2)\n";
+
 before(async () => {
   assert.ok(Number(process.versions.node.split(".")[0]) >= 22, "run with Node 22: node_modules/.bin/node --test");
   gateway = await startGateway(["--progress-interval", "1"]);
@@ -197,6 +200,29 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     assert.equal(result.structuredContent.stdout, "done\n");
     assert.ok(seen.length >= 1, "at least one progress notification before the result");
     await endSandbox(client, handleOf(result));
+    await client.close();
+  });
+
+  test("a call's output arrives live in its progress notifications, before the result", async () => {
+    const { client } = await connect();
+    let handle;
+    for (const fresh of [false, true]) {
+      const messages = [];
+      const args = { code: TICKING, fresh, ...(handle ? { sandbox_id: handle } : {}) };
+      const result = await execute(client, args, { onprogress: (p) => messages.push(p.message ?? "") });
+      handle = handleOf(result);
+      const shown = messages.filter((m) => !m.startsWith("running for "));
+      assert.ok(shown.length >= 3, `several output notifications (fresh: ${fresh}): ${JSON.stringify(messages)}`);
+      let at = 0;
+      const text = shown.join("");
+      for (let i = 0; i < 10; i++) {
+        const found = text.indexOf(`tick ${i}\n`, at);
+        assert.ok(found >= at, `tick ${i} shown live, in order: ${JSON.stringify(text)}`);
+        at = found;
+      }
+      assert.equal(result.structuredContent.stdout, Array.from({ length: 10 }, (_, i) => `tick ${i}\n`).join(""));
+    }
+    await endSandbox(client, handle);
     await client.close();
   });
 

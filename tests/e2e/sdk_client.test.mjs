@@ -20,6 +20,18 @@ async function connect(token = TOKEN) {
 const run = (client, args, options) =>
   client.callTool({ name: "execute", arguments: args }, undefined, options);
 
+// Prints a line every 200 ms for 2 s: a client following the call sees each as it comes.
+const TICKING = "import time\nfor i in range(10):\n    print('tick', i)\n    time.sleep(0.2)\n";
+const EXPECTED_TICKS = Array.from({ length: 10 }, (_, i) => `tick ${i}\n`).join("");
+function assertTicksInOrder(text) {
+  let at = 0;
+  for (let i = 0; i < 10; i++) {
+    const found = text.indexOf(`tick ${i}\n`, at);
+    assert.ok(found >= at, `tick ${i} shown live, in order: ${JSON.stringify(text)}`);
+    at = found;
+  }
+}
+
 before(async () => {
   gateway = await startGateway(["--progress-interval", "1"]);
 });
@@ -135,6 +147,23 @@ describe("the official SDK client", () => {
     const result = await run(client, { code: "sleep 2.5; echo done", language: "bash" }, { onprogress: (p) => seen.push(p.progress) });
     assert.equal(result.structuredContent.stdout, "done\n");
     assert.ok(seen.length >= 1, "at least one progress notification");
+    await client.close();
+  });
+
+  test("a call's output arrives live in its progress notifications, before the result", async () => {
+    const { client } = await connect();
+    for (const fresh of [false, true]) {
+      const messages = [];
+      const result = await run(
+        client,
+        { code: TICKING, fresh },
+        { onprogress: (p) => messages.push(p.message ?? "") },
+      );
+      const shown = messages.filter((m) => !m.startsWith("running for "));
+      assert.ok(shown.length >= 3, `several output notifications (fresh: ${fresh}): ${JSON.stringify(messages)}`);
+      assertTicksInOrder(shown.join(""));
+      assert.equal(result.structuredContent.stdout, EXPECTED_TICKS);
+    }
     await client.close();
   });
 
