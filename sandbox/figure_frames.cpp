@@ -18,6 +18,11 @@ std::string count_of(std::size_t n, const std::string& what) {
   return std::to_string(n) + " " + what;
 }
 
+std::string bytes_text(std::size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
 }  // namespace
 
 std::optional<std::pair<std::uint32_t, std::uint32_t>> png_size(const std::string& png) {
@@ -65,9 +70,8 @@ std::string FigureCollector::note() const {
     parts.push_back(count_of(over_side_, "larger than " + std::to_string(limits_.max_side) + "x" +
                                              std::to_string(limits_.max_side) + " pixels"));
   if (too_large_ || over_bytes_)
-    parts.push_back(count_of(
-        too_large_ + over_bytes_,
-        "over the " + std::to_string(limits_.max_bytes >> 20) + " MiB of images per call"));
+    parts.push_back(count_of(too_large_ + over_bytes_,
+                             "over the " + bytes_text(limits_.max_bytes) + " of images per call"));
   if (not_png_) parts.push_back(count_of(not_png_, "not a PNG"));
   std::string text;
   if (!parts.empty()) {
