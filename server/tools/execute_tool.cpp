@@ -244,8 +244,8 @@ std::string base64(const std::string& bytes) {
   return text;
 }
 
-// The figures as image content, after the text. Their bytes are dropped from the run as they
-// are encoded: a call can carry a few MiB of them.
+// The figures as image content, after the text (and the words on what was dropped). Their
+// bytes leave the run as they are encoded: a call can carry a few MiB of them.
 void append_images(json& content, sandbox::RunResult& run) {
   for (auto& image : run.images) {
     content.push_back({{"type", "image"}, {"data", base64(image.png)}, {"mimeType", "image/png"}});
@@ -320,6 +320,8 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
       if (!run.state_lost.empty())
         content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
       content.push_back({{"type", "text"}, {"text", std::move(text)}});
+      if (!run.images_note.empty())
+        content.push_back({{"type", "text"}, {"text", run.images_note}});
       append_images(content, run);
       return {{{"content", std::move(content)},
                {"structuredContent", std::move(data)},

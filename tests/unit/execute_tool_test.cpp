@@ -119,11 +119,12 @@ TEST_CASE("results: figures are image content after the text, listed without the
   e.run.images_note = "Figures not returned: 1 over the limit of 8 per call.";
   auto mapped = map_execute_result(ExecuteResult(e), req);
   const auto& content = mapped.result["content"];
-  REQUIRE(content.size() == 3);
+  REQUIRE(content.size() == 4);
   CHECK(content[0]["type"] == "text");
-  CHECK(content[1] ==
+  CHECK(content[1] == json({{"type", "text"}, {"text", e.run.images_note}}));
+  CHECK(content[2] ==
         json({{"type", "image"}, {"data", "iVBORw0KGgphYg=="}, {"mimeType", "image/png"}}));
-  CHECK(content[2]["data"] == "iVBORw0KGgo=");
+  CHECK(content[3]["data"] == "iVBORw0KGgo=");
   const auto& listed = mapped.result["structuredContent"]["images"];
   REQUIRE(listed.size() == 2);
   CHECK(listed[0] == json({{"name", "figure-1.png"},
