@@ -250,3 +250,27 @@ TEST_CASE("figures: garbage and floods on a fresh process's figure channel are b
   // The sandbox goes on.
   CHECK(f.run(sb, Language::python, "print(6 * 7)").stdout_text == "42\n");
 }
+
+TEST_CASE("figures: a timeout drops the call's figures and the interpreter goes on",
+          "[sandbox][figures]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  if (!require_matplotlib(f, sb)) return;
+  f.run(sb, Language::python, "import matplotlib.pyplot as plt, time\nkept = 'yes'");
+  // Shown before the timeout (its frame is read, then dropped), and one left open.
+  auto slow = f.run(sb, Language::python,
+                    "plt.plot([1, 2])\nplt.show()\nplt.figure()\nplt.plot([3])\ntime.sleep(30)",
+                    std::chrono::seconds(3));
+  INFO(describe(slow));
+  CHECK(slow.outcome == RunOutcome::timed_out);
+  CHECK(slow.state_lost.empty());
+  CHECK(slow.images.empty());
+  // The channel is where it should be: the next call's figure and reply are read as such.
+  auto next = f.run(sb, Language::python,
+                    "print(plt.get_fignums(), kept)\nfig = plt.figure(figsize=(1, 1), dpi=30)\n");
+  INFO(describe(next));
+  CHECK(next.stdout_text == "[] yes\n");
+  REQUIRE(next.images.size() == 1);
+  CHECK(next.images[0].width == 30);
+}
