@@ -43,6 +43,18 @@ void FigureCollector::add_unsent(std::uint32_t reason) {
     ++over_count_;
 }
 
+bool FigureCollector::admit(std::size_t length) {
+  if (images_.size() >= limits_.max_count) {
+    ++over_count_;
+    return false;
+  }
+  if (length > limits_.max_bytes - kept_bytes_) {
+    ++over_bytes_;
+    return false;
+  }
+  return true;
+}
+
 void FigureCollector::add(std::string png) {
   if (png.empty() || images_.size() >= limits_.max_count) {
     ++over_count_;
@@ -102,7 +114,9 @@ void FrameReader::start_frame(std::uint32_t seq, FigureCollector* sink) {
     return;
   }
   header_filled_ = 0;
-  keep_ = sink != nullptr && frame_seq == seq;
+  // What could not be kept is counted now and never held: a call's figures cost the gateway at
+  // most the per-call bytes.
+  keep_ = sink != nullptr && frame_seq == seq && (length == 0 || sink->admit(length));
   payload_.clear();
   if (keep_) payload_.reserve(length);
   payload_left_ = length;

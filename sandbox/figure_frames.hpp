@@ -39,6 +39,9 @@ std::optional<std::pair<std::uint32_t, std::uint32_t>> png_size(const std::strin
 class FigureCollector {
  public:
   explicit FigureCollector(FigureLimits limits = {}) : limits_(limits) {}
+  // Whether a figure of `length` bytes could still be kept; if not, it is counted as dropped
+  // now and its bytes need not be held at all.
+  bool admit(std::size_t length);
   void add(std::string png);
   void add_unsent(std::uint32_t reason);  // a figure the sandbox side did not send
   void drop_malformed() { malformed_ = true; }
