@@ -141,7 +141,7 @@ def main():
             raise
         _flush()
         try:
-            sandgate_figures.write_whole(REPLY.pack(REPLY_MAGIC, seq, kind, value))
+            sandgate_figures.write_whole(REPLY.pack(REPLY_MAGIC, seq, kind, value), _replies)
         except KeyboardInterrupt:
             pass  # a late interrupt: the reply is whole, the call is over
 

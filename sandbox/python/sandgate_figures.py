@@ -37,16 +37,17 @@ def begin(seq):
     _seq, _count, _bytes = seq, 0, 0
 
 
-def write_whole(data):
-    """Writes all of `data` to the channel, under the lock, so frames never interleave. An
-    interrupt in the middle is deferred until the write is whole: half a frame breaks the
-    channel."""
+def write_whole(data, fd=None):
+    """Writes all of `data` to the channel (or `fd`: the driver's reply channel, whatever a cell
+    did to this module), under the lock, so frames never interleave. An interrupt in the middle
+    is deferred until the write is whole: half a frame breaks the channel."""
     interrupted = False
+    fd = _channel if fd is None else fd
     with _lock:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(_channel, view):]
+                view = view[os.write(fd, view):]
             except KeyboardInterrupt:
                 interrupted = True
     if interrupted:
