@@ -41,6 +41,28 @@ asio::awaitable<void> pump(Descriptor& from, OutputSink sink, OutputBudget& budg
   }
 }
 
+asio::awaitable<void> pump_figures(Descriptor& from, FigureCollector& figures, const bool* stop) {
+  std::array<char, 64 * 1024> buffer;
+  FrameReader reader(FigureLimits{}.max_bytes);
+  bool broken = false;
+  boost::system::error_code ec;
+  from.non_blocking(true, ec);
+  for (;;) {
+    auto [wait_error] = co_await from.async_wait(Descriptor::wait_read, kTuple);
+    if (wait_error || *stop) co_return;
+    std::size_t n = from.read_some(asio::buffer(buffer), ec);
+    for (std::size_t used = 0; used < n && !broken;) {
+      used += reader.take(buffer.data() + used, n - used, 0, &figures);
+      if (reader.take_other()) {
+        figures.drop_malformed();
+        broken = true;
+      }
+    }
+    if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+    if (ec) co_return;
+  }
+}
+
 void drain(Descriptor& from, OutputSink sink, OutputBudget& budget) {
   std::array<char, 64 * 1024> buffer;
   // Bounded: a background writer could keep the pipe full for ever.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "call_control.hpp"
+#include "figure_frames.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
 #include "unique_fd.hpp"
@@ -33,6 +34,11 @@ Pipe make_pipe();  // close-on-exec; throws std::system_error
 // completed, and the pump would then wait again, for ever, on a pipe that stays open.
 boost::asio::awaitable<void> pump(Descriptor& from, OutputSink sink, OutputBudget& budget,
                                   const bool* stop = nullptr);
+
+// Reads a fresh Python program's figure channel until EOF, like pump: image frames go to
+// `figures`; after anything else the channel is malformed and the rest is read and dropped.
+boost::asio::awaitable<void> pump_figures(Descriptor& from, FigureCollector& figures,
+                                          const bool* stop);
 
 // Reads what a (non-blocking) pipe holds right now, without waiting: the output an interpreter
 // wrote before it replied, which the pump may not have been woken for yet.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "call_io.hpp"
+#include "figure_frames.hpp"
 
 namespace sandgate::sandbox {
 
@@ -24,6 +25,9 @@ struct Reply {
   std::int32_t value;  // finished: 0, or 1 after an uncaught exception
 };
 static_assert(sizeof(RequestHeader) == 16 && sizeof(Reply) == 16);
+// Python's figures come before the reply on the same channel, as image frames
+// (figure_frames.hpp) of the same size of header, told apart by their magic.
+static_assert(sizeof(Reply) == figure_wire::kHeaderSize);
 
 std::string request_frame(std::uint32_t seq, std::string_view code, std::string_view stdin_data);
 }  // namespace interpreter_wire
@@ -40,7 +44,9 @@ struct Interpreter {
   std::uint32_t id;  // the supervisor's name for its init (a call id)
   std::uint32_t next_seq = 1;
   Descriptor requests;  // gateway -> interpreter: request frames
-  Descriptor replies;   // interpreter -> gateway: one Reply per request
+  Descriptor replies;   // interpreter -> gateway: image frames, then one Reply per request
+  // Where the reading of `replies` stands: kept across a read cancelled at a call's timeout.
+  FrameReader reader{FigureLimits{}.max_bytes};
   Descriptor stdout_pipe, stderr_pipe;
   Descriptor status;  // written once by its init when the interpreter process ends
 };

@@ -11,7 +11,9 @@ namespace sandgate::sandbox::protocol {
 enum class MessageType : std::uint32_t {
   ready = 1,   // supervisor -> gateway: the sandbox is set up
   failed = 2,  // supervisor -> gateway: setup failed; text follows the header
-  run = 3,     // gateway -> supervisor: fds [code memfd, stdin, stdout, stderr, status]
+  // gateway -> supervisor: fds [code memfd, stdin, stdout, stderr, status], and for Python a
+  // sixth: the figure channel's write end (the program gets it at fd 3, see sitecustomize.py)
+  run = 3,
   kill = 4,    // gateway -> supervisor: kill every process of one call
   reaped = 5,  // supervisor -> gateway: a killed call's processes are all gone (after `kill`)
   // gateway -> supervisor: start a language's persistent interpreter; call_id names it from now
@@ -33,6 +35,7 @@ struct Header {
 };
 
 constexpr int kRunFdCount = 5;
+constexpr int kRunFdCountWithFigures = 6;
 constexpr int kInterpreterFdCount = 5;
 
 struct InterruptRequest {

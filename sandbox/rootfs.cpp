@@ -187,6 +187,10 @@ void build_rootfs(const RootfsPlan& plan) {
     mirror_top_level(name);
   build_etc(plan);
   build_dev();
+  for (const auto& [path, text] : plan.files) {
+    fs::create_directories(fs::path(in_root(path)).parent_path());
+    write_text(in_root(path), std::string(text));
+  }
 
   std::string owner =
       ",uid=" + std::to_string(plan.program_uid) + ",gid=" + std::to_string(plan.program_gid);

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sandgate::sandbox {
 
@@ -13,10 +15,15 @@ struct RootfsPlan {
   std::uint64_t tmp_bytes;
   uid_t program_uid;  // owner of /work and /tmp inside the sandbox
   gid_t program_gid;
+  // Files written into the (read-only) root, with their directories: absolute path, contents.
+  std::vector<std::pair<std::string, std::string_view>> files;
 };
 
 // Where the supervisor writes each call's program (read-only for the program).
 constexpr const char* kCodeDir = "/code";
+
+// Python's own support files (sitecustomize, the figure backend), on every program's PYTHONPATH.
+constexpr const char* kPythonSupportDir = "/sandgate/python";
 
 // Throws std::system_error naming the failing step.
 void build_rootfs(const RootfsPlan& plan);

@@ -63,6 +63,10 @@ asio::awaitable<void> grace_after(asio::steady_timer& ended, bool& stop_pumps) {
   stop_pumps = true;
 }
 
+asio::awaitable<void> nothing() {
+  co_return;
+}
+
 UniqueFd code_memfd(const std::string& code) {
   UniqueFd fd(::memfd_create("sandgate-code", MFD_CLOEXEC));
   if (!fd) throw std::system_error(errno, std::generic_category(), "memfd_create");
@@ -260,6 +264,10 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   std::uint32_t call_id = next_call_id_++;
   Pipe in = stdin_for(request.stdin_data);
   Pipe out = make_pipe(), err = make_pipe(), status = make_pipe();
+  // Python gets a figure channel (its matplotlib figures come back as images); the others do
+  // not.
+  const bool with_figures = request.language == Language::python;
+  Pipe figures = with_figures ? make_pipe() : Pipe{};
   {
     UniqueFd code = code_memfd(request.code);
     std::lock_guard lock(mutex_);
@@ -269,9 +277,12 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
       oom_before = cgroups_.oom_kills();
       protocol::Header header{protocol::MessageType::run, call_id,
                               static_cast<protocol::Language>(request.language), 0};
-      int fds[protocol::kRunFdCount] = {code.get(), in.read.get(), out.write.get(), err.write.get(),
-                                        status.write.get()};
-      if (send_message(control_.get(), &header, sizeof header, fds) != 0) {
+      int fds[protocol::kRunFdCountWithFigures] = {code.get(),         in.read.get(),
+                                                   out.write.get(),    err.write.get(),
+                                                   status.write.get(), figures.write.get()};
+      std::span<const int> sent(
+          fds, with_figures ? protocol::kRunFdCountWithFigures : protocol::kRunFdCount);
+      if (send_message(control_.get(), &header, sizeof header, sent) != 0) {
         end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
         result.outcome = RunOutcome::sandbox_ended;
       }
@@ -283,7 +294,10 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   out.write.reset();
   err.write.reset();
   status.write.reset();
+  figures.write.reset();
 
+  Descriptor figures_pipe(executor);
+  if (figures.read) figures_pipe.assign(figures.read.release());
   Descriptor stdin_pipe(executor), stdout_pipe(executor, out.read.release()),
       stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
   if (in.write) stdin_pipe.assign(in.write.release());
@@ -311,9 +325,11 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   OutputBudget budget{limits_.output_bytes};
   bool stop_pumps = false;
   const OutputObserver* observer = request.on_output ? &request.on_output : nullptr;
+  FigureCollector collected;
   auto io = pump(stdout_pipe, {stdout_bytes, OutputStream::out, observer}, budget, &stop_pumps) &&
             pump(stderr_pipe, {stderr_bytes, OutputStream::err, observer}, budget, &stop_pumps) &&
-            feed(stdin_pipe, request.stdin_data);
+            feed(stdin_pipe, request.stdin_data) &&
+            (with_figures ? pump_figures(figures_pipe, collected, &stop_pumps) : nothing());
   auto [drained, ending] =
       co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) && wait_end());
   (void)drained;
@@ -342,6 +358,8 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
         result.outcome = RunOutcome::sandbox_ended;
       } else {
         take_wait_status(ending.second->value, result.exit_code, result.signal);
+        result.images = collected.take_images();
+        result.images_note = collected.note();
       }
       break;
   }

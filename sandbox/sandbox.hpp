@@ -15,9 +15,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "call_control.hpp"
 #include "cgroups.hpp"
+#include "figure_frames.hpp"
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
@@ -70,6 +72,10 @@ struct RunResult {
   bool persistent = false;  // ran in the sandbox's persistent interpreter
   // Why the interpreter's state (variables, imports) did not survive this call; empty: it did.
   std::string state_lost;
+  // Python's matplotlib figures (shown, or left open at the end), within FigureLimits; what was
+  // dropped, in words (empty: nothing). A timed-out or cancelled call returns none.
+  std::vector<Image> images;
+  std::string images_note;
 };
 
 struct Interpreter;  // a persistent interpreter's channel (sandbox_interpreter.cpp)

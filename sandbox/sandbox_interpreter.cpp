@@ -36,19 +36,32 @@ std::uint64_t boottime_ns() {
          static_cast<std::uint64_t>(now.tv_nsec);
 }
 
-asio::awaitable<std::optional<Reply>> read_reply(Descriptor& from) {
-  Reply reply{};
-  auto [ec, n] = co_await asio::async_read(from, asio::buffer(&reply, sizeof reply), kTuple);
-  if (ec || n != sizeof reply) co_return std::nullopt;
-  co_return reply;
+// Reads the channel up to the next reply; the image frames before it that belong to call
+// `seq` go to `figures` (none are kept without it). Reads never go past the reply, and where
+// they stand survives a cancel. nullopt: the interpreter has gone (or closed its end).
+asio::awaitable<std::optional<Reply>> read_reply(Interpreter& interpreter, std::uint32_t seq,
+                                                 FigureCollector* figures) {
+  std::array<char, 64 * 1024> buffer;
+  for (;;) {
+    if (auto header = interpreter.reader.take_other()) {
+      Reply reply;
+      std::memcpy(&reply, header->data(), sizeof reply);
+      co_return reply;
+    }
+    auto [ec, n] = co_await interpreter.replies.async_read_some(
+        asio::buffer(buffer.data(), interpreter.reader.wanted()), kTuple);
+    if (ec) co_return std::nullopt;
+    interpreter.reader.take(buffer.data(), n, seq, figures);
+  }
 }
 
 // Writes the request, then waits for its reply. nullopt: the interpreter has gone (or closed
 // its end), so the reply will never come.
-asio::awaitable<std::optional<Reply>> exchange(Interpreter& interpreter, const std::string& frame) {
+asio::awaitable<std::optional<Reply>> exchange(Interpreter& interpreter, const std::string& frame,
+                                               std::uint32_t seq, FigureCollector& figures) {
   auto [ec, n] = co_await asio::async_write(interpreter.requests, asio::buffer(frame), kTuple);
   if (ec) co_return std::nullopt;
-  co_return co_await read_reply(interpreter.replies);
+  co_return co_await read_reply(interpreter, seq, &figures);
 }
 
 bool valid(const Reply& reply, std::uint32_t seq) {
@@ -127,7 +140,8 @@ asio::awaitable<std::string> Sandbox::interrupt(Interpreter& interpreter,
   }
   // The cell either ends by the interrupt or had just finished; both keep the state.
   asio::steady_timer grace(executor, kInterruptGrace);
-  auto answer = co_await (read_reply(interpreter.replies) || grace.async_wait(kTuple));
+  // Figures the call made so far are dropped.
+  auto answer = co_await (read_reply(interpreter, seq, nullptr) || grace.async_wait(kTuple));
   auto reply = answer.index() == 0 ? std::get<0>(answer) : std::nullopt;
   if (reply && valid(*reply, seq)) co_return "";
   std::string why = "the interpreter did not stop within " +
@@ -189,9 +203,10 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   // Decides how the call ended; true when the interpreter must be replaced. The output pumps
   // run until it is done.
   bool pumps_done = false;
+  FigureCollector figures;
   auto settle = [&]() -> asio::awaitable<bool> {
-    auto first = co_await (exchange(*interpreter, frame) || deadline.async_wait(kTuple) ||
-                           cancelled->async_wait(kTuple));
+    auto first = co_await (exchange(*interpreter, frame, seq, figures) ||
+                           deadline.async_wait(kTuple) || cancelled->async_wait(kTuple));
     bool replace = false;
     if (first.index() != 0) {
       result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
@@ -202,6 +217,8 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
       result.exit_code = reply->kind == static_cast<std::uint32_t>(ReplyKind::interrupted)
                              ? 128 + SIGINT
                              : std::clamp(reply->value, 0, 255);
+      result.images = figures.take_images();
+      result.images_note = figures.note();
     } else if (reply) {
       replace = true;
       result.state_lost = "the interpreter broke its protocol and was killed";

@@ -59,18 +59,22 @@ Runtime runtime_for(Language language) {
   }
 }
 
-// The program's whole environment: nothing of the gateway's reaches it. PYTHONUNBUFFERED:
-// block-buffered, Python's stdout to a pipe would reach the gateway, and a client following the
-// call live, only by 8 KiB or at the end (the interpreter's driver sets line buffering instead).
-char* const kProgramEnv[] = {const_cast<char*>("PATH=/usr/bin:/bin"),
-                             const_cast<char*>("HOME=/work"),
-                             const_cast<char*>("LANG=C.UTF-8"),
-                             const_cast<char*>("TMPDIR=/tmp"),
-                             const_cast<char*>("USER=sandbox"),
-                             const_cast<char*>("MPLBACKEND=Agg"),
-                             const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"),
-                             const_cast<char*>("PYTHONUNBUFFERED=1"),
-                             nullptr};
+// The program's whole environment: nothing of the gateway's reaches it. Every python3 (a bash
+// script's too) finds sandgate's sitecustomize and matplotlib backend on its path; the backend
+// is Agg whose show() hands the figures to the gateway where there is a channel for them.
+// PYTHONPATH is kPythonSupportDir (rootfs.hpp).
+#define SANDGATE_PROGRAM_ENV                                                \
+  const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("HOME=/work"), \
+      const_cast<char*>("LANG=C.UTF-8"), const_cast<char*>("TMPDIR=/tmp"),  \
+      const_cast<char*>("USER=sandbox"),                                    \
+      const_cast<char*>("MPLBACKEND=module://sandgate_matplotlib"),         \
+      const_cast<char*>("PYTHONPATH=/sandgate/python"),                     \
+      const_cast<char*>("PYTHONDONTWRITEBYTECODE=1")
+char* const kProgramEnv[] = {SANDGATE_PROGRAM_ENV, nullptr};
+// A fresh Python program's: its figure channel is at fd 3 (sitecustomize.py moves it).
+char* const kFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV,
+                                    const_cast<char*>("SANDGATE_FIGURES_FD=3"), nullptr};
+#undef SANDGATE_PROGRAM_ENV
 
 struct Settings {
   RootfsPlan rootfs;
@@ -115,15 +119,17 @@ void write_error(int fd, const char* what, int err) {
 }
 
 // What a program's process is given: its stdio and, for an interpreter, its channel to the
-// gateway (placed at fds 3 and 4).
+// gateway (placed at fds 3 and 4), or for a fresh Python program its figure channel (fd 3).
 struct ProgramIo {
   int in = -1, out = -1, err = -1;
   int requests = -1, replies = -1;
+  int figures = -1;
 };
 
 struct Launch {
   const char* path;  // absolute
   std::vector<std::string> args;
+  char* const* env = kProgramEnv;
 };
 
 Launch script_launch(Language language, const std::string& code_path) {
@@ -143,17 +149,18 @@ Launch interpreter_launch(Language language) {
   return {"/usr/bin/python3", {"python3", "-c", std::string(kPythonDriver)}};
 }
 
-// Moves the descriptors a program gets to their numbers (0-2, then 3-4) without one dup2
-// overwriting another that is still to be placed.
-bool place_descriptors(const ProgramIo& io) {
-  int wanted[] = {io.in, io.out, io.err, io.requests, io.replies};
+// Moves the descriptors a program gets to their numbers (0-2, then 3-4 or 3) without one dup2
+// overwriting another that is still to be placed. Returns how many it placed, or -1.
+int place_descriptors(const ProgramIo& io) {
+  int wanted[5] = {io.in, io.out, io.err, io.requests, io.replies};
   int count = io.requests >= 0 ? 5 : 3;
+  if (io.figures >= 0 && count < 5) wanted[count++] = io.figures;
   int high[5];
   for (int i = 0; i < count; ++i)
-    if ((high[i] = ::fcntl(wanted[i], F_DUPFD, 16)) < 0) return false;
+    if ((high[i] = ::fcntl(wanted[i], F_DUPFD, 16)) < 0) return -1;
   for (int i = 0; i < count; ++i)
-    if (::dup2(high[i], i) < 0) return false;
-  return true;
+    if (::dup2(high[i], i) < 0) return -1;
+  return count;
 }
 
 // In the program's process: stdio, identity, limits, seccomp last, then exec.
@@ -163,7 +170,8 @@ bool place_descriptors(const ProgramIo& io) {
   argv.push_back(nullptr);
   // The Landlock ruleset may sit where the program's descriptors go (3, 4): move it first.
   int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
-  if (!place_descriptors(io)) ::_exit(126);
+  const int placed = place_descriptors(io);
+  if (placed < 0) ::_exit(126);
   ::setsid();
   if (int e =
           drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups)) {
@@ -183,7 +191,7 @@ bool place_descriptors(const ProgramIo& io) {
   }
   // Fail closed: whatever the supervisor holds (its control socket, another call's pipes)
   // is not the program's.
-  if (int e = close_descriptors_from(io.requests >= 0 ? 5 : 3)) {
+  if (int e = close_descriptors_from(placed)) {
     write_error(2, "closing inherited descriptors", e);
     ::_exit(126);
   }
@@ -196,7 +204,7 @@ bool place_descriptors(const ProgramIo& io) {
     write_error(2, "seccomp", e);
     ::_exit(126);
   }
-  ::execve(launch.path, argv.data(), kProgramEnv);
+  ::execve(launch.path, argv.data(), launch.env);
   write_error(2, launch.path, errno);
   ::_exit(127);
 }
@@ -216,7 +224,7 @@ bool place_descriptors(const ProgramIo& io) {
   }
   if (program == 0) exec_program(s, launch, io);
   // Only the program holds the pipes, so they reach EOF when it (and its heirs) end.
-  for (int fd : {io.in, io.out, io.err, io.requests, io.replies})
+  for (int fd : {io.in, io.out, io.err, io.requests, io.replies, io.figures})
     if (fd >= 0) ::close(fd);
   int wstatus = 0;
   while (::waitpid(program, &wstatus, 0) < 0 && errno == EINTR) {
@@ -274,7 +282,7 @@ class Supervisor {
 
   void handle_message() {
     auto msg = receive_message(protocol::kControlFd, sizeof(protocol::InterruptRequest),
-                               protocol::kRunFdCount, true);
+                               protocol::kRunFdCountWithFigures, true);
     if (msg.error == EAGAIN) return;
     // The gateway has gone (or spoke nonsense): the sandbox ends with its supervisor.
     if (msg.closed || msg.error != 0 || msg.data.size() < sizeof(Header)) ::_exit(0);
@@ -298,15 +306,17 @@ class Supervisor {
         killed_.insert(h.call_id);
         ::kill(it->second, SIGKILL);
       }
-    } else if (h.type == MessageType::run && msg.fds.size() == protocol::kRunFdCount) {
-      start_call(h, msg.fds.data());
+    } else if (h.type == MessageType::run && (msg.fds.size() == protocol::kRunFdCount ||
+                                              (msg.fds.size() == protocol::kRunFdCountWithFigures &&
+                                               h.language == Language::python))) {
+      start_call(h, msg.fds.data(), msg.fds.size() == protocol::kRunFdCountWithFigures);
     } else if (h.type == MessageType::start_interpreter &&
                msg.fds.size() == protocol::kInterpreterFdCount) {
       start_interpreter(h, msg.fds.data());
     }
   }
 
-  void start_call(const Header& h, UniqueFd* fds) {
+  void start_call(const Header& h, UniqueFd* fds, bool figures) {
     Runtime rt = runtime_for(h.language);
     int status = fds[4].get();
     if (!previous_code_.empty()) ::unlink(previous_code_.c_str());
@@ -318,7 +328,12 @@ class Supervisor {
     }
     previous_code_ = code_path;
     ProgramIo io{fds[1].get(), fds[2].get(), fds[3].get()};
-    start_init(h.call_id, script_launch(h.language, code_path), io, status);
+    Launch launch = script_launch(h.language, code_path);
+    if (figures) {
+      io.figures = fds[5].get();
+      launch.env = kFiguresProgramEnv;
+    }
+    start_init(h.call_id, launch, io, status);
   }
 
   void start_interpreter(const Header& h, UniqueFd* fds) {
@@ -376,6 +391,10 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.rootfs.tmp_bytes = arg_number(argv, 2);
   s.rootfs.program_uid = static_cast<uid_t>(arg_number(argv, 3));
   s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
+  const std::string support = kPythonSupportDir;
+  s.rootfs.files = {{support + "/sitecustomize.py", kPythonSitecustomize},
+                    {support + "/sandgate_figures.py", kPythonFigures},
+                    {support + "/sandgate_matplotlib.py", kPythonBackend}};
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();

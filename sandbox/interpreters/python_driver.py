@@ -14,6 +14,8 @@ import sys
 import traceback
 import types
 
+import sandgate_figures  # /sandgate/python, on PYTHONPATH
+
 REQUEST = struct.Struct("<IIII")
 REPLY = struct.Struct("<IIIi")
 REQUEST_MAGIC = 0x51524753
@@ -26,6 +28,8 @@ _requests = fcntl.fcntl(3, fcntl.F_DUPFD_CLOEXEC, 1000)
 _replies = fcntl.fcntl(4, fcntl.F_DUPFD_CLOEXEC, 1000)
 os.close(3)
 os.close(4)
+# Figures a cell shows (or leaves open) go to the gateway as frames before the cell's reply.
+sandgate_figures.attach(_replies)
 
 _running = False
 
@@ -42,6 +46,7 @@ def _read_exact(n):
     while n > 0:
         chunk = os.read(_requests, min(n, 1 << 20))
         if not chunk:
+            sandgate_figures.attach(None)
             sys.exit(0)  # the gateway closed the channel: the sandbox is ending
         chunks.append(chunk)
         n -= len(chunk)
@@ -94,15 +99,24 @@ def _run_cell(source, filename, namespace):
 
 def _line_buffered():
     # Block-buffered, a cell's prints would reach the gateway (and a client following the call
-    # live) only at its end; unbuffered (PYTHONUNBUFFERED, which the sandbox sets for fresh
-    # processes), print() makes two writes a line. Line buffering: one write per line, as it is
-    # printed. Checked before each cell, since a cell may reconfigure the streams.
+    # live) only at its end; unbuffered, print() makes two writes a line. Line buffering: one
+    # write per line, as it is printed (sitecustomize.py does the same for fresh processes).
+    # Checked before each cell, since a cell may reconfigure the streams.
     for stream in (sys.__stdout__, sys.__stderr__):
         try:
             if stream.write_through or not stream.line_buffering:
                 stream.reconfigure(line_buffering=True, write_through=False)
         except Exception:
             pass
+def _send_figures():
+    """Figures the cell left open are shown, as in a notebook. Rendering can take a while: an
+    interrupt (the call's timeout) stops it."""
+    global _running
+    try:
+        _running = True
+        sandgate_figures.send_open_figures()
+    finally:
+        _running = False
 
 
 def main():
@@ -127,20 +141,21 @@ def main():
         linecache.cache.pop("<cell %d>" % (seq - 256), None)  # bounded: the latest cells
         kind, value = FINISHED, 0
         _line_buffered()
+        sandgate_figures.begin(seq)
         try:
             value = _run_cell(source, filename, namespace)
+            _send_figures()
         except KeyboardInterrupt:
             kind, value = INTERRUPTED, 0
+            sandgate_figures.close_open_figures()  # an interrupted cell's figures are dropped
         except SystemExit:
             _flush()
             raise
         _flush()
-        reply = REPLY.pack(REPLY_MAGIC, seq, kind, value)
-        while reply:
-            try:
-                reply = reply[os.write(_replies, reply):]
-            except KeyboardInterrupt:
-                pass
+        try:
+            sandgate_figures.write_whole(REPLY.pack(REPLY_MAGIC, seq, kind, value), _replies)
+        except KeyboardInterrupt:
+            pass  # a late interrupt: the reply is whole, the call is over
 
 
 main()

@@ -1,5 +1,7 @@
 #include "execute_tool.hpp"
 
+#include <openssl/evp.h>
+
 #include <cmath>
 #include <cstdio>
 
@@ -85,7 +87,25 @@ json execute_tool_definition(const ToolLimits& limits) {
          {{"type", "string"},
           {"description",
            "Present when the persistent interpreter's variables and imports did not survive "
-           "this call, and why (files in /work did)."}}}}},
+           "this call, and why (files in /work did)."}}},
+        {"images",
+         {{"type", "array"},
+          {"description",
+           "Present when the call returned figures (Python matplotlib figures shown or left "
+           "open): one entry per image content item, in the same order; the PNG bytes are in "
+           "the content, not here."},
+          {"items",
+           {{"type", "object"},
+            {"properties",
+             {{"name", {{"type", "string"}}},
+              {"mimeType", {{"type", "string"}}},
+              {"width", {{"type", "integer"}}},
+              {"height", {{"type", "integer"}}},
+              {"bytes", {{"type", "integer"}}}}},
+            {"required", {"name", "mimeType", "width", "height", "bytes"}}}}}},
+        {"images_dropped",
+         {{"type", "string"},
+          {"description", "Present when figures were made but not returned, and why."}}}}},
       {"required",
        {"exit_code", "stdout", "stderr", "truncated", "timed_out", "oom_killed", "duration_ms",
         "spend_usd"}}};
@@ -108,7 +128,11 @@ json execute_tool_definition(const ToolLimits& limits) {
            " without calls, at its lifetime or spend cap, or with end_sandbox; a call naming an "
            "ended sandbox gets an error saying so. A non-zero exit code is a normal result. "
            "Python has the standard library plus whatever data libraries the host installed "
-           "(typically numpy, pandas, matplotlib)."},
+           "(typically numpy, pandas, matplotlib). Matplotlib figures a Python call shows "
+           "(plt.show()) or leaves open come back as PNG image content (at most " +
+           std::to_string(sandbox::FigureLimits{}.max_count) + " per call, each at most " +
+           std::to_string(sandbox::FigureLimits{}.max_side) + "x" +
+           std::to_string(sandbox::FigureLimits{}.max_side) + " pixels)."},
       {"inputSchema", input},
       {"outputSchema", output},
       {"annotations",
@@ -195,7 +219,38 @@ json structured(sandbox::RunResult& run) {
                {"duration_ms", run.duration.count()},
                {"spend_usd", std::round(run.spend_usd * 1e6) / 1e6}};
   if (!run.state_lost.empty()) data["state_lost"] = run.state_lost;
+  if (!run.images.empty()) {
+    json images = json::array();
+    for (std::size_t i = 0; i < run.images.size(); ++i) {
+      const auto& image = run.images[i];
+      images.push_back({{"name", "figure-" + std::to_string(i + 1) + ".png"},
+                        {"mimeType", "image/png"},
+                        {"width", image.width},
+                        {"height", image.height},
+                        {"bytes", image.png.size()}});
+    }
+    data["images"] = std::move(images);
+  }
+  if (!run.images_note.empty()) data["images_dropped"] = run.images_note;
   return data;
+}
+
+std::string base64(const std::string& bytes) {
+  std::string text(4 * ((bytes.size() + 2) / 3), '\0');
+  int n = ::EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                            reinterpret_cast<const unsigned char*>(bytes.data()),
+                            static_cast<int>(bytes.size()));
+  text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+  return text;
+}
+
+// The figures as image content, after the text (and the words on what was dropped). Their
+// bytes leave the run as they are encoded: a call can carry a few MiB of them.
+void append_images(json& content, sandbox::RunResult& run) {
+  for (auto& image : run.images) {
+    content.push_back({{"type", "image"}, {"data", base64(image.png)}, {"mimeType", "image/png"}});
+    image.png = {};
+  }
 }
 
 // Said before the result when the interpreter's state did not survive the call.
@@ -265,6 +320,9 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
       if (!run.state_lost.empty())
         content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
       content.push_back({{"type", "text"}, {"text", std::move(text)}});
+      if (!run.images_note.empty())
+        content.push_back({{"type", "text"}, {"text", run.images_note}});
+      append_images(content, run);
       return {{{"content", std::move(content)},
                {"structuredContent", std::move(data)},
                {"isError", false}},

@@ -124,6 +124,22 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     await client.close();
   });
 
+  test("a matplotlib figure left open comes back as image content", async () => {
+    const { client } = await connect();
+    const result = await execute(client, { code: "import matplotlib.pyplot as plt\nplt.figure(figsize=(2, 2), dpi=64)\nplt.bar(['a', 'b'], [2, 3])" });
+    const handle = handleOf(result);
+    const images = result.content.filter((c) => c.type === "image");
+    assert.equal(images.length, 1);
+    assert.equal(images[0].mimeType, "image/png");
+    const png = Buffer.from(images[0].data, "base64");
+    assert.equal(png.toString("latin1", 1, 4), "PNG");
+    assert.equal(png.readUInt32BE(16), 128);
+    assert.equal(png.readUInt32BE(20), 128);
+    assert.equal(result.structuredContent.images[0].bytes, png.length);
+    await endSandbox(client, handle);
+    await client.close();
+  });
+
   test("closing the response stream cancels the call; the sandbox stays usable", { timeout: 90_000 }, async () => {
     const { client } = await connect();
     const handle = handleOf(await execute(client, { code: "open('/work/kept','w').write('1')" }));

@@ -73,6 +73,29 @@ describe("the official SDK client", () => {
     await b.client.close();
   });
 
+  test("a matplotlib plot comes back as image content, in the interpreter and in a fresh process", async () => {
+    const { client } = await connect();
+    const plot = "import matplotlib.pyplot as plt\nplt.figure(figsize=(3, 2), dpi=100)\nplt.plot([1, 3, 2])\nplt.show()\nprint('plotted')";
+    for (const fresh of [false, true]) {
+      const result = await run(client, { code: plot, fresh });
+      assert.equal(result.isError, false, JSON.stringify(result.structuredContent));
+      assert.equal(result.structuredContent.stdout, "plotted\n");
+      const images = result.content.filter((c) => c.type === "image");
+      assert.equal(images.length, 1, `fresh: ${fresh}`);
+      assert.equal(images[0].mimeType, "image/png");
+      const png = Buffer.from(images[0].data, "base64");
+      assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      assert.equal(png.toString("latin1", 12, 16), "IHDR");
+      assert.equal(png.readUInt32BE(16), 300);
+      assert.equal(png.readUInt32BE(20), 200);
+      // structuredContent lists it without its bytes.
+      assert.deepEqual(result.structuredContent.images, [
+        { name: "figure-1.png", mimeType: "image/png", width: 300, height: 200, bytes: png.length },
+      ]);
+    }
+    await client.close();
+  });
+
   test("a non-zero exit is a normal result; a timeout is a tool error", async () => {
     const { client } = await connect();
     const failed = await run(client, { code: "import sys; print('bad', file=sys.stderr); sys.exit(3)" });

@@ -107,3 +107,42 @@ TEST_CASE("results: a call whose session ends is told why, and not promised a ne
   CHECK(text.find("(the sandbox's processes were killed)") != std::string::npos);
   CHECK(text.find("the next call starts a fresh sandbox") != std::string::npos);
 }
+
+TEST_CASE("results: figures are image content after the text, listed without their bytes",
+          "[unit][tool]") {
+  using sandgate::session::ExecuteResult;
+  sandgate::sandbox::RunRequest req;
+  ExecuteResult e;
+  e.run.exit_code = 0;
+  e.run.images.push_back({std::string("\x89PNG\r\n\x1a\nab", 10), 640, 480});
+  e.run.images.push_back({std::string("\x89PNG\r\n\x1a\n", 8), 10, 20});
+  e.run.images_note = "Figures not returned: 1 over the limit of 8 per call.";
+  auto mapped = map_execute_result(ExecuteResult(e), req);
+  const auto& content = mapped.result["content"];
+  REQUIRE(content.size() == 4);
+  CHECK(content[0]["type"] == "text");
+  CHECK(content[1] == json({{"type", "text"}, {"text", e.run.images_note}}));
+  CHECK(content[2] ==
+        json({{"type", "image"}, {"data", "iVBORw0KGgphYg=="}, {"mimeType", "image/png"}}));
+  CHECK(content[3]["data"] == "iVBORw0KGgo=");
+  const auto& listed = mapped.result["structuredContent"]["images"];
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0] == json({{"name", "figure-1.png"},
+                           {"mimeType", "image/png"},
+                           {"width", 640},
+                           {"height", 480},
+                           {"bytes", 10}}));
+  CHECK(mapped.result["structuredContent"]["images_dropped"] == e.run.images_note);
+  // The text form says what was dropped too, and never carries the bytes.
+  auto text = content[0]["text"].get<std::string>();
+  CHECK(text.find("1 over the limit of 8 per call") != std::string::npos);
+  CHECK(text.find("iVBOR") == std::string::npos);
+
+  // No figures: nothing new in the result.
+  ExecuteResult plain;
+  plain.run.exit_code = 0;
+  auto without = map_execute_result(std::move(plain), req);
+  CHECK(without.result["content"].size() == 1);
+  CHECK_FALSE(without.result["structuredContent"].contains("images"));
+  CHECK_FALSE(without.result["structuredContent"].contains("images_dropped"));
+}
