@@ -175,6 +175,12 @@ std::optional<std::vector<TransferredFile>> decode_reply(std::string_view bytes,
     if (!confined || *confined != f.path) return std::nullopt;
     if (request.op != TransferOp::read_dir && f.path != request.files[files.size()].first)
       return std::nullopt;
+    if (request.op == TransferOp::read_dir) {
+      const std::string& dir = request.files.at(0).first;
+      if (f.path.size() <= dir.size() + 1 || f.path.compare(0, dir.size(), dir) != 0 ||
+          f.path[dir.size()] != '/' || f.path.find('/', dir.size() + 1) != std::string::npos)
+        return std::nullopt;
+    }
     files.push_back(std::move(f));
   }
   return files;

@@ -223,11 +223,15 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
     if (m == "resources/read") {
       json answered = co_await tools_.resources()->read(tenant->name, message.params);
       if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
-      co_return jsonrpc::result(message.id, complete(std::move(answered["result"])));
+      // A file's bytes are its tenant's, and the next call may change them: never cached.
+      json result = complete(std::move(answered["result"]));
+      result["ttlMs"] = 0;
+      result["cacheScope"] = "private";
+      co_return jsonrpc::result(message.id, std::move(result));
     }
     json empty = m == "resources/list" ? json{{"resources", json::array()}}
                                        : json{{"resourceTemplates", json::array()}};
-    co_return jsonrpc::result(message.id, complete(std::move(empty)));
+    co_return jsonrpc::result(message.id, cacheable(complete(std::move(empty))));
   }
   json answered = co_await extension_->answer(m, message.params, std::string(kStatelessVersions[0]),
                                               std::move(events));
