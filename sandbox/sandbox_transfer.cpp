@@ -107,6 +107,8 @@ asio::awaitable<TransferResult> Sandbox::read_files(FileReadRequest what) {
       merged.push_back(invalid(what.paths[i].substr(0, 200)));
     else if (next < result.files.size())
       merged.push_back(std::move(result.files[next++]));
+    else  // the answer stopped short: every path asked about is still accounted for
+      merged.push_back(TransferredFile{*confined[i], FileStatus::failed, 0, 0, {}});
   }
   result.files = std::move(merged);
   co_return result;

@@ -222,6 +222,11 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
     // execute's returned files (see McpMethods::answer for why the lists are empty).
     if (m == "resources/read") {
       json answered = co_await tools_.resources()->read(tenant->name, message.params);
+      // SEP-2164 (2026-07-28): "not found" is -32602 with the URI in data, not 2025's -32002.
+      if (answered.contains("error") && answered["error"]["code"] == kResourceNotFound) {
+        answered["error"]["code"] = jsonrpc::invalid_params;
+        answered["error"]["data"] = {{"uri", message.params["uri"]}};
+      }
       if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
       // A file's bytes are its tenant's, and the next call may change them: never cached.
       json result = complete(std::move(answered["result"]));

@@ -1,5 +1,7 @@
 #include "file_resources.hpp"
 
+#include <algorithm>
+
 #include "base64.hpp"
 #include "sandbox/utf8.hpp"
 #include "session/session_id.hpp"
@@ -97,14 +99,44 @@ std::string FileResources::mint(const std::string& tenant,
   auto& key = keys_[sandbox.get()];
   if (key.key.empty()) key = {sandbox, session::new_session_id(replica_)};
   std::string uri = file_uri(key.key, path);
-  if (entries_.emplace(uri, Entry{tenant, session, sandbox, path}).second) {
-    order_.push_back(uri);
-    while (order_.size() > max_entries_) {
-      entries_.erase(order_.front());
-      order_.pop_front();
-    }
+  if (!entries_.emplace(uri, Entry{tenant, session, sandbox, path}).second) return uri;
+  by_tenant_[tenant].push_back(uri);
+  if (by_tenant_[tenant].size() > max_per_tenant_) evict_oldest_locked(tenant);
+  if (entries_.size() > max_entries_ && prune_locked() == 0) {
+    auto most = std::max_element(by_tenant_.begin(), by_tenant_.end(), [](auto& a, auto& b) {
+      return a.second.size() < b.second.size();
+    });
+    evict_oldest_locked(most->first);
   }
   return uri;
+}
+
+void FileResources::evict_oldest_locked(const std::string& tenant) {
+  auto it = by_tenant_.find(tenant);
+  if (it == by_tenant_.end() || it->second.empty()) return;
+  entries_.erase(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) by_tenant_.erase(it);
+}
+
+std::size_t FileResources::prune_locked() {
+  std::size_t pruned = 0;
+  for (auto t = by_tenant_.begin(); t != by_tenant_.end();) {
+    auto& uris = t->second;
+    for (auto u = uris.begin(); u != uris.end();) {
+      auto e = entries_.find(*u);
+      auto live = e == entries_.end() ? nullptr : e->second.sandbox.lock();
+      if (live && !live->ended()) {
+        ++u;
+        continue;
+      }
+      if (e != entries_.end()) entries_.erase(e);
+      u = uris.erase(u);
+      ++pruned;
+    }
+    t = uris.empty() ? by_tenant_.erase(t) : std::next(t);
+  }
+  return pruned;
 }
 
 boost::asio::awaitable<json> FileResources::read(std::string tenant, json params) {

@@ -7,7 +7,9 @@
 // minted are served: not any path of that sandbox. A read goes through the sandbox (its
 // transfer process, in turn with the session's calls), for the tenant that minted it only;
 // another tenant, a sandbox that has ended and an unknown URI all get the same "Resource not
-// found". The table is bounded: the oldest entries go first.
+// found". The table is bounded per tenant (a tenant's oldest URIs go first, so no tenant can
+// push out another's) and in all (entries of ended sandboxes go first, then the oldest of the
+// tenant holding most).
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <deque>
@@ -30,8 +32,11 @@ class FileResources {
   // `replica`: this gateway's replica name (keys then name it, as session ids do, so that a
   // 2026-07-28 resources/read reaching another replica is forwarded to this one).
   explicit FileResources(std::uint64_t read_max_bytes, std::string replica = {},
-                         std::size_t max_entries = 4096)
-      : read_max_bytes_(read_max_bytes), replica_(std::move(replica)), max_entries_(max_entries) {}
+                         std::size_t max_per_tenant = 1024, std::size_t max_entries = 16384)
+      : read_max_bytes_(read_max_bytes),
+        replica_(std::move(replica)),
+        max_per_tenant_(max_per_tenant),
+        max_entries_(max_entries) {}
 
   // The URI of `path` (relative to /work) in `sandbox`, readable by `tenant` from now on.
   std::string mint(const std::string& tenant, const std::shared_ptr<session::Session>& session,
@@ -53,10 +58,15 @@ class FileResources {
   };
   const std::uint64_t read_max_bytes_;
   const std::string replica_;
+  const std::size_t max_per_tenant_;
   const std::size_t max_entries_;
+  // Drops the oldest entry of `tenant`.
+  void evict_oldest_locked(const std::string& tenant);
+  // Drops entries whose sandbox is gone; returns how many.
+  std::size_t prune_locked();
   std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;  // by URI
-  std::deque<std::string> order_;                   // oldest first
+  std::unordered_map<std::string, Entry> entries_;                      // by URI
+  std::unordered_map<std::string, std::deque<std::string>> by_tenant_;  // URIs, oldest first
   std::unordered_map<const sandbox::Sandbox*, Key> keys_;
 };
 

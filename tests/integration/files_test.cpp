@@ -182,9 +182,13 @@ TEST_CASE("a 2026-07-28 execute returns files and links that only its tenant rea
   CHECK(read["result"]["resultType"] == "complete");
   CHECK(read["result"]["cacheScope"] == "private");  // a tenant's bytes, never shared
   CHECK(read["result"]["contents"][0]["blob"].get<std::string>().size() == 256 * 1200 / 3 * 4);
-  CHECK(read_stateless(gw, uri, "tok-b")["error"]["code"] == -32002);
+  // 2026-07-28 (SEP-2164): not found is -32602 with the URI in data.
+  auto theirs = read_stateless(gw, uri, "tok-b");
+  CHECK(theirs["error"]["code"] == -32602);
+  CHECK(theirs["error"]["data"]["uri"] == uri);
+  CHECK(theirs["error"]["message"] == "Resource not found");
   gw.call_stateless("end_sandbox", {{"sandbox_id", handle}}, "tok-a");
-  CHECK(read_stateless(gw, uri, "tok-a")["error"]["code"] == -32002);
+  CHECK(read_stateless(gw, uri, "tok-a")["error"]["code"] == -32602);
 }
 
 TEST_CASE("files over their caps, outside /work or through planted links are tool errors",
