@@ -235,4 +235,17 @@ TEST_CASE("files over their caps, outside /work or through planted links are too
   CHECK(after["structuredContent"]["stdout"] == "etc\n");  // `ran` was never made
   CHECK(after["structuredContent"]["files"][0]["returned"] == "error");
   CHECK(after.dump().find("root:") == std::string::npos);
+
+  // A sparse 1 TiB file is told by its size, never read; a FIFO is never opened for reading.
+  auto odd = gw.call_stateless("execute",
+                               json{{"code", "truncate -s 1T /work/sparse && mkfifo /work/pipe"},
+                                    {"language", "bash"},
+                                    {"sandbox_id", handle},
+                                    {"return_files", {"sparse", "pipe"}}});
+  REQUIRE(odd["isError"] == false);
+  json listed = odd["structuredContent"]["files"];
+  CHECK(listed[0]["size"] == (1ull << 40));
+  CHECK(listed[0]["error"].get<std::string>().find("more than the 52428800 bytes") !=
+        std::string::npos);
+  CHECK(listed[1]["error"] == "not a regular file (a FIFO, socket or device)");
 }
