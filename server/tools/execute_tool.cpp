@@ -236,7 +236,10 @@ json execute_tool_definition(const ToolLimits& limits) {
        "(sys.exit, process.exit), hits the memory limit or does not stop at its timeout, it "
        "restarts empty and the result's `state_lost` says so. `fresh: true` runs the code as a "
        "script in a new process instead; bash always does. The working directory is /work; "
-       "files written there are kept for later calls in the same sandbox. Without a session, "
+       "files written there are kept for later calls in the same sandbox. `files` writes files "
+       "there before the code runs; `return_files` sends files back after it ran (images as "
+       "images, small files embedded, larger ones as resource links to read with "
+       "resources/read). Without a session, "
        "each call without `sandbox_id` starts a new sandbox and returns its `sandbox_id`: pass "
        "it back to keep your files. A sandbox ends after " +
            idle_text(limits.idle_timeout) +
