@@ -157,7 +157,18 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
   what.paths = {entry.path};
   what.max_bytes_each = read_max_bytes_;
   what.max_bytes_total = read_max_bytes_;
-  auto read = co_await session->read_files(sandbox, std::move(what));
+  std::optional<sandbox::TransferResult> read;
+  std::string refused;
+  try {
+    read = co_await session->read_files(sandbox, std::move(what));
+  } catch (const std::exception& e) {
+    // The host refused a resource (a memfd, a pipe): an error, and the gateway goes on.
+    refused = e.what();
+  }
+  if (!refused.empty())
+    co_return json{{"error",
+                    {{"code", -32603},
+                     {"message", "The file could not be read: the host refused a resource"}}}};
   if (!read || (read->done && read->files.size() == 1 &&
                 read->files[0].status == sandbox::FileStatus::not_found))
     co_return not_found();
