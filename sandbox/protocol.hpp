@@ -23,6 +23,10 @@ enum class MessageType : std::uint32_t {
   // kill the processes it started, then SIGINT the interpreter.
   interrupt = 7,
   interrupted = 8,  // supervisor -> gateway: done (after `interrupt`)
+  // gateway -> supervisor: fork a transfer process (file_transfer.hpp) as the program's uid,
+  // confined like a program, that moves files in or out of /work; call_id names it (`kill`
+  // ends it). fds [request memfd, reply memfd, status]; it reports on status when done.
+  transfer = 9,
 };
 
 enum class Language : std::uint32_t { python = 0, javascript = 1, bash = 2 };
@@ -37,6 +41,7 @@ struct Header {
 constexpr int kRunFdCount = 5;
 constexpr int kRunFdCountWithFigures = 6;
 constexpr int kInterpreterFdCount = 5;
+constexpr int kTransferFdCount = 3;
 
 struct InterruptRequest {
   Header header;
@@ -45,7 +50,8 @@ struct InterruptRequest {
   std::uint64_t call_started_ns;
 };
 
-// Written once by the call's init process to the status pipe when the program ends.
+// Written once by the call's init process to the status pipe when the program ends (and by a
+// transfer process when it is done: `exited` with 0 or the errno of a failed transfer).
 enum class StatusKind : std::uint32_t { exited = 1, spawn_failed = 2 };
 struct Status {
   StatusKind kind;

@@ -20,6 +20,7 @@
 #include "call_control.hpp"
 #include "cgroups.hpp"
 #include "figure_frames.hpp"
+#include "file_transfer.hpp"
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
@@ -80,6 +81,27 @@ struct RunResult {
 
 struct Interpreter;  // a persistent interpreter's channel (sandbox_interpreter.cpp)
 
+struct FileIn {
+  std::string path;  // as the client gave it: relative to /work, or absolute under it
+  std::string content;
+};
+
+// Which files to read back, and how much of them.
+struct FileReadRequest {
+  std::vector<std::string> paths;  // each relative to /work or absolute under it
+  std::string directory;           // instead of paths: every regular file directly in it
+  std::uint64_t max_bytes_each = 0;
+  std::uint64_t max_bytes_total = 0;
+  std::uint32_t max_files = 0;  // for `directory`
+  bool remove_after = false;    // delete each file read whole (e.g. collected plots)
+};
+
+struct TransferResult {
+  bool done = false;
+  std::string failure;                 // why not, when not done
+  std::vector<TransferredFile> files;  // one per file, in order (paths relative to /work)
+};
+
 class Sandbox : public std::enable_shared_from_this<Sandbox> {
  public:
   using Clock = std::chrono::steady_clock;
@@ -91,6 +113,13 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
 
   boost::asio::awaitable<RunResult> run(RunRequest request,
                                         std::shared_ptr<CallControl> control = nullptr);
+
+  // Moves files in and out of /work through a transfer process inside the sandbox (see
+  // file_transfer.hpp): the gateway never opens a sandbox path itself. Like run(), never
+  // concurrently with run() or another transfer. A path the client gave that is not under
+  // /work comes back as invalid_path without reaching the sandbox.
+  boost::asio::awaitable<TransferResult> write_files(std::vector<FileIn> files);
+  boost::asio::awaitable<TransferResult> read_files(FileReadRequest what);
 
   // Kills every process, removes its cgroups; its mounts and files vanish with its mount
   // namespace. Idempotent: the first reason wins.
@@ -107,6 +136,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   void check();
 
  private:
+  boost::asio::awaitable<TransferResult> transfer(const TransferRequest& request);
   boost::asio::awaitable<RunResult> run_fresh(RunRequest request,
                                               std::shared_ptr<CallControl> control);
   boost::asio::awaitable<RunResult> run_in_interpreter(RunRequest request,

@@ -35,6 +35,7 @@
 #include "protocol.hpp"
 #include "rootfs.hpp"
 #include "seccomp_filter.hpp"
+#include "transfer_process.hpp"
 
 namespace sandgate::sandbox {
 namespace {
@@ -209,6 +210,39 @@ int place_descriptors(const ProgramIo& io) {
   ::_exit(127);
 }
 
+// A transfer process: the program's identity and confinement, in the same order as
+// exec_program, but no exec: it moves the files itself (transfer_process.cpp), so a path a
+// program planted is resolved with no more rights than that program has.
+[[noreturn]] void run_transfer(const Settings& s, int request, int reply, int status) {
+  ::signal(SIGCHLD, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
+  // request -> 0, reply -> 1, status -> 2.
+  if (!place_descriptors(ProgramIo{request, reply, status})) ::_exit(126);
+  auto refuse = [](int e) {
+    write_status(2, protocol::StatusKind::spawn_failed, e);
+    ::_exit(126);
+  };
+  if (int e =
+          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups))
+    refuse(e);
+  if (s.max_processes > 0) {
+    struct rlimit nproc {
+      s.max_processes, s.max_processes
+    };
+    ::setrlimit(RLIMIT_NPROC, &nproc);
+  }
+  if (int e = apply_landlock(ruleset)) refuse(e);
+  if (int e = close_descriptors_from(3)) refuse(e);
+  if (::chdir("/work") != 0) refuse(errno);
+  // The programs' own filter: the transfer process may do nothing they may not.
+  if (int e = s.seccomp.install()) refuse(e);
+  write_status(2, protocol::StatusKind::exited, serve_transfer(0, 1));
+  ::_exit(0);
+}
+
 // The init of a call or an interpreter: pid 1 of a pid namespace of its own. Reports the
 // program's end on `status`, then stays until every process it left behind has ended.
 [[noreturn]] void run_init(const Settings& s, const Launch& launch, const ProgramIo& io,
@@ -313,6 +347,8 @@ class Supervisor {
     } else if (h.type == MessageType::start_interpreter &&
                msg.fds.size() == protocol::kInterpreterFdCount) {
       start_interpreter(h, msg.fds.data());
+    } else if (h.type == MessageType::transfer && msg.fds.size() == protocol::kTransferFdCount) {
+      start_transfer(h, msg.fds.data());
     }
   }
 
@@ -345,6 +381,21 @@ class Supervisor {
     }
     ProgramIo io{null.get(), fds[2].get(), fds[3].get(), fds[0].get(), fds[1].get()};
     start_init(h.call_id, interpreter_launch(h.language), io, status);
+  }
+
+  // A plain fork (this process is single-threaded): a transfer starts no programs, so it needs
+  // no pid namespace of its own; `kill` and `reaped` work for it as for a call.
+  void start_transfer(const Header& h, UniqueFd* fds) {
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      write_status(fds[2].get(), protocol::StatusKind::spawn_failed, errno);
+      return;
+    }
+    if (pid == 0) {
+      ::close(protocol::kControlFd);
+      run_transfer(settings_, fds[0].get(), fds[1].get(), fds[2].get());
+    }
+    calls_[h.call_id] = pid;
   }
 
   // Fork-like clone into a new pid namespace; this process is single-threaded, so the child

@@ -149,7 +149,30 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.host.limits.output_bytes = to_u64(v, 1024, 64 * MiB);
        }},
-      {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap",
+      {"--file-in-max-bytes", "SANDGATE_FILE_IN_MAX_BYTES", "10485760",
+       "Largest file (decoded) an execute call's `files` may write.",
+       [](Config& c, const std::string& v) { c.file_in_max_bytes = to_u64(v, 0, 256 * MiB); }},
+      {"--files-in-max-bytes", "SANDGATE_FILES_IN_MAX_BYTES", "10485760",
+       "All the files (decoded) one execute call may write; the default body limit grows with "
+       "it (base64).",
+       [](Config& c, const std::string& v) { c.files_in_max_bytes = to_u64(v, 0, 256 * MiB); }},
+      {"--return-files-max", "SANDGATE_RETURN_FILES_MAX", "20",
+       "Files one execute call may name in `return_files`.",
+       [](Config& c, const std::string& v) {
+         c.return_files_max = static_cast<std::uint32_t>(to_u64(v, 0, 1000));
+       }},
+      {"--file-inline-max-bytes", "SANDGATE_FILE_INLINE_MAX_BYTES", "262144",
+       "A returned file up to this size comes back in the result (image, text or blob; a call "
+       "holds at most 4 times this inline); a larger one as a resource link.",
+       [](Config& c, const std::string& v) {
+         c.file_inline_max_bytes = to_u64(v, 1024, 64 * MiB);
+       }},
+      {"--resource-read-max-bytes", "SANDGATE_RESOURCE_READ_MAX_BYTES", "52428800",
+       "Largest file a resource link may stand for (what one resources/read returns).",
+       [](Config& c, const std::string& v) {
+         c.resource_read_max_bytes = to_u64(v, 1024, 1024 * MiB);
+       }},
+      {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap + files cap * 4/3",
        "Largest request body; larger ones get HTTP 413.",
        [](Config& c, const std::string& v) { c.body_limit_bytes = to_u64(v, 1024, 256 * MiB); }},
       {"--header-timeout", "SANDGATE_HEADER_TIMEOUT", "30",
@@ -413,7 +436,10 @@ bool is_loopback_host(std::string_view host) {
 }
 
 std::uint64_t effective_body_limit(const Config& config) {
-  return config.body_limit_bytes ? config.body_limit_bytes : 2 * MiB + config.stdin_max_bytes;
+  // Files arrive in base64: 4 bytes for every 3.
+  return config.body_limit_bytes
+             ? config.body_limit_bytes
+             : 2 * MiB + config.stdin_max_bytes + (config.files_in_max_bytes + 2) / 3 * 4;
 }
 
 std::uint32_t effective_connections_per_address(const Config& config) {

@@ -23,8 +23,14 @@ struct Config {
   std::vector<std::string> allowed_origins;  // in addition to loopback origins
   std::vector<std::string> allowed_hosts;    // Host header values accepted besides loopback
 
-  std::uint64_t body_limit_bytes = 0;  // 0: 2 MiB + the stdin cap
+  std::uint64_t body_limit_bytes = 0;  // 0: 2 MiB + the stdin cap + the files cap in base64
   std::uint64_t stdin_max_bytes = 1 << 20;
+  // execute's files in and out.
+  std::uint64_t file_in_max_bytes = 10 << 20;
+  std::uint64_t files_in_max_bytes = 10 << 20;
+  std::uint32_t return_files_max = 20;
+  std::uint64_t file_inline_max_bytes = 256 << 10;
+  std::uint64_t resource_read_max_bytes = 50 << 20;
   std::uint32_t timeout_default_s = 60;
   std::uint32_t timeout_max_s = 300;
   std::chrono::seconds header_timeout{30};

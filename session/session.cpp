@@ -123,7 +123,26 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
   co_return fresh;
 }
 
-asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std::string call_key) {
+asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
+    std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what) {
+  touch();
+  // In turn with calls: a sandbox runs one thing at a time, and a read sees the files as the
+  // call before it left them.
+  auto turn = co_await call_order_.acquire();
+  if (!turn) {
+    sandbox::TransferResult busy;
+    busy.failure = "this session already has too many calls waiting";
+    co_return busy;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || !expected || sandbox_ != expected || expected->ended()) co_return std::nullopt;
+  }
+  co_return co_await expected->read_files(std::move(what));
+}
+
+asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std::string call_key,
+                                                CallFiles files) {
   ExecuteResult out;
   touch();
   auto control = std::make_shared<sandbox::CallControl>();
@@ -167,11 +186,32 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   }
   auto sandbox = co_await sandbox_for_call(out);
   if (!sandbox) co_return out;
-  out.run = co_await sandbox->run(std::move(request), control);
-  if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
+  auto forget_ended = [&] {
     std::lock_guard lock(mutex_);
     if (sandbox_ == sandbox) sandbox_.reset();
+  };
+  // The files first: the code may read them. A call whose files could not all be written
+  // does not run (its code would work on files that are not there).
+  if (!files.in.empty()) {
+    out.files_in = co_await sandbox->write_files(std::move(files.in));
+    bool all = out.files_in.done;
+    for (const auto& f : out.files_in.files) all = all && f.status == sandbox::FileStatus::ok;
+    if (!all) {
+      out.status = ExecuteStatus::files_refused;
+      if (sandbox->ended()) forget_ended();
+      co_return out;
+    }
   }
+  out.run = co_await sandbox->run(std::move(request), control);
+  if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
+    forget_ended();
+    co_return out;
+  }
+  if (!files.out.paths.empty() || !files.out.directory.empty()) {
+    out.files_out = co_await sandbox->read_files(std::move(files.out));
+    if (sandbox->ended()) forget_ended();
+  }
+  out.sandbox = sandbox;
   co_return out;
 }
 

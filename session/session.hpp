@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
@@ -21,12 +23,23 @@ enum class ExecuteStatus {
   sandbox_error,  // the sandbox could not be created (message says why)
   session_ended,  // the session ended before the call could run (message says why)
   cancelled,      // cancelled while waiting its turn
+  files_refused,  // the files to write could not all be written: the code did not run
+};
+
+// Files a call writes into /work before its code runs and reads back after it ran.
+struct CallFiles {
+  std::vector<sandbox::FileIn> in;
+  sandbox::FileReadRequest out;  // nothing is read back when it names no path
 };
 
 struct ExecuteResult {
   ExecuteStatus status = ExecuteStatus::ran;
   sandbox::RunResult run;
   std::string message;
+  sandbox::TransferResult files_in;   // set when the call carried files
+  sandbox::TransferResult files_out;  // set when it asked for files back and the sandbox lives
+  // The sandbox the call ran in, when it ran: what resources minted from its files belong to.
+  std::shared_ptr<sandbox::Sandbox> sandbox;
 };
 
 // How the session is named on the wire: by Mcp-Session-Id (2025 era), or as a sandbox handle
@@ -51,7 +64,12 @@ class Session {
   void touch();
 
   // Runs one program in this session's sandbox. `call_key` names the call for cancel().
-  boost::asio::awaitable<ExecuteResult> execute(sandbox::RunRequest request, std::string call_key);
+  boost::asio::awaitable<ExecuteResult> execute(sandbox::RunRequest request, std::string call_key,
+                                                CallFiles files = {});
+  // Reads files of `expected`, in turn with this session's calls; nullopt when that sandbox is
+  // no longer this session's live one (ended, replaced): its files are gone.
+  boost::asio::awaitable<std::optional<sandbox::TransferResult>> read_files(
+      std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what);
   // Kills the named call's processes if it runs, or drops it if it waits. No-op otherwise.
   void cancel(const std::string& call_key);
   // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent; the

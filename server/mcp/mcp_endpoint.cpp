@@ -1,6 +1,7 @@
 #include "mcp_endpoint.hpp"
 
 #include "replies.hpp"
+#include "server/tools/file_resources.hpp"
 #include "session/session_id.hpp"
 #include "session_header.hpp"
 
@@ -15,8 +16,14 @@ constexpr const char* kInstructions =
     "back the sandbox_id a result returns. end_sandbox ends one.";
 
 // The sandbox handle a tools/call names, from its arguments ("" when none): the replica that
-// holds the handle answers the call.
+// holds the handle answers the call. For resources/read, the key of its URI, which names the
+// replica that minted it the same way.
 std::string handle_named(const jsonrpc::Message& message) {
+  if (message.method == "resources/read" && message.params.is_object() &&
+      message.params.contains("uri") && message.params["uri"].is_string()) {
+    std::string key = file_uri_key(message.params["uri"].get<std::string>());
+    return session::looks_like_session_id(key) ? key : std::string();
+  }
   if (message.method != "tools/call" || !message.params.is_object()) return {};
   auto args = message.params.find("arguments");
   if (args == message.params.end() || !args->is_object()) return {};

@@ -48,6 +48,9 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
   // Version negotiation: echo a version we speak, otherwise offer our latest.
   std::string version = is_session_version(asked) ? asked : std::string(kLatestSessionVersion);
   json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", json::object()}};
+  // execute's returned files are resources (no subscriptions: a sandbox's files change only
+  // when its calls change them, and each call returns what it asked for).
+  if (tools_.resources()) capabilities["resources"] = json::object();
   if (extension_) capabilities.merge_patch(extension_->capabilities(kLatestSessionVersion));
   return jsonrpc::result(
       request.id,
@@ -91,7 +94,21 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
   if (m == "initialize")
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");
-  if (extension_ && extension_->serves(m, kLatestSessionVersion)) {
+  bool extended = extension_ && extension_->serves(m, kLatestSessionVersion);
+  if (!extended && tools_.resources()) {
+    if (m == "resources/read") {
+      json answered = co_await tools_.resources()->read(tenant->name, request.params);
+      if (answered.contains("error")) co_return extension_error(request.id, answered["error"]);
+      co_return jsonrpc::result(request.id, std::move(answered["result"]));
+    }
+    // Returned files are reached through the URIs in results only: a listing of every file
+    // a sandbox holds would show what no call asked to return.
+    if (m == "resources/list")
+      co_return jsonrpc::result(request.id, {{"resources", json::array()}});
+    if (m == "resources/templates/list")
+      co_return jsonrpc::result(request.id, {{"resourceTemplates", json::array()}});
+  }
+  if (extended) {
     json answered = co_await extension_->answer(
         m, request.params, std::string(kLatestSessionVersion), std::move(events));
     if (answered.contains("error")) co_return extension_error(request.id, answered["error"]);

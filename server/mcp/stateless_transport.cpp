@@ -149,11 +149,15 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
 
 bool StatelessTransport::knows(const std::string& method) const {
   if (method == "server/discover" || method == "tools/list" || method == "tools/call") return true;
+  if (tools_.resources() && (method == "resources/read" || method == "resources/list" ||
+                             method == "resources/templates/list"))
+    return true;
   return extension_ && extension_->serves(method, kStatelessVersions[0]);
 }
 
 json StatelessTransport::capabilities() const {
   json caps = {{"tools", {{"listChanged", false}}}};
+  if (tools_.resources()) caps["resources"] = json::object();
   if (extension_) caps.merge_patch(extension_->capabilities(kStatelessVersions[0]));
   return caps;
 }
@@ -213,6 +217,26 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
     json answered = co_await call_tool(tools_, std::move(call), message);
     if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
     co_return answered;  // null when cancelled: the stream is closed, nothing is sent
+  }
+  if (tools_.resources() && !(extension_ && extension_->serves(m, kStatelessVersions[0]))) {
+    // execute's returned files (see McpMethods::answer for why the lists are empty).
+    if (m == "resources/read") {
+      json answered = co_await tools_.resources()->read(tenant->name, message.params);
+      // SEP-2164 (2026-07-28): "not found" is -32602 with the URI in data, not 2025's -32002.
+      if (answered.contains("error") && answered["error"]["code"] == kResourceNotFound) {
+        answered["error"]["code"] = jsonrpc::invalid_params;
+        answered["error"]["data"] = {{"uri", message.params["uri"]}};
+      }
+      if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
+      // A file's bytes are its tenant's, and the next call may change them: never cached.
+      json result = complete(std::move(answered["result"]));
+      result["ttlMs"] = 0;
+      result["cacheScope"] = "private";
+      co_return jsonrpc::result(message.id, std::move(result));
+    }
+    json empty = m == "resources/list" ? json{{"resources", json::array()}}
+                                       : json{{"resourceTemplates", json::array()}};
+    co_return jsonrpc::result(message.id, cacheable(complete(std::move(empty))));
   }
   json answered = co_await extension_->answer(m, message.params, std::string(kStatelessVersions[0]),
                                               std::move(events));

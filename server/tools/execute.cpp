@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 
+#include "file_results.hpp"
 #include "live_output.hpp"
 #include "output_bound.hpp"
 #include "server/logging.hpp"
@@ -54,8 +55,9 @@ void ExecuteTool::forget_unseen_handle(const Target& target, const ToolCall& cal
     registry_.remove(target.handle, call.tenant->name, session::SessionKind::handle, why);
 }
 
-ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics)
-    : limits_(limits), registry_(registry), metrics_(metrics) {}
+ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
+                         FileResources* resources)
+    : limits_(limits), registry_(registry), metrics_(metrics), resources_(resources) {}
 
 ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::string& sandbox_id) {
   const auth::Tenant& tenant = *call.tenant;
@@ -129,9 +131,10 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   }
   sandbox::RunRequest run = *args.request;
   std::size_t code_bytes = run.code.size(), stdin_bytes = run.stdin_data.size();
+  std::size_t files_in = args.files.in.size(), files_out = args.files.out.paths.size();
   session::ExecuteResult executed;
   try {
-    executed = co_await session.execute(std::move(*args.request), call.call_key);
+    executed = co_await session.execute(std::move(*args.request), call.call_key, std::move(args.files));
   } catch (const std::exception& e) {
     // The host refused a resource (descriptors, memory): a tool error, and the gateway goes on.
     executed.status = session::ExecuteStatus::sandbox_error;
@@ -152,6 +155,8 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
                      {"language", sandbox::language_name(run.language)},
                      {"code_bytes", code_bytes},
                      {"stdin_bytes", stdin_bytes},
+                     {"files_in", files_in},
+                     {"files_out", files_out},
                      {"exit_code", ran.exit_code},
                      {"stdout_bytes", ran.stdout_text.size()},
                      {"stderr_bytes", ran.stderr_text.size()},
@@ -168,7 +173,20 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   if (sandbox_failed)
     log_fields["failure"] =
         executed.status == session::ExecuteStatus::ran ? ran.failure : executed.message;
+  auto returned = std::move(executed.files_out);
+  auto ran_in = std::move(executed.sandbox);
   auto mapped = map_execute_result(std::move(executed), run, target.handle);
+  // The files asked back, after the output: only for a call that ran (its result has
+  // structuredContent) in a sandbox that still lives.
+  if (files_out > 0 && ran_in && mapped.result.contains("structuredContent")) {
+    auto owner = target.session;
+    std::string tenant = call.tenant->name;
+    MintUri mint = [&](const std::string& path) {
+      return resources_ ? resources_->mint(tenant, owner, ran_in, path) : std::string();
+    };
+    mapped.result["structuredContent"]["files"] = add_returned_files(
+        returned, mint, resources_ ? resources_->read_max_bytes() : 0, mapped.result["content"]);
+  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);

@@ -3,6 +3,7 @@
 // new handle's), runs the program there, and maps the run to a CallToolResult. Logs and
 // counts every call (metadata only).
 #include "execute_tool.hpp"
+#include "file_resources.hpp"
 #include "server/metrics.hpp"
 #include "session/registry.hpp"
 #include "tool.hpp"
@@ -11,7 +12,10 @@ namespace sandgate::server {
 
 class ExecuteTool final : public Tool {
  public:
-  ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics);
+  // `resources`: where returned files get their URIs (null: files come back inline only, a
+  // large one as an error).
+  ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
+              FileResources* resources = nullptr);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
   boost::asio::awaitable<nlohmann::json> call(ToolCall call) override;
@@ -32,6 +36,7 @@ class ExecuteTool final : public Tool {
   ToolLimits limits_;
   session::Registry& registry_;
   Metrics& metrics_;
+  FileResources* resources_;
 };
 
 // Why a handle from this tenant cannot be used, in words the model can act on.

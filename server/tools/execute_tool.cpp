@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
+#include "base64.hpp"
 #include "server/json_dump.hpp"
 #include "session/session_id.hpp"
 
@@ -24,6 +26,98 @@ std::string quoted_language_list() {
   std::string list;
   for (const auto& name : language_names()) list += (list.empty() ? "" : ", ") + name.dump();
   return list;
+}
+
+// "`files`[2]": where in the arguments a problem is.
+std::string at(const char* name, std::size_t index) {
+  return "`" + std::string(name) + "`[" + std::to_string(index) + "]";
+}
+
+// `files`: [{path, content, encoding?}] -> what to write; empty with `error` set when invalid.
+std::vector<sandbox::FileIn> parse_files_in(const json& files, const ToolLimits& limits,
+                                            std::string& error) {
+  std::vector<sandbox::FileIn> out;
+  if (!files.is_array()) {
+    error = "`files` must be an array of {path, content, encoding?}.";
+    return {};
+  }
+  if (files.size() > limits.files_in_max_count) {
+    error = "`files` has more than " + std::to_string(limits.files_in_max_count) + " files.";
+    return {};
+  }
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const json& f = files[i];
+    auto fail = [&](std::string why) {
+      error = at("files", i) + " " + why;
+      return std::vector<sandbox::FileIn>{};
+    };
+    if (!f.is_object()) return fail("must be an object {path, content, encoding?}.");
+    for (const auto& [key, value] : f.items())
+      if (key != "path" && key != "content" && key != "encoding")
+        return fail("has an unknown key; expected path, content, encoding.");
+    if (!f.contains("path") || !f["path"].is_string()) return fail("needs `path`, a string.");
+    if (!f.contains("content") || !f["content"].is_string())
+      return fail("needs `content`, a string.");
+    const auto& path = f["path"].get_ref<const std::string&>();
+    if (!sandbox::work_relative_path(path))
+      return fail(
+          "`path` must name a file under /work (relative, or absolute under /work; no "
+          "`..`).");
+    std::string encoding = "utf-8";
+    if (f.contains("encoding")) {
+      if (!f["encoding"].is_string() || (f["encoding"] != "utf-8" && f["encoding"] != "base64"))
+        return fail("`encoding` must be \"utf-8\" or \"base64\".");
+      encoding = f["encoding"].get<std::string>();
+    }
+    const auto& text = f["content"].get_ref<const std::string&>();
+    // Checked before decoding: base64 is 4/3 of its bytes.
+    if (text.size() / (encoding == "base64" ? 4 : 3) * 3 > limits.file_in_max_bytes + 3)
+      return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
+                  " bytes, the cap for one file.");
+    sandbox::FileIn in{path, {}};
+    if (encoding == "base64") {
+      auto decoded = base64_decode(text);
+      if (!decoded) return fail("`content` is not valid base64 (standard alphabet, padded).");
+      in.content = std::move(*decoded);
+    } else {
+      in.content = text;
+    }
+    if (in.content.size() > limits.file_in_max_bytes)
+      return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
+                  " bytes, the cap for one file.");
+    total += in.content.size();
+    if (total > limits.files_in_max_bytes) {
+      error = "`files` hold more than " + std::to_string(limits.files_in_max_bytes) +
+              " bytes, the cap for one call.";
+      return {};
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+// `return_files`: [path, …].
+std::vector<std::string> parse_return_files(const json& paths, const ToolLimits& limits,
+                                            std::string& error) {
+  if (!paths.is_array()) {
+    error = "`return_files` must be an array of paths under /work.";
+    return {};
+  }
+  if (paths.size() > limits.return_files_max) {
+    error = "`return_files` names more than " + std::to_string(limits.return_files_max) + " files.";
+    return {};
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!paths[i].is_string() || !sandbox::work_relative_path(paths[i].get<std::string>())) {
+      error = at("return_files", i) +
+              " must name a file under /work (relative, or absolute under /work; no `..`).";
+      return {};
+    }
+    out.push_back(paths[i].get<std::string>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -64,7 +158,38 @@ json execute_tool_definition(const ToolLimits& limits) {
           {"description",
            "Run in this sandbox (an id an earlier result returned), keeping its /work files. "
            "Omit it to use this session's own sandbox, or where there is no session, to start "
-           "a new sandbox whose id the result returns."}}}}},
+           "a new sandbox whose id the result returns."}}},
+        {"files",
+         {{"type", "array"},
+          {"maxItems", limits.files_in_max_count},
+          {"description",
+           "Files to write before the code runs (parent directories are made; an existing "
+           "file is replaced). At most " +
+               std::to_string(limits.file_in_max_bytes) + " bytes each and " +
+               std::to_string(limits.files_in_max_bytes) + " in all."},
+          {"items",
+           {{"type", "object"},
+            {"properties",
+             {{"path",
+               {{"type", "string"},
+                {"description", "Relative to /work, or absolute under /work."}}},
+              {"content", {{"type", "string"}}},
+              {"encoding",
+               {{"type", "string"},
+                {"enum", {"utf-8", "base64"}},
+                {"default", "utf-8"},
+                {"description", "base64 for binary content."}}}}},
+            {"required", {"path", "content"}},
+            {"additionalProperties", false}}}}},
+        {"return_files",
+         {{"type", "array"},
+          {"maxItems", limits.return_files_max},
+          {"items", {{"type", "string"}}},
+          {"description",
+           "Files under /work to return after the code ran: images as images, small files as "
+           "embedded resources, larger ones (over " +
+               std::to_string(limits.file_inline_max_bytes) +
+               " bytes) as resource links to read with resources/read."}}}}},
       {"required", {"code"}},
       {"additionalProperties", false}};
   json output = {
@@ -83,6 +208,16 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"sandbox_id",
          {{"type", "string"},
           {"description", "The sandbox the call ran in: pass it back to keep using it."}}},
+        {"files",
+         {{"type", "array"},
+          {"description",
+           "The files return_files asked for: path, size, mimeType, how each was returned "
+           "(image, text, blob, link) or why not (error)."},
+          {"items", {{"type", "object"}}}}},
+        {"files_written",
+         {{"type", "array"},
+          {"description", "The files `files` wrote: path and size."},
+          {"items", {{"type", "object"}}}}},
         {"state_lost",
          {{"type", "string"},
           {"description",
@@ -121,7 +256,10 @@ json execute_tool_definition(const ToolLimits& limits) {
        "(sys.exit, process.exit), hits the memory limit or does not stop at its timeout, it "
        "restarts empty and the result's `state_lost` says so. `fresh: true` runs the code as a "
        "script in a new process instead; bash always does. The working directory is /work; "
-       "files written there are kept for later calls in the same sandbox. Without a session, "
+       "files written there are kept for later calls in the same sandbox. `files` writes files "
+       "there before the code runs; `return_files` sends files back after it ran (images as "
+       "images, small files embedded, larger ones as resource links to read with "
+       "resources/read). Without a session, "
        "each call without `sandbox_id` starts a new sandbox and returns its `sandbox_id`: pass "
        "it back to keep your files. A sandbox ends after " +
            idle_text(limits.idle_timeout) +
@@ -145,14 +283,15 @@ json execute_tool_definition(const ToolLimits& limits) {
 
 ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits) {
   auto fail = [](std::string why) {
-    return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why};
+    return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why, {}};
   };
   if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
   for (const auto& [key, value] : args.items()) {
     if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin" &&
-        key != "sandbox_id" && key != "fresh")
+        key != "sandbox_id" && key != "fresh" && key != "files" && key != "return_files")
       return fail("unknown argument `" + key +
-                  "`; expected code, language, timeout_seconds, stdin, fresh, sandbox_id.");
+                  "`; expected code, language, timeout_seconds, stdin, fresh, sandbox_id, files, "
+                  "return_files.");
   }
   sandbox::RunRequest r;
   auto code = args.find("code");
@@ -199,7 +338,19 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
           "`sandbox_id` is not a sandbox id this gateway made; omit it to start a new "
           "sandbox.");
   }
-  return {std::move(r), std::move(sandbox_id), ""};
+  session::CallFiles files;
+  std::string problem;
+  if (auto in = args.find("files"); in != args.end() && !in->is_null()) {
+    files.in = parse_files_in(*in, limits, problem);
+    if (!problem.empty()) return fail(problem);
+  }
+  if (auto out = args.find("return_files"); out != args.end() && !out->is_null()) {
+    files.out.paths = parse_return_files(*out, limits, problem);
+    if (!problem.empty()) return fail(problem);
+    files.out.max_bytes_each = limits.file_inline_max_bytes;
+    files.out.max_bytes_total = 4 * limits.file_inline_max_bytes;
+  }
+  return {std::move(r), std::move(sandbox_id), "", std::move(files)};
 }
 
 json tool_error(const std::string& text) {
@@ -286,6 +437,22 @@ std::string sandbox_end_text(const sandbox::RunResult& run) {
   }
 }
 
+// Why the call's files were not all written (the code did not run).
+std::string files_refused_text(const sandbox::TransferResult& written) {
+  std::string text = "The code did not run: its files could not all be written";
+  if (!written.done) return text + " (" + written.failure + ").";
+  text += ":";
+  for (const auto& f : written.files)
+    if (f.status != sandbox::FileStatus::ok) {
+      text += " /work/" + f.path + ": " + sandbox::file_status_text(f.status);
+      if (f.status == sandbox::FileStatus::failed && f.error != 0)
+        text += std::string(" (") + std::strerror(f.error) + ")";
+      text += ";";
+    }
+  text.back() = '.';
+  return text;
+}
+
 }  // namespace
 
 std::string unusable_handle_text(const std::string& id, const std::string& why) {
@@ -307,11 +474,19 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
               ExecOutcome::sandbox_failure};
     case ExecuteStatus::cancelled:
       return {tool_error("Cancelled."), ExecOutcome::cancelled};
+    case ExecuteStatus::files_refused:
+      return {tool_error(files_refused_text(executed.files_in)), ExecOutcome::invalid_arguments};
     case ExecuteStatus::ran:
       break;
   }
   auto& run = executed.run;
   json data = structured(run);
+  if (executed.files_in.done && !executed.files_in.files.empty()) {
+    json written = json::array();
+    for (const auto& f : executed.files_in.files)
+      written.push_back({{"path", "/work/" + f.path}, {"size", f.size}});
+    data["files_written"] = std::move(written);
+  }
   if (!sandbox_id.empty()) data["sandbox_id"] = sandbox_id;
   std::string text = dump_json(data);
   switch (run.outcome) {

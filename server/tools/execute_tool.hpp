@@ -19,6 +19,14 @@ struct ToolLimits {
   std::uint64_t output_max_bytes = 1 << 20;    // --output-max-bytes: bounds the response too
   std::chrono::seconds progress_interval{5};   // between "running for N s" notifications
   std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
+  // Files in (`files`) and out (`return_files`).
+  std::uint64_t file_in_max_bytes = 10 << 20;   // --file-in-max-bytes: one file, decoded
+  std::uint64_t files_in_max_bytes = 10 << 20;  // --files-in-max-bytes: all of a call's
+  std::uint32_t files_in_max_count = 100;
+  std::uint32_t return_files_max = 20;               // --return-files-max
+  std::uint64_t file_inline_max_bytes = 256 << 10;   // --file-inline-max-bytes; a call's total
+                                                     // inline is 4 times this
+  std::uint64_t resource_read_max_bytes = 50 << 20;  // --resource-read-max-bytes
 };
 
 nlohmann::json execute_tool_definition(const ToolLimits& limits);
@@ -29,6 +37,7 @@ struct ExecuteArguments {
   std::optional<sandbox::RunRequest> request;  // set when valid
   std::string sandbox_id;                      // the handle asked for, or empty
   std::string error;                           // what is wrong, when not
+  session::CallFiles files;                    // `files` to write, `return_files` to read
 };
 ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits);
 

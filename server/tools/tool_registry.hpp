@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "file_resources.hpp"
 #include "tool.hpp"
 
 namespace sandgate::server {
@@ -15,9 +16,16 @@ class ToolRegistry {
   void add(std::unique_ptr<Tool> tool);
   Tool* find(std::string_view name) const;
   nlohmann::json definitions() const;  // the tools/list array
+  // The resources the tools mint (execute's returned files), served by resources/read; null
+  // when no tool mints any (the resources capability is then not announced).
+  void set_resources(std::unique_ptr<FileResources> resources) {
+    resources_ = std::move(resources);
+  }
+  FileResources* resources() const { return resources_.get(); }
 
  private:
   std::vector<std::unique_ptr<Tool>> tools_;
+  std::unique_ptr<FileResources> resources_;
 };
 
 }  // namespace sandgate::server

@@ -264,6 +264,25 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     await client.close();
   });
 
+  test("files go in, come back, and a large one is read through its resource link", async () => {
+    const { client } = await connect();
+    const made = await execute(client, {
+      code: "open('big.txt','w').write(open('seed.txt').read() * 100000)",
+      language: "python",
+      files: [{ path: "seed.txt", content: "abc\n" }],
+      return_files: ["seed.txt", "big.txt"],
+    });
+    const handle = handleOf(made);
+    assert.equal(made.content.find((c) => c.type === "resource").resource.text, "abc\n");
+    const link = made.content.find((c) => c.type === "resource_link");
+    assert.equal(link.size, 400000);
+    const read = await client.readResource({ uri: link.uri });
+    assert.equal(read.contents[0].text.length, 400000);
+    await endSandbox(client, handle);
+    await assert.rejects(client.readResource({ uri: link.uri }, { cacheMode: "bypass" }), /Resource not found/);
+    await client.close();
+  });
+
   test("a wrong token is refused with 401 (pinned: no other era is tried)", async () => {
     await assert.rejects(connect({ token: "not-the-token" }), /401/);
   });

@@ -93,6 +93,29 @@ describe("the official SDK client", () => {
         { name: "figure-1.png", mimeType: "image/png", width: 300, height: 200, bytes: png.length },
       ]);
     }
+  });
+
+  test("files go in before the code runs and come back as image, text and a link read with readResource", async () => {
+    const { client } = await connect();
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==";
+    const result = await run(client, {
+      code: "data = open('in.csv').read()\nopen('out.txt','w').write(data.upper())\nopen('big.bin','wb').write(b'x' * 300000)",
+      files: [{ path: "in.csv", content: "a,b\n1,2\n" }, { path: "/work/pic.png", content: png, encoding: "base64" }],
+      return_files: ["out.txt", "pic.png", "big.bin"],
+    });
+    assert.equal(result.isError, false, JSON.stringify(result));
+    const text = result.content.find((c) => c.type === "resource");
+    assert.equal(text.resource.text, "A,B\n1,2\n");
+    const image = result.content.find((c) => c.type === "image");
+    assert.equal(image.mimeType, "image/png");
+    assert.equal(image.data, png);
+    const link = result.content.find((c) => c.type === "resource_link");
+    assert.equal(link.size, 300000);
+    assert.deepEqual(result.structuredContent.files.map((f) => f.returned), ["text", "image", "link"]);
+    const read = await client.readResource({ uri: link.uri });
+    assert.equal(read.contents[0].text.length, 300000);  // text: it is valid UTF-8
+    await client.callTool({ name: "end_sandbox", arguments: {} });
+    await assert.rejects(client.readResource({ uri: link.uri }), /Resource not found/);
     await client.close();
   });
 

@@ -64,9 +64,10 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     }
     CHECK(parse({"--sandbox-uid-base", "100000"}, {"SANDGATE_TOKEN=t"}).config);
   }
-  SECTION("the body limit defaults to 2 MiB plus the stdin cap") {
-    auto r = parse({"--stdin-max-bytes", "1000"}, {"SANDGATE_TOKEN=t"});
-    CHECK(effective_body_limit(*r.config) == (2u << 20) + 1000);
+  SECTION("the body limit defaults to 2 MiB plus the stdin cap plus the files cap in base64") {
+    auto r =
+        parse({"--stdin-max-bytes", "1000", "--files-in-max-bytes", "3000"}, {"SANDGATE_TOKEN=t"});
+    CHECK(effective_body_limit(*r.config) == (2u << 20) + 1000 + 4000);
   }
 }
 

@@ -109,7 +109,7 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
     CHECK(body_of(disagree)["error"]["code"] == -32020);
   }
   SECTION("methods of the session era are unknown here: 404 with -32601") {
-    for (std::string method : {"ping", "initialize", "logging/setLevel", "resources/list"}) {
+    for (std::string method : {"ping", "initialize", "logging/setLevel", "prompts/list"}) {
       auto r = t.post(modern(13, method), headers_for(method));
       CHECK(r.result() == http::status::not_found);
       CHECK(body_of(r)["error"]["code"] == -32601);

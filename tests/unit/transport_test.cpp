@@ -148,8 +148,8 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
   }
   SECTION("unknown method gets -32601, unknown tool -32602") {
     std::string id = t.initialize();
-    CHECK(body_of(t.post(request(3, "resources/list"),
-                         {{"Mcp-Session-Id", id}}))["error"]["code"] == -32601);
+    CHECK(body_of(t.post(request(3, "prompts/list"), {{"Mcp-Session-Id", id}}))["error"]["code"] ==
+          -32601);
     auto tool = t.post(request(4, "tools/call", {{"name", "rm_rf"}, {"arguments", json::object()}}),
                        {{"Mcp-Session-Id", id}});
     CHECK(body_of(tool)["error"]["code"] == -32602);

@@ -1,0 +1,251 @@
+// Files in and out of execute on the real binary, in both eras: files written before the code
+// runs, files returned as the right content types, caps refused with tool errors, and large
+// files as resource links that resources/read serves to their tenant only, until the sandbox
+// ends.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "auth/token_store.hpp"
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+// The smallest valid PNG (1x1, transparent), base64.
+const char* kPng =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg"
+    "==";
+
+struct TwoTenants {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("sandgate-files-" + std::to_string(::getpid()));
+  TwoTenants() {
+    std::ofstream(path) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
+                        << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
+    ::chmod(path.c_str(), 0600);
+  }
+  ~TwoTenants() { std::filesystem::remove(path); }
+};
+
+json call(const std::string& code, json extra = json::object()) {
+  json args = {{"code", code}, {"language", "python"}};
+  args.merge_patch(extra);
+  return args;
+}
+
+json session_request(const std::string& method, json params, int id) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+// The JSON-RPC response of a 2025 session request (a JSON body or one SSE event).
+json session_answer(const HttpReply& r) {
+  std::string body = r.body;
+  auto data = body.find("data: ");
+  if (r.headers.count("content-type") &&
+      r.headers.at("content-type").find("event-stream") != std::string::npos) {
+    std::string last;
+    while (data != std::string::npos) {
+      auto end = body.find('\n', data);
+      last = body.substr(data + 6, end - data - 6);
+      data = body.find("data: ", end);
+    }
+    return json::parse(last);
+  }
+  return json::parse(body);
+}
+
+json read_stateless(GatewayProcess& gw, const std::string& uri, const std::string& token) {
+  json message = GatewayProcess::stateless_message("resources/read", {{"uri", uri}});
+  auto headers = GatewayProcess::stateless_headers(message, token);
+  headers["Mcp-Name"] = uri;
+  auto r = gw.request(http::verb::post, "/mcp", message.dump(), headers);
+  return r.json_body();
+}
+
+const json* content_of_type(const json& result, const std::string& type, int nth = 0) {
+  for (const auto& c : result["content"])
+    if (c["type"] == type && nth-- == 0) return &c;
+  return nullptr;
+}
+
+const char* kMakeFiles =
+    "import os\n"
+    "data = open('in/data.txt').read()\n"
+    "open('out.txt', 'w').write(data.upper())\n"
+    "open('big.bin', 'wb').write(bytes(range(256)) * 1200)\n"
+    "open('small.bin', 'wb').write(b'\\x00\\x01\\x02')\n"
+    "print(os.path.getsize('/work/pic.png'))\n";
+
+}  // namespace
+
+TEST_CASE("a session's execute writes files in, returns them, and links large ones",
+          "[integration][files]") {
+  TwoTenants tokens;
+  GatewayProcess gw({"--token-file", tokens.path.string()}, {});
+  auto init = gw.post(session_request("initialize",
+                                      {{"protocolVersion", "2025-11-25"},
+                                       {"capabilities", json::object()},
+                                       {"clientInfo", {{"name", "it"}, {"version", "1"}}}},
+                                      0),
+                      {}, "tok-a");
+  REQUIRE(init.status == 200);
+  CHECK(session_answer(init)["result"]["capabilities"].contains("resources"));
+  std::string session = init.headers["mcp-session-id"];
+  gw.post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, session, "tok-a");
+
+  json args =
+      call(kMakeFiles,
+           {{"files",
+             {{{"path", "in/data.txt"}, {"content", "hello files"}},
+              {{"path", "/work/pic.png"}, {"content", kPng}, {"encoding", "base64"}}}},
+            {"return_files", {"out.txt", "pic.png", "big.bin", "small.bin", "missing.txt"}}});
+  auto r = gw.post(session_request("tools/call", {{"name", "execute"}, {"arguments", args}}, 1),
+                   session, "tok-a");
+  REQUIRE(r.status == 200);
+  json result = session_answer(r)["result"];
+  REQUIRE(result["isError"] == false);
+  CHECK(result["structuredContent"]["stdout"] == "70\n");
+  REQUIRE(result["structuredContent"]["files_written"].size() == 2);
+
+  const json* text = content_of_type(result, "resource", 0);
+  REQUIRE(text);
+  CHECK((*text)["resource"]["text"] == "HELLO FILES");
+  CHECK((*text)["resource"]["mimeType"] == "text/plain");
+  const json* blob = content_of_type(result, "resource", 1);
+  REQUIRE(blob);
+  CHECK((*blob)["resource"]["blob"] == "AAEC");
+  const json* image = content_of_type(result, "image");
+  REQUIRE(image);
+  CHECK((*image)["mimeType"] == "image/png");
+  CHECK((*image)["data"] == kPng);
+  const json* link = content_of_type(result, "resource_link");
+  REQUIRE(link);
+  CHECK((*link)["size"] == 256 * 1200);
+  CHECK((*link)["name"] == "big.bin");
+  json files = result["structuredContent"]["files"];
+  REQUIRE(files.size() == 5);
+  CHECK(files[2]["returned"] == "link");
+  CHECK(files[4]["returned"] == "error");
+  CHECK(files[4]["error"] == "no such file");
+  CHECK(result.dump().find("/work/missing.txt was not returned: no such file") !=
+        std::string::npos);
+
+  std::string uri = (*link)["uri"];
+  auto read = session_answer(
+      gw.post(session_request("resources/read", {{"uri", uri}}, 2), session, "tok-a"));
+  REQUIRE(read.contains("result"));
+  CHECK(read["result"]["contents"][0]["uri"] == uri);
+  CHECK(read["result"]["contents"][0]["blob"].get<std::string>().size() == 256 * 1200 / 3 * 4);
+
+  // Another tenant's session gets what an unknown URI gets.
+  std::string theirs = gw.initialize("tok-b");
+  auto other = session_answer(
+      gw.post(session_request("resources/read", {{"uri", uri}}, 3), theirs, "tok-b"));
+  CHECK(other["error"]["code"] == -32002);
+  auto made_up = session_answer(
+      gw.post(session_request("resources/read", {{"uri", uri + "x"}}, 4), session, "tok-a"));
+  CHECK(made_up["error"]["code"] == -32002);
+
+  // Gone with the sandbox.
+  auto ended = gw.post(
+      session_request("tools/call", {{"name", "end_sandbox"}, {"arguments", json::object()}}, 5),
+      session, "tok-a");
+  CHECK(session_answer(ended)["result"]["isError"] == false);
+  auto gone = session_answer(
+      gw.post(session_request("resources/read", {{"uri", uri}}, 6), session, "tok-a"));
+  CHECK(gone["error"]["code"] == -32002);
+  CHECK(gone["error"]["message"] == "Resource not found");
+}
+
+TEST_CASE("a 2026-07-28 execute returns files and links that only its tenant reads",
+          "[integration][files][stateless]") {
+  TwoTenants tokens;
+  GatewayProcess gw({"--token-file", tokens.path.string()}, {});
+  json args =
+      call(kMakeFiles, {{"files",
+                         {{{"path", "in/data.txt"}, {"content", "x"}},
+                          {{"path", "pic.png"}, {"content", kPng}, {"encoding", "base64"}}}},
+                        {"return_files", {"big.bin", "out.txt"}}});
+  auto result = gw.call_stateless("execute", args, "tok-a");
+  REQUIRE(result["isError"] == false);
+  std::string handle = result["structuredContent"]["sandbox_id"];
+  const json* link = content_of_type(result, "resource_link");
+  REQUIRE(link);
+  std::string uri = (*link)["uri"];
+  CHECK(uri.find(handle) == std::string::npos);  // the URI names no session or handle
+  auto read = read_stateless(gw, uri, "tok-a");
+  REQUIRE(read.contains("result"));
+  CHECK(read["result"]["resultType"] == "complete");
+  CHECK(read["result"]["cacheScope"] == "private");  // a tenant's bytes, never shared
+  CHECK(read["result"]["contents"][0]["blob"].get<std::string>().size() == 256 * 1200 / 3 * 4);
+  // 2026-07-28 (SEP-2164): not found is -32602 with the URI in data.
+  auto theirs = read_stateless(gw, uri, "tok-b");
+  CHECK(theirs["error"]["code"] == -32602);
+  CHECK(theirs["error"]["data"]["uri"] == uri);
+  CHECK(theirs["error"]["message"] == "Resource not found");
+  gw.call_stateless("end_sandbox", {{"sandbox_id", handle}}, "tok-a");
+  CHECK(read_stateless(gw, uri, "tok-a")["error"]["code"] == -32602);
+}
+
+TEST_CASE("files over their caps, outside /work or through planted links are tool errors",
+          "[integration][files]") {
+  GatewayProcess gw(
+      {"--file-in-max-bytes", "1000", "--files-in-max-bytes", "1500", "--return-files-max", "2"});
+  auto text = [](const json& r) { return r["content"][0]["text"].get<std::string>(); };
+  auto big = gw.call_stateless(
+      "execute", call("1", {{"files", {{{"path", "a"}, {"content", std::string(1001, 'x')}}}}}));
+  CHECK(big["isError"] == true);
+  CHECK(text(big).find("`files`[0] is larger than 1000 bytes") != std::string::npos);
+  auto total = gw.call_stateless(
+      "execute", call("1", {{"files",
+                             {{{"path", "a"}, {"content", std::string(800, 'x')}},
+                              {{"path", "b"}, {"content", std::string(800, 'x')}}}}}));
+  CHECK(total["isError"] == true);
+  CHECK(text(total).find("more than 1500 bytes") != std::string::npos);
+  auto outside = gw.call_stateless(
+      "execute", call("1", {{"files", {{{"path", "../etc/x"}, {"content", "x"}}}}}));
+  CHECK(outside["isError"] == true);
+  CHECK(text(outside).find("under /work") != std::string::npos);
+  auto bad64 = gw.call_stateless(
+      "execute",
+      call("1", {{"files", {{{"path", "a"}, {"content", "%%%%"}, {"encoding", "base64"}}}}}));
+  CHECK(text(bad64).find("not valid base64") != std::string::npos);
+  auto many = gw.call_stateless("execute", call("1", {{"return_files", {"a", "b", "c"}}}));
+  CHECK(text(many).find("more than 2 files") != std::string::npos);
+
+  // A link the program planted: the file is not written and the code does not run.
+  auto planted =
+      gw.call_stateless("execute", json{{"code", "ln -s /etc /work/etc"}, {"language", "bash"}});
+  std::string handle = planted["structuredContent"]["sandbox_id"];
+  auto through =
+      gw.call_stateless("execute", json{{"code", "touch /work/ran"},
+                                        {"language", "bash"},
+                                        {"sandbox_id", handle},
+                                        {"files", {{{"path", "etc/evil"}, {"content", "x"}}}}});
+  CHECK(through["isError"] == true);
+  CHECK(text(through).find("/work/etc/evil: leads out of /work") != std::string::npos);
+  auto after = gw.call_stateless("execute", json{{"code", "ls /work"},
+                                                 {"language", "bash"},
+                                                 {"sandbox_id", handle},
+                                                 {"return_files", {"etc/passwd"}}});
+  CHECK(after["structuredContent"]["stdout"] == "etc\n");  // `ran` was never made
+  CHECK(after["structuredContent"]["files"][0]["returned"] == "error");
+  CHECK(after.dump().find("root:") == std::string::npos);
+
+  // A sparse 1 TiB file is told by its size, never read; a FIFO is never opened for reading.
+  auto odd = gw.call_stateless("execute",
+                               json{{"code", "truncate -s 1T /work/sparse && mkfifo /work/pipe"},
+                                    {"language", "bash"},
+                                    {"sandbox_id", handle},
+                                    {"return_files", {"sparse", "pipe"}}});
+  REQUIRE(odd["isError"] == false);
+  json listed = odd["structuredContent"]["files"];
+  CHECK(listed[0]["size"] == (1ull << 40));
+  CHECK(listed[0]["error"].get<std::string>().find("more than the 52428800 bytes") !=
+        std::string::npos);
+  CHECK(listed[1]["error"] == "not a regular file (a FIFO, socket or device)");
+}
