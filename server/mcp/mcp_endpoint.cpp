@@ -26,6 +26,14 @@ std::string handle_named(const jsonrpc::Message& message) {
   return session::looks_like_handle(handle) ? handle : std::string();
 }
 
+TaskLimits task_limits(const Config& config) {
+  TaskLimits limits;
+  limits.max_per_tenant = config.tasks_per_tenant;
+  limits.max_outcome_bytes_per_tenant = config.task_results_max_bytes;
+  limits.ttl_max = config.task_ttl_max;
+  return limits;
+}
+
 }  // namespace
 
 McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
@@ -33,7 +41,8 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
                          MethodExtension* extension)
     : admission_(config, tokens, metrics),
       forwarder_(config),
-      sessions_(registry, tools, metrics, extension),
+      tasks_(task_limits(config), config.replica_name),
+      sessions_(registry, tools, metrics, extension, &tasks_),
       stateless_(tools, extension, kInstructions) {}
 
 std::optional<Response> McpEndpoint::admit(const Request& head) const {

@@ -14,6 +14,7 @@ class ExecuteTool final : public Tool {
   ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
+  TaskSupport task_support() const override { return TaskSupport::optional; }
   boost::asio::awaitable<nlohmann::json> call(ToolCall call) override;
 
  private:

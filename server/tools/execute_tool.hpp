@@ -19,6 +19,7 @@ struct ToolLimits {
   std::uint64_t output_max_bytes = 1 << 20;    // --output-max-bytes: bounds the response too
   std::chrono::seconds progress_interval{5};   // between "running for N s" notifications
   std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
+  std::uint32_t task_timeout_max_s = 1800;     // timeout_seconds of a call run as a task
 };
 
 nlohmann::json execute_tool_definition(const ToolLimits& limits);
@@ -30,7 +31,9 @@ struct ExecuteArguments {
   std::string sandbox_id;                      // the handle asked for, or empty
   std::string error;                           // what is wrong, when not
 };
-ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits);
+// `as_task`: the call runs as a task, which may ask for up to task_timeout_max_s.
+ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits,
+                                         bool as_task = false);
 
 // A CallToolResult with isError: true and this text.
 nlohmann::json tool_error(const std::string& text);

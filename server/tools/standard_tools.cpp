@@ -9,7 +9,8 @@ void add_standard_tools(ToolRegistry& tools, const Config& config, session::Regi
                         Metrics& metrics) {
   ToolLimits limits{config.timeout_default_s, config.timeout_max_s,
                     config.stdin_max_bytes,   config.host.limits.output_bytes,
-                    config.progress_interval, config.registry.idle_timeout};
+                    config.progress_interval, config.registry.idle_timeout,
+                    config.task_timeout_max_s};
   tools.add(std::make_unique<ExecuteTool>(limits, registry, metrics));
   tools.add(std::make_unique<EndSandboxTool>(registry));
 }

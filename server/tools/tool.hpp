@@ -32,6 +32,9 @@ class CallEvents {
   // through input_required results instead), an error at once.
   virtual boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
                                                             nlohmann::json params) = 0;
+  // Any other notification on this request's stream (notifications/tasks/status); dropped
+  // where there is no stream.
+  virtual void notify(std::string /*method*/, nlohmann::json /*params*/) {}
 };
 
 struct ToolCall {
@@ -48,6 +51,8 @@ struct ToolCall {
   std::shared_ptr<CallEvents> events;
   // tools/call's whole params (`_meta`; 2026-07-28's inputResponses and requestState).
   nlohmann::json params = nlohmann::json::object();
+  // The call runs as a task: nobody waits on its request, and it may run longer.
+  bool as_task = false;
 };
 
 // Thrown by a tool whose call is refused at the protocol level rather than failing as a tool
@@ -60,10 +65,14 @@ struct ProtocolError : std::runtime_error {
   nlohmann::json data;
 };
 
+enum class TaskSupport { forbidden, optional, required };
+
 class Tool {
  public:
   virtual ~Tool() = default;
   virtual const std::string& name() const = 0;
+  // Whether a call may run as a task (tools/list's execution.taskSupport).
+  virtual TaskSupport task_support() const { return TaskSupport::forbidden; }
   // The tool's entry in tools/list.
   virtual nlohmann::json definition() const = 0;
   // The CallToolResult, or null when the call was cancelled (a cancelled request gets no
