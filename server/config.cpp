@@ -190,6 +190,13 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.task_timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400 * 7));
        }},
+      {"--task-after", "SANDGATE_TASK_AFTER", "10",
+       "Seconds an execute call from a client that declared the 2026-07-28 tasks extension may "
+       "run before it becomes a task (answered with the task, which the client polls); one that "
+       "ends sooner is answered as usual. 0: every such call becomes a task.",
+       [](Config& c, const std::string& v) {
+         c.task_after = std::chrono::seconds(to_u64(v, 0, 3600));
+       }},
       {"--task-ttl-max", "SANDGATE_TASK_TTL_MAX", "7200",
        "Seconds a task (and, once it ended, its result) is kept at most from its creation; a "
        "client may ask for less (not under 60). A task still running then is cancelled.",

@@ -35,6 +35,7 @@ struct Config {
   std::chrono::seconds progress_interval{5};
   // Tasks (tool calls that run on after their request is answered).
   std::uint32_t task_timeout_max_s = 1800;
+  std::chrono::milliseconds task_after{10'000};
   std::chrono::seconds task_ttl_max{2 * 3600};
   std::uint32_t tasks_per_tenant = 100;
   std::uint64_t task_results_max_bytes = 64u << 20;

@@ -3,6 +3,7 @@
 #include "replies.hpp"
 #include "session/session_id.hpp"
 #include "session_header.hpp"
+#include "tasks_extension.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -14,10 +15,17 @@ constexpr const char* kInstructions =
     "network. Files in /work persist across calls in the same sandbox: without a session, pass "
     "back the sandbox_id a result returns. end_sandbox ends one.";
 
-// The sandbox handle a tools/call names, from its arguments ("" when none): the replica that
-// holds the handle answers the call.
+// The sandbox handle a tools/call names, from its arguments, or the task a tasks/* request
+// names ("" when none): the replica that holds it answers the request.
 std::string handle_named(const jsonrpc::Message& message) {
-  if (message.method != "tools/call" || !message.params.is_object()) return {};
+  if (!message.params.is_object()) return {};
+  if (is_task_method_2026(message.method)) {
+    auto id = message.params.find("taskId");
+    if (id == message.params.end() || !id->is_string()) return {};
+    std::string task = id->get<std::string>();
+    return session::looks_like_task_id(task) ? task : std::string();
+  }
+  if (message.method != "tools/call") return {};
   auto args = message.params.find("arguments");
   if (args == message.params.end() || !args->is_object()) return {};
   auto id = args->find("sandbox_id");
@@ -43,7 +51,9 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
       forwarder_(config),
       tasks_(task_limits(config), config.replica_name),
       sessions_(registry, tools, metrics, extension, &tasks_),
-      stateless_(tools, extension, kInstructions) {}
+      stateless_(tools, extension, kInstructions) {
+  stateless_.offer_tasks(&tasks_);
+}
 
 std::optional<Response> McpEndpoint::admit(const Request& head) const {
   std::shared_ptr<const auth::Tenant> tenant;

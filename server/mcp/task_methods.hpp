@@ -21,8 +21,6 @@ bool is_task_method_2025(std::string_view method);
 
 // {taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttl, pollInterval}.
 nlohmann::json task_json_2025(const TaskView& task);
-// RFC 3339 in UTC with milliseconds, as tasks report their times.
-std::string rfc3339(std::chrono::system_clock::time_point time);
 
 // tools/call with params.task: checks the tool may run as a task, starts it, and answers with
 // {"task": …} (a JSON-RPC response), or an error response.

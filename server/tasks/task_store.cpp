@@ -244,7 +244,8 @@ TaskStore::Cancelled TaskStore::cancel(const std::string& id, const std::string&
 
 asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(std::string id,
                                                                   std::string tenant,
-                                                                  bool* too_busy) {
+                                                                  bool* too_busy,
+                                                                  Clock::time_point deadline) {
   auto executor = co_await asio::this_coro::executor;
   for (;;) {
     auto timer =
@@ -255,7 +256,7 @@ asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(std::string id
       auto it = tasks_.find(id);
       if (it == tasks_.end() || it->second->tenant != tenant) co_return std::nullopt;
       Task& task = *it->second;
-      if (is_terminal(task.status)) {
+      if (is_terminal(task.status) || Clock::now() >= deadline) {
         TaskView view = view_of(task);
         view.poll_interval = limits_.poll_interval;
         co_return view;
@@ -267,10 +268,15 @@ asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(std::string id
       }
       task.waiters.push_back(timer);
       // A task that is never finished still ends at its expiry: wake then to see it gone.
-      timer->expires_at(std::min(task.expires, Clock::time_point::max()));
+      timer->expires_at(std::min(task.expires, deadline));
     }
     co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
   }
+}
+
+void TaskStore::forget(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = tasks_.find(id); it != tasks_.end()) drop_locked(it);
 }
 
 std::size_t TaskStore::size() const {

@@ -80,11 +80,15 @@ class TaskStore {
   };
   Cancelled cancel(const std::string& id, const std::string& tenant);
 
-  // Waits until the task is terminal; its view then, or nullopt when it is unknown to this
-  // tenant or went (expired) while waited for. `too_busy` is set when the task already has its
-  // maximum of waiters.
-  boost::asio::awaitable<std::optional<TaskView>> wait_terminal(std::string id, std::string tenant,
-                                                                bool* too_busy = nullptr);
+  // Waits until the task is terminal, or until `deadline`: its view then (still working when
+  // the deadline came first), or nullopt when it is unknown to this tenant or went (expired)
+  // while waited for. `too_busy` is set when the task already has its maximum of waiters.
+  boost::asio::awaitable<std::optional<TaskView>> wait_terminal(
+      std::string id, std::string tenant, bool* too_busy = nullptr,
+      std::chrono::steady_clock::time_point deadline =
+          std::chrono::steady_clock::time_point::max());
+  // Forgets a task nobody was told of (its call ended before its id was handed out).
+  void forget(const std::string& id);
 
   std::size_t size() const;
 

@@ -20,6 +20,8 @@ struct ToolLimits {
   std::chrono::seconds progress_interval{5};   // between "running for N s" notifications
   std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
   std::uint32_t task_timeout_max_s = 1800;     // timeout_seconds of a call run as a task
+  // 2026-07-28 tasks extension: a call still running after this becomes a task.
+  std::chrono::milliseconds task_after{10'000};
 };
 
 nlohmann::json execute_tool_definition(const ToolLimits& limits);

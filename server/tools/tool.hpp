@@ -3,6 +3,7 @@
 // era carried the call: they get the caller (tenant), the session when there is one, and the
 // arguments, and answer with a CallToolResult.
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -73,6 +74,11 @@ class Tool {
   virtual const std::string& name() const = 0;
   // Whether a call may run as a task (tools/list's execution.taskSupport).
   virtual TaskSupport task_support() const { return TaskSupport::forbidden; }
+  // Where the server decides (2026-07-28's tasks extension): a call that ends within this is
+  // answered as a plain call, a longer one becomes a task.
+  virtual std::chrono::milliseconds task_answer_within() const {
+    return std::chrono::milliseconds(0);
+  }
   // The tool's entry in tools/list.
   virtual nlohmann::json definition() const = 0;
   // The CallToolResult, or null when the call was cancelled (a cancelled request gets no

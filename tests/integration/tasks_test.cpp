@@ -219,3 +219,95 @@ TEST_CASE("malformed task requests get clear errors", "[integration][tasks]") {
   auto bad_cursor = response_of(gw.post(request("tasks/list", {{"cursor", "zz"}}, 4), session));
   CHECK(bad_cursor["error"]["code"] == -32602);
 }
+
+namespace {
+
+// A 2026-07-28 request; `tasks`: its client capabilities declare the tasks extension.
+HttpReply post_2026(GatewayProcess& gw, const std::string& method, json params, bool tasks,
+                    const std::string& token = "test-token") {
+  json message = GatewayProcess::stateless_message(method, std::move(params));
+  if (tasks)
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {
+        {"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}};
+  auto headers = GatewayProcess::stateless_headers(message, token);
+  if (message["params"].contains("taskId")) headers["Mcp-Name"] = message["params"]["taskId"];
+  return gw.request(http::verb::post, "/mcp", message.dump(), headers);
+}
+
+json bash(const std::string& code, int timeout_s) {
+  return {{"name", "execute"},
+          {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}};
+}
+
+}  // namespace
+
+TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the client polls",
+          "[integration][tasks]") {
+  GatewayProcess gw({"--task-after", "1", "--timeout-default", "5", "--timeout-max", "5"});
+  auto discover = response_of(post_2026(gw, "server/discover", json::object(), false));
+  CHECK(discover["result"]["capabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
+
+  // A quick call is answered as usual, even from a client that declared tasks.
+  auto quick = response_of(post_2026(gw, "tools/call", bash("echo quick", 5), true));
+  CHECK(quick["result"]["resultType"] == "complete");
+  CHECK(quick["result"]["structuredContent"]["stdout"] == "quick\n");
+
+  // A longer one becomes a task: flat, resultType "task", with ttlMs and pollIntervalMs. It may
+  // ask for more than a plain call's maximum.
+  auto made = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo slow", 30), true));
+  REQUIRE(made["result"]["resultType"] == "task");
+  std::string id = made["result"]["taskId"];
+  CHECK(made["result"]["status"] == "working");
+  CHECK(made["result"]["ttlMs"].get<long>() > 0);
+  CHECK(made["result"]["pollIntervalMs"].get<long>() > 0);
+  CHECK_FALSE(made["result"].contains("task"));
+
+  json got;
+  for (int i = 0; i < 100; ++i) {
+    got = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, true))["result"];
+    if (got["status"] != "working") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(got["status"] == "completed");
+  CHECK(got["resultType"] == "complete");
+  CHECK(got["result"]["structuredContent"]["stdout"] == "slow\n");
+  CHECK_FALSE(got["result"].contains("_meta"));
+
+  // Without the extension: the same call is a plain call (and a plain call's maximum holds);
+  // the task methods name the missing capability.
+  auto plain = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo plain", 5), false));
+  CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
+  auto gated = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, false));
+  CHECK(gated["error"]["code"] == -32021);
+  // tasks/result and tasks/list are not methods of this revision.
+  CHECK(response_of(post_2026(gw, "tasks/result", {{"taskId", id}}, true))["error"]["code"] ==
+        -32601);
+  // Cancelling an ended task is acknowledged; an unknown one is invalid params.
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", id}}, true)).contains("result"));
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", "task_nope"}},
+                              true))["error"]["code"] == -32602);
+}
+
+TEST_CASE("2026-07-28: tasks/cancel stops a task's program; another tenant cannot see it",
+          "[integration][tasks]") {
+  TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--task-after", "0"}, {});
+  const std::string marker = "sleep 619";
+  auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true, "token-alpha"));
+  std::string id = made["result"]["taskId"];
+  auto running = [&] {
+    return std::system(("pgrep -f '^" + marker + "$' > /dev/null").c_str()) == 0;
+  };
+  REQUIRE(eventually(running));
+  for (const char* method : {"tasks/get", "tasks/cancel"}) {
+    INFO(method);
+    CHECK(response_of(post_2026(gw, method, {{"taskId", id}}, true,
+                                "token-beta"))["error"]["code"] == -32602);
+  }
+  CHECK(running());
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", id}}, true, "token-alpha"))
+            .contains("result"));
+  CHECK(eventually([&] { return !running(); }));
+  CHECK(response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, true,
+                              "token-alpha"))["result"]["status"] == "cancelled");
+}
