@@ -207,6 +207,36 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600));
        }},
+      {"--task-timeout-max", "SANDGATE_TASK_TIMEOUT_MAX", "1800",
+       "Largest timeout_seconds of a call that runs as a task (MCP tasks: the client polls for "
+       "its result instead of holding its request open). The sandbox's lifetime still applies.",
+       [](Config& c, const std::string& v) {
+         c.task_timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400 * 7));
+       }},
+      {"--task-after", "SANDGATE_TASK_AFTER", "10",
+       "Seconds an execute call from a client that declared the 2026-07-28 tasks extension may "
+       "run before it becomes a task (answered with the task, which the client polls); one that "
+       "ends sooner is answered as usual. 0: every such call becomes a task.",
+       [](Config& c, const std::string& v) {
+         c.task_after = std::chrono::seconds(to_u64(v, 0, 3600));
+       }},
+      {"--task-ttl-max", "SANDGATE_TASK_TTL_MAX", "7200",
+       "Seconds a task (and, once it ended, its result) is kept at most from its creation; a "
+       "client may ask for less (not under 60). A task still running then is cancelled.",
+       [](Config& c, const std::string& v) {
+         c.task_ttl_max = std::chrono::seconds(to_u64(v, 60, 86400 * 30));
+       }},
+      {"--tasks-per-tenant", "SANDGATE_TASKS_PER_TENANT", "100",
+       "Tasks one tenant may hold (running or ended and kept); at the cap the oldest ended one "
+       "is dropped, and a new task is refused only when all of them are running.",
+       [](Config& c, const std::string& v) {
+         c.tasks_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
+       }},
+      {"--task-results-max-mb", "SANDGATE_TASK_RESULTS_MAX_MB", "64",
+       "MiB of ended tasks' results one tenant may keep; beyond, its oldest results are dropped.",
+       [](Config& c, const std::string& v) {
+         c.task_results_max_bytes = to_u64(v, 1, 1 << 20) * MiB;
+       }},
       {"--memory-mb", "SANDGATE_MEMORY_MB", "1024",
        "Memory per sandbox, MiB (its /work and /tmp files count too).",
        [](Config& c, const std::string& v) {

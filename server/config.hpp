@@ -39,6 +39,12 @@ struct Config {
   // Unset: max(8, max_connections / 4) (effective_connections_per_address); 0: no cap.
   std::optional<std::uint32_t> max_connections_per_address;
   std::chrono::seconds progress_interval{5};
+  // Tasks (tool calls that run on after their request is answered).
+  std::uint32_t task_timeout_max_s = 1800;
+  std::chrono::milliseconds task_after{10'000};
+  std::chrono::seconds task_ttl_max{2 * 3600};
+  std::uint32_t tasks_per_tenant = 100;
+  std::uint64_t task_results_max_bytes = 64u << 20;
 
   std::uint32_t max_concurrent_calls = 64;
   std::uint32_t max_queued_calls = 1024;

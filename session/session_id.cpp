@@ -9,6 +9,7 @@ namespace sandgate::session {
 
 namespace {
 constexpr std::string_view kHandleMark = "sbx_";
+constexpr std::string_view kTaskMark = "task_";
 
 bool is_random_part(std::string_view id) {
   if (id.size() != 32) return false;
@@ -25,17 +26,29 @@ bool strip_replica(std::string_view& id) {
   id.remove_prefix(dot + 1);
   return true;
 }
+
+std::string marked_id(std::string_view replica, std::string_view mark) {
+  std::string id = new_session_id();
+  return (replica.empty() ? std::string() : std::string(replica) + ".") + std::string(mark) + id;
+}
+
+bool looks_marked(std::string_view id, std::string_view mark) {
+  if (!strip_replica(id) || id.substr(0, mark.size()) != mark) return false;
+  return is_random_part(id.substr(mark.size()));
+}
 }  // namespace
 
 std::string new_handle_id(std::string_view replica) {
-  std::string id = new_session_id();
-  return (replica.empty() ? std::string() : std::string(replica) + ".") + std::string(kHandleMark) +
-         id;
+  return marked_id(replica, kHandleMark);
 }
-
+std::string new_task_id(std::string_view replica) {
+  return marked_id(replica, kTaskMark);
+}
 bool looks_like_handle(std::string_view id) {
-  if (!strip_replica(id) || id.substr(0, kHandleMark.size()) != kHandleMark) return false;
-  return is_random_part(id.substr(kHandleMark.size()));
+  return looks_marked(id, kHandleMark);
+}
+bool looks_like_task_id(std::string_view id) {
+  return looks_marked(id, kTaskMark);
 }
 
 std::string new_session_id(std::string_view replica) {
@@ -78,7 +91,9 @@ bool looks_like_session_id(std::string_view id) {
 std::string_view log_prefix(std::string_view id) {
   // The random part tells sessions apart; a replica name in front would be the same on every line.
   if (auto dot = id.find('.'); dot != std::string_view::npos) id = id.substr(dot + 1);
-  return id.substr(0, id.substr(0, kHandleMark.size()) == kHandleMark ? 12 : 8);
+  for (auto mark : {kHandleMark, kTaskMark})
+    if (id.substr(0, mark.size()) == mark) return id.substr(0, mark.size() + 8);
+  return id.substr(0, 8);
 }
 
 }  // namespace sandgate::session

@@ -12,9 +12,12 @@ std::string new_session_id(std::string_view replica = {});
 // random bits and replica prefix, after "sbx_", so that a handle is never taken for a
 // session id, nor a session id for a handle.
 std::string new_handle_id(std::string_view replica = {});
+// Task ids (a tool call that runs on after its request was answered): the same, after "task_".
+std::string new_task_id(std::string_view replica = {});
 // Cheap shape checks before any lookup (ids from clients are hostile).
 bool looks_like_session_id(std::string_view id);
 bool looks_like_handle(std::string_view id);
+bool looks_like_task_id(std::string_view id);
 // The replica named in an id ("" when it names none).
 std::string_view owner_replica(std::string_view id);
 // Replica names are DNS labels: [a-z0-9-], 1..63 characters, no '-' at either end, and not

@@ -4,6 +4,7 @@
 #include "server/tools/file_resources.hpp"
 #include "session/session_id.hpp"
 #include "session_header.hpp"
+#include "tasks_extension.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -15,22 +16,37 @@ constexpr const char* kInstructions =
     "network. Files in /work persist across calls in the same sandbox: without a session, pass "
     "back the sandbox_id a result returns. end_sandbox ends one.";
 
-// The sandbox handle a tools/call names, from its arguments ("" when none): the replica that
-// holds the handle answers the call. For resources/read, the key of its URI, which names the
-// replica that minted it the same way.
+// The sandbox handle a tools/call names, from its arguments, or the task a tasks/* request
+// names ("" when none): the replica that holds it answers the request. For resources/read, the
+// key of its URI, which names the replica that minted it the same way.
 std::string handle_named(const jsonrpc::Message& message) {
-  if (message.method == "resources/read" && message.params.is_object() &&
-      message.params.contains("uri") && message.params["uri"].is_string()) {
+  if (!message.params.is_object()) return {};
+  if (message.method == "resources/read" && message.params.contains("uri") &&
+      message.params["uri"].is_string()) {
     std::string key = file_uri_key(message.params["uri"].get<std::string>());
     return session::looks_like_session_id(key) ? key : std::string();
   }
-  if (message.method != "tools/call" || !message.params.is_object()) return {};
+  if (is_task_method_2026(message.method)) {
+    auto id = message.params.find("taskId");
+    if (id == message.params.end() || !id->is_string()) return {};
+    std::string task = id->get<std::string>();
+    return session::looks_like_task_id(task) ? task : std::string();
+  }
+  if (message.method != "tools/call") return {};
   auto args = message.params.find("arguments");
   if (args == message.params.end() || !args->is_object()) return {};
   auto id = args->find("sandbox_id");
   if (id == args->end() || !id->is_string()) return {};
   std::string handle = id->get<std::string>();
   return session::looks_like_handle(handle) ? handle : std::string();
+}
+
+TaskLimits task_limits(const Config& config) {
+  TaskLimits limits;
+  limits.max_per_tenant = config.tasks_per_tenant;
+  limits.max_outcome_bytes_per_tenant = config.task_results_max_bytes;
+  limits.ttl_max = config.task_ttl_max;
+  return limits;
 }
 
 }  // namespace
@@ -40,8 +56,11 @@ McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
                          MethodExtension* extension)
     : admission_(config, tokens, metrics),
       forwarder_(config),
-      sessions_(registry, tools, metrics, extension),
-      stateless_(tools, extension, kInstructions) {}
+      tasks_(task_limits(config), config.replica_name),
+      sessions_(registry, tools, metrics, extension, &tasks_),
+      stateless_(tools, extension, kInstructions) {
+  stateless_.offer_tasks(&tasks_);
+}
 
 std::optional<Response> McpEndpoint::admit(const Request& head) const {
   std::shared_ptr<const auth::Tenant> tenant;

@@ -36,6 +36,7 @@ class McpEndpoint final : public Endpoint {
  private:
   Admission admission_;
   ReplicaForwarder forwarder_;
+  TaskStore tasks_;
   SessionTransport sessions_;
   StatelessTransport stateless_;
 };

@@ -2,6 +2,7 @@
 
 #include "outbox.hpp"
 #include "protocol_version.hpp"
+#include "task_methods.hpp"
 
 namespace sandgate::server {
 using nlohmann::json;
@@ -51,6 +52,7 @@ json McpMethods::initialize(const jsonrpc::Message& request) const {
   // execute's returned files are resources (no subscriptions: a sandbox's files change only
   // when its calls change them, and each call returns what it asked for).
   if (tools_.resources()) capabilities["resources"] = json::object();
+  if (tasks_) capabilities.merge_patch(task_capabilities_2025());
   if (extension_) capabilities.merge_patch(extension_->capabilities(kLatestSessionVersion));
   return jsonrpc::result(
       request.id,
@@ -89,8 +91,13 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
                   json::object(),    session->id() + "/" + request.id.dump(),
                   std::move(cancel), std::move(events),
                   request.params};
+    // params.task asks for a task: the answer is the task, and the call runs on.
+    if (tasks_ && request.params.is_object() && request.params.contains("task"))
+      co_return co_await start_task_2025(*tasks_, tools_, std::move(call), request);
     co_return co_await call_tool(tools_, std::move(call), request);
   }
+  if (tasks_ && is_task_method_2025(m))
+    co_return co_await answer_task_method_2025(*tasks_, tenant->name, request, std::move(events));
   if (m == "initialize")
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");

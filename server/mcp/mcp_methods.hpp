@@ -7,6 +7,7 @@
 
 #include "jsonrpc.hpp"
 #include "method_extension.hpp"
+#include "server/tasks/task_store.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/session.hpp"
 
@@ -21,8 +22,9 @@ nlohmann::json extension_error(const nlohmann::json& id, const nlohmann::json& e
 
 class McpMethods {
  public:
-  McpMethods(const ToolRegistry& tools, MethodExtension* extension)
-      : tools_(tools), extension_(extension) {}
+  // `tasks`: where calls run as tasks live; null: this server offers no tasks.
+  McpMethods(const ToolRegistry& tools, MethodExtension* extension, TaskStore* tasks = nullptr)
+      : tools_(tools), extension_(extension), tasks_(tasks) {}
 
   // The result of initialize (version negotiation), or a JSON-RPC error response.
   nlohmann::json initialize(const jsonrpc::Message& request) const;
@@ -37,6 +39,7 @@ class McpMethods {
  private:
   const ToolRegistry& tools_;
   MethodExtension* extension_;
+  TaskStore* tasks_;
 };
 
 }  // namespace sandgate::server

@@ -79,6 +79,10 @@ void RequestEvents::log(std::string_view level, json data) {
                                       {{"level", std::string(level)}, {"data", std::move(data)}}));
 }
 
+void RequestEvents::notify(std::string method, json params) {
+  outbox_->post(jsonrpc::notification(method, std::move(params)));
+}
+
 asio::awaitable<json> RequestEvents::ask_client(std::string method, json params) {
   if (!ask_)
     co_return json{{"error",

@@ -62,6 +62,7 @@ class RequestEvents final : public CallEvents {
   void log(std::string_view level, nlohmann::json data) override;
   boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
                                                     nlohmann::json params) override;
+  void notify(std::string method, nlohmann::json params) override;
 
  private:
   std::shared_ptr<Outbox> outbox_;

@@ -22,8 +22,8 @@ namespace sandgate::server {
 class SessionTransport {
  public:
   SessionTransport(session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
-                   MethodExtension* extension)
-      : registry_(registry), metrics_(metrics), methods_(tools, extension) {}
+                   MethodExtension* extension, TaskStore* tasks)
+      : registry_(registry), metrics_(metrics), methods_(tools, extension, tasks) {}
 
   Reply initialize(const Request& request, const auth::Tenant& tenant,
                    const jsonrpc::Message& message);

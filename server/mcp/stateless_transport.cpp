@@ -9,6 +9,7 @@
 #include "replies.hpp"
 #include "respond.hpp"
 #include "session_header.hpp"
+#include "tasks_extension.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -66,6 +67,7 @@ Reply mismatch(const Request& req, const jsonrpc::Message& message, const std::s
 const char* named_by(const std::string& method) {
   if (method == "tools/call" || method == "prompts/get") return "name";
   if (method == "resources/read") return "uri";
+  if (is_task_method_2026(method)) return "taskId";
   return nullptr;
 }
 
@@ -152,12 +154,14 @@ bool StatelessTransport::knows(const std::string& method) const {
   if (tools_.resources() && (method == "resources/read" || method == "resources/list" ||
                              method == "resources/templates/list"))
     return true;
+  if (tasks_ && is_task_method_2026(method)) return true;
   return extension_ && extension_->serves(method, kStatelessVersions[0]);
 }
 
 json StatelessTransport::capabilities() const {
   json caps = {{"tools", {{"listChanged", false}}}};
   if (tools_.resources()) caps["resources"] = json::object();
+  if (tasks_) caps["extensions"][kTasksExtension] = json::object();
   if (extension_) caps.merge_patch(extension_->capabilities(kStatelessVersions[0]));
   return caps;
 }
@@ -208,13 +212,34 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
                                "Invalid params: unknown cursor (tools/list has one page)");
     co_return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions()}})));
   }
+  const json& meta = meta_of(message);
+  bool declares_tasks = tasks_ && meta.is_object() && meta.contains(kCapabilitiesKey) &&
+                        declares_tasks_extension(meta[kCapabilitiesKey]);
+  if (tasks_ && is_task_method_2026(m)) {
+    if (!declares_tasks) co_return missing_tasks_extension(message.id);
+    json answered = answer_task_method_2026(*tasks_, tenant->name, message);
+    if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
+    co_return answered;
+  }
   if (m == "tools/call") {
+    const json& p = message.params;
+    Tool* tool = p.contains("name") && p["name"].is_string()
+                     ? tools_.find(p["name"].get<std::string>())
+                     : nullptr;
+    if (tool && tool->task_support() == TaskSupport::required && !declares_tasks)
+      co_return missing_tasks_extension(message.id);
     // Request ids repeat across stateless requests: a call's key is made here.
     ToolCall call{std::move(tenant), nullptr,
                   json::object(),    "stateless-" + std::to_string(next_call_++),
                   std::move(client), std::move(events),
                   message.params};
-    json answered = co_await call_tool(tools_, std::move(call), message);
+    // Not a conditional expression: GCC 12 destroys the result of a co_await in one twice.
+    json answered;
+    if (tool && declares_tasks && tool->task_support() != TaskSupport::forbidden)
+      answered = co_await call_tool_as_task_2026(*tasks_, *tool, std::move(call), message,
+                                                 tool->task_answer_within());
+    else
+      answered = co_await call_tool(tools_, std::move(call), message);
     if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
     co_return answered;  // null when cancelled: the stream is closed, nothing is sent
   }

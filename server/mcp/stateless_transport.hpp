@@ -11,6 +11,7 @@
 #include "method_extension.hpp"
 #include "server/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
+#include "server/tasks/task_store.hpp"
 #include "server/tools/tool_registry.hpp"
 
 namespace sandgate::server {
@@ -20,6 +21,8 @@ class StatelessTransport {
   StatelessTransport(const ToolRegistry& tools, MethodExtension* extension,
                      std::string instructions)
       : tools_(tools), extension_(extension), instructions_(std::move(instructions)) {}
+  // Offers the tasks extension, its tasks kept in `tasks`.
+  void offer_tasks(TaskStore* tasks) { tasks_ = tasks; }
 
   // Whether a POST belongs to this era: its _meta names a protocol version, or (without a
   // session) its MCP-Protocol-Version header names a stateless one.
@@ -44,6 +47,7 @@ class StatelessTransport {
 
   const ToolRegistry& tools_;
   MethodExtension* extension_;
+  TaskStore* tasks_ = nullptr;
   std::string instructions_;
   std::atomic<std::uint64_t> next_call_{1};
 };

@@ -92,7 +92,7 @@ ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::str
 
 asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   auto started = std::chrono::steady_clock::now();
-  auto args = parse_execute_arguments(call.arguments, limits_);
+  auto args = parse_execute_arguments(call.arguments, limits_, call.as_task);
   if (!args.request) {
     metrics_.count_execution(ExecOutcome::invalid_arguments, 0);
     co_return tool_error(args.error);

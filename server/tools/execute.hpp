@@ -18,6 +18,8 @@ class ExecuteTool final : public Tool {
               FileResources* resources = nullptr);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
+  TaskSupport task_support() const override { return TaskSupport::optional; }
+  std::chrono::milliseconds task_answer_within() const override { return limits_.task_after; }
   boost::asio::awaitable<nlohmann::json> call(ToolCall call) override;
 
  private:

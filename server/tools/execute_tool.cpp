@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -140,9 +141,12 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"timeout_seconds",
          {{"type", "integer"},
           {"minimum", 1},
-          {"maximum", limits.timeout_max_s},
+          {"maximum", std::max(limits.timeout_max_s, limits.task_timeout_max_s)},
           {"default", limits.timeout_default_s},
-          {"description", "Stop the program if it runs longer than this."}}},
+          {"description", "Stop the program if it runs longer than this: at most " +
+                              std::to_string(limits.timeout_max_s) + " s, or " +
+                              std::to_string(limits.task_timeout_max_s) +
+                              " s when the call runs as a task."}}},
         {"stdin",
          {{"type", "string"},
           {"description", "Text fed to the program's standard input (at most " +
@@ -273,6 +277,8 @@ json execute_tool_definition(const ToolLimits& limits) {
            std::to_string(sandbox::FigureLimits{}.max_side) + " pixels)."},
       {"inputSchema", input},
       {"outputSchema", output},
+      // A long program can run as a task: the client polls for its result (MCP tasks).
+      {"execution", {{"taskSupport", "optional"}}},
       {"annotations",
        {{"title", "Execute code"},
         {"readOnlyHint", false},
@@ -281,7 +287,7 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"openWorldHint", false}}}};
 }
 
-ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits) {
+ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits, bool as_task) {
   auto fail = [](std::string why) {
     return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why, {}};
   };
@@ -312,9 +318,13 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
                  (t->is_number_float() && std::floor(t->get<double>()) == t->get<double>());
     if (!whole) return fail("`timeout_seconds` must be a whole number of seconds.");
     double v = t->get<double>();
-    if (v < 1 || v > limits.timeout_max_s)
-      return fail("`timeout_seconds` must be between 1 and " +
-                  std::to_string(limits.timeout_max_s) + ".");
+    std::uint32_t most = as_task ? limits.task_timeout_max_s : limits.timeout_max_s;
+    if (v < 1 || v > most)
+      return fail("`timeout_seconds` must be between 1 and " + std::to_string(most) +
+                  (as_task || limits.task_timeout_max_s <= limits.timeout_max_s
+                       ? std::string(".")
+                       : "; run the call as a task for up to " +
+                             std::to_string(limits.task_timeout_max_s) + " s."));
     timeout = static_cast<std::int64_t>(v);
   }
   r.timeout = std::chrono::seconds(timeout);

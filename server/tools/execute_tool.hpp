@@ -19,6 +19,9 @@ struct ToolLimits {
   std::uint64_t output_max_bytes = 1 << 20;    // --output-max-bytes: bounds the response too
   std::chrono::seconds progress_interval{5};   // between "running for N s" notifications
   std::chrono::seconds idle_timeout{30 * 60};  // a sandbox handle unused this long ends
+  std::uint32_t task_timeout_max_s = 1800;     // timeout_seconds of a call run as a task
+  // 2026-07-28 tasks extension: a call still running after this becomes a task.
+  std::chrono::milliseconds task_after{10'000};
   // Files in (`files`) and out (`return_files`).
   std::uint64_t file_in_max_bytes = 10 << 20;   // --file-in-max-bytes: one file, decoded
   std::uint64_t files_in_max_bytes = 10 << 20;  // --files-in-max-bytes: all of a call's
@@ -39,7 +42,9 @@ struct ExecuteArguments {
   std::string error;                           // what is wrong, when not
   session::CallFiles files;                    // `files` to write, `return_files` to read
 };
-ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits);
+// `as_task`: the call runs as a task, which may ask for up to task_timeout_max_s.
+ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits,
+                                         bool as_task = false);
 
 // A CallToolResult with isError: true and this text.
 nlohmann::json tool_error(const std::string& text);

@@ -10,6 +10,8 @@ void add_standard_tools(ToolRegistry& tools, const Config& config, session::Regi
   ToolLimits limits{config.timeout_default_s, config.timeout_max_s,
                     config.stdin_max_bytes,   config.host.limits.output_bytes,
                     config.progress_interval, config.registry.idle_timeout};
+  limits.task_timeout_max_s = config.task_timeout_max_s;
+  limits.task_after = config.task_after;
   limits.file_in_max_bytes = config.file_in_max_bytes;
   limits.files_in_max_bytes = config.files_in_max_bytes;
   limits.return_files_max = config.return_files_max;

@@ -3,6 +3,7 @@
 // era carried the call: they get the caller (tenant), the session when there is one, and the
 // arguments, and answer with a CallToolResult.
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -32,6 +33,9 @@ class CallEvents {
   // through input_required results instead), an error at once.
   virtual boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
                                                             nlohmann::json params) = 0;
+  // Any other notification on this request's stream (notifications/tasks/status); dropped
+  // where there is no stream.
+  virtual void notify(std::string /*method*/, nlohmann::json /*params*/) {}
 };
 
 struct ToolCall {
@@ -48,6 +52,8 @@ struct ToolCall {
   std::shared_ptr<CallEvents> events;
   // tools/call's whole params (`_meta`; 2026-07-28's inputResponses and requestState).
   nlohmann::json params = nlohmann::json::object();
+  // The call runs as a task: nobody waits on its request, and it may run longer.
+  bool as_task = false;
 };
 
 // Thrown by a tool whose call is refused at the protocol level rather than failing as a tool
@@ -60,10 +66,19 @@ struct ProtocolError : std::runtime_error {
   nlohmann::json data;
 };
 
+enum class TaskSupport { forbidden, optional, required };
+
 class Tool {
  public:
   virtual ~Tool() = default;
   virtual const std::string& name() const = 0;
+  // Whether a call may run as a task (tools/list's execution.taskSupport).
+  virtual TaskSupport task_support() const { return TaskSupport::forbidden; }
+  // Where the server decides (2026-07-28's tasks extension): a call that ends within this is
+  // answered as a plain call, a longer one becomes a task.
+  virtual std::chrono::milliseconds task_answer_within() const {
+    return std::chrono::milliseconds(0);
+  }
   // The tool's entry in tools/list.
   virtual nlohmann::json definition() const = 0;
   // The CallToolResult, or null when the call was cancelled (a cancelled request gets no

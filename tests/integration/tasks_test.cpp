@@ -1,0 +1,313 @@
+// Tasks on the real binary (MCP 2025-11-25's experimental tasks): a call run as a task is
+// answered at once and runs on after its client went away; its result is polled and fetched;
+// tasks/cancel kills its program; only the tenant that made a task can see it.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "auth/token_store.hpp"
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+// The JSON-RPC response in a reply: the body itself, or the response among an event stream's
+// messages (a tasks/result that waits streams its answer).
+json response_of(const HttpReply& reply) {
+  if (reply.headers.count("content-type") &&
+      reply.headers.at("content-type").rfind("text/event-stream", 0) == 0) {
+    std::istringstream lines(reply.body);
+    json found;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("data: ", 0) != 0 || line.size() <= 6) continue;
+      json message = json::parse(line.substr(6));
+      if (message.contains("id") && (message.contains("result") || message.contains("error")))
+        found = message;
+    }
+    return found;
+  }
+  return reply.json_body();
+}
+
+// Notifications of a reply (an event stream's; none for a plain JSON body).
+std::vector<json> notifications_of(const HttpReply& reply) {
+  std::vector<json> out;
+  std::istringstream lines(reply.body);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("data: {", 0) == 0) {
+      json message = json::parse(line.substr(6));
+      if (message.contains("method")) out.push_back(message);
+    }
+  return out;
+}
+
+json request(const std::string& method, json params, int id) {
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json execute_as_task(const std::string& code, int timeout_s, int id, json task = json::object()) {
+  return request(
+      "tools/call",
+      {{"name", "execute"},
+       {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}},
+       {"task", std::move(task)}},
+      id);
+}
+
+std::string digest(const std::string& token) {
+  return sandgate::auth::to_hex(sandgate::auth::sha256(token));
+}
+
+struct TokensFile {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("sandgate-tasks-" + std::to_string(::getpid()));
+  explicit TokensFile(const std::string& text) {
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), 0600);
+  }
+  ~TokensFile() { std::filesystem::remove(path); }
+};
+
+}  // namespace
+
+TEST_CASE("a call run as a task is answered at once and its result is fetched later",
+          "[integration][tasks]") {
+  GatewayProcess gw({"--timeout-default", "5", "--timeout-max", "5", "--task-timeout-max", "60"});
+  std::string session = gw.initialize();
+
+  // initialize announces tasks; tools/list says execute may run as one.
+  auto init = gw.post({{"jsonrpc", "2.0"},
+                       {"id", 0},
+                       {"method", "initialize"},
+                       {"params", {{"protocolVersion", "2025-11-25"}}}});
+  CHECK(init.json_body()["result"]["capabilities"]["tasks"]["requests"]["tools"].contains("call"));
+  auto tools = response_of(gw.post(request("tools/list", json::object(), 1), session));
+  CHECK(tools["result"]["tools"][0]["execution"]["taskSupport"] == "optional");
+
+  // Longer than a plain call may ask for (5 s here): allowed as a task. The client's connection
+  // is closed at once, and the task runs on.
+  gw.post_and_close(
+      execute_as_task("sleep 2; echo done-late > /work/late; echo out", 30, 2, {{"ttl", 120000}}),
+      GatewayProcess::mcp_headers(session), std::chrono::milliseconds(0));
+  auto created = response_of(gw.post(execute_as_task("sleep 1; echo from-task", 30, 3), session));
+  REQUIRE(created.contains("result"));
+  json task = created["result"]["task"];
+  CHECK(task["status"] == "working");
+  CHECK(task["ttl"].get<long>() > 0);
+  CHECK(task["pollInterval"].get<long>() > 0);
+  CHECK(task["createdAt"].get<std::string>().back() == 'Z');
+  std::string id = task["taskId"];
+
+  auto got = response_of(gw.post(request("tasks/get", {{"taskId", id}}, 4), session));
+  CHECK(got["result"]["taskId"] == id);
+
+  // tasks/result waits for the end and answers what the call would have, tied to its task.
+  auto reply = gw.post(request("tasks/result", {{"taskId", id}}, 5), session);
+  auto result = response_of(reply)["result"];
+  CHECK(result["structuredContent"]["stdout"] == "from-task\n");
+  CHECK(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == id);
+  // Its stream told the task's new status first.
+  auto told = notifications_of(reply);
+  REQUIRE(told.size() == 1);
+  CHECK(told[0]["method"] == "notifications/tasks/status");
+  CHECK(told[0]["params"]["status"] == "completed");
+  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", id}}, 6),
+                            session))["result"]["status"] == "completed");
+
+  // The task whose client went away ran to its end, in the session's sandbox.
+  auto list = response_of(gw.post(request("tasks/list", json::object(), 7), session));
+  REQUIRE(list["result"]["tasks"].size() == 2);
+  std::string first = list["result"]["tasks"][0]["taskId"];
+  auto late = response_of(gw.post(request("tasks/result", {{"taskId", first}}, 8), session));
+  CHECK(late["result"]["structuredContent"]["stdout"] == "out\n");
+  CHECK(gw.execute(session, "cat /work/late", "bash", 5)["structuredContent"]["stdout"] ==
+        "done-late\n");
+
+  // A plain call still has the plain maximum, and is told how to get more.
+  auto plain = gw.execute(session, "true", "bash", 30);
+  CHECK(plain["isError"] == true);
+  CHECK(plain["content"][0]["text"].get<std::string>().find("as a task") != std::string::npos);
+
+  // Ended tasks cannot be cancelled; unknown ids are invalid params.
+  auto again = response_of(gw.post(request("tasks/cancel", {{"taskId", id}}, 9), session));
+  CHECK(again["error"]["code"] == -32602);
+  auto unknown = response_of(gw.post(request("tasks/get", {{"taskId", "nope"}}, 10), session));
+  CHECK(unknown["error"]["code"] == -32602);
+}
+
+TEST_CASE("tasks/cancel kills the task's program, and the task stays cancelled",
+          "[integration][tasks]") {
+  GatewayProcess gw({});
+  std::string session = gw.initialize();
+  const std::string marker = "sleep 617";  // a command line no other test runs
+  auto created = response_of(gw.post(execute_as_task(marker, 60, 1), session));
+  std::string id = created["result"]["task"]["taskId"];
+  auto running = [&] {
+    return std::system(("pgrep -f '^" + marker + "$' > /dev/null").c_str()) == 0;
+  };
+  REQUIRE(eventually(running));
+  auto cancelled = response_of(gw.post(request("tasks/cancel", {{"taskId", id}}, 2), session));
+  CHECK(cancelled["result"]["status"] == "cancelled");
+  CHECK(eventually([&] { return !running(); }));
+  auto result = response_of(gw.post(request("tasks/result", {{"taskId", id}}, 3), session));
+  CHECK(result["result"]["isError"] == true);
+  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", id}}, 4),
+                            session))["result"]["status"] == "cancelled");
+  // The sandbox lives on.
+  CHECK(gw.execute(session, "echo still", "bash")["structuredContent"]["stdout"] == "still\n");
+}
+
+TEST_CASE("a task is the business of its tenant only", "[integration][tasks]") {
+  TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
+  GatewayProcess gw({"--token-file", tokens.path.string()}, {});
+  std::string a = gw.initialize("token-alpha"), b = gw.initialize("token-beta");
+  auto created = response_of(gw.post(execute_as_task("sleep 30", 60, 1), a, "token-alpha"));
+  std::string id = created["result"]["task"]["taskId"];
+  for (const char* method : {"tasks/get", "tasks/result", "tasks/cancel"}) {
+    auto other = response_of(gw.post(request(method, {{"taskId", id}}, 2), b, "token-beta"));
+    INFO(method);
+    CHECK(other["error"]["code"] == -32602);
+  }
+  auto list = response_of(gw.post(request("tasks/list", json::object(), 3), b, "token-beta"));
+  CHECK(list["result"]["tasks"].empty());
+  // Its own tenant still sees it running.
+  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", id}}, 4), a,
+                            "token-alpha"))["result"]["status"] == "working");
+  response_of(gw.post(request("tasks/cancel", {{"taskId", id}}, 5), a, "token-alpha"));
+}
+
+TEST_CASE("a tenant's tasks are bounded: the oldest ended one makes room, running ones never",
+          "[integration][tasks]") {
+  GatewayProcess gw({"--tasks-per-tenant", "2"});
+  std::string session = gw.initialize();
+  auto first = response_of(gw.post(execute_as_task("echo one", 30, 1), session));
+  std::string one = first["result"]["task"]["taskId"];
+  response_of(gw.post(request("tasks/result", {{"taskId", one}}, 2), session));
+  auto second = response_of(gw.post(execute_as_task("sleep 30", 60, 3), session));
+  auto third = response_of(gw.post(execute_as_task("sleep 30", 60, 4), session));
+  REQUIRE(third.contains("result"));  // the ended first one made room
+  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", one}}, 5),
+                            session))["error"]["code"] == -32602);
+  auto refused = response_of(gw.post(execute_as_task("echo four", 30, 6), session));
+  CHECK(refused["error"]["message"].get<std::string>().find("Too many tasks") != std::string::npos);
+  for (const auto& t : {second, third})
+    response_of(
+        gw.post(request("tasks/cancel", {{"taskId", t["result"]["task"]["taskId"]}}, 7), session));
+}
+
+TEST_CASE("malformed task requests get clear errors", "[integration][tasks]") {
+  GatewayProcess gw({});
+  std::string session = gw.initialize();
+  auto bad_ttl = response_of(gw.post(execute_as_task("true", 5, 1, {{"ttl", "soon"}}), session));
+  CHECK(bad_ttl["error"]["code"] == -32602);
+  auto not_object = response_of(
+      gw.post(request("tools/call",
+                      {{"name", "execute"}, {"arguments", {{"code", "true"}}}, {"task", 5}}, 2),
+              session));
+  CHECK(not_object["error"]["code"] == -32602);
+  auto no_task_tool = response_of(gw.post(
+      request("tools/call",
+              {{"name", "end_sandbox"}, {"arguments", json::object()}, {"task", json::object()}},
+              3),
+      session));
+  CHECK(no_task_tool["error"]["code"] == -32601);
+  auto bad_cursor = response_of(gw.post(request("tasks/list", {{"cursor", "zz"}}, 4), session));
+  CHECK(bad_cursor["error"]["code"] == -32602);
+}
+
+namespace {
+
+// A 2026-07-28 request; `tasks`: its client capabilities declare the tasks extension.
+HttpReply post_2026(GatewayProcess& gw, const std::string& method, json params, bool tasks,
+                    const std::string& token = "test-token") {
+  json message = GatewayProcess::stateless_message(method, std::move(params));
+  if (tasks)
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {
+        {"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}};
+  auto headers = GatewayProcess::stateless_headers(message, token);
+  if (message["params"].contains("taskId")) headers["Mcp-Name"] = message["params"]["taskId"];
+  return gw.request(http::verb::post, "/mcp", message.dump(), headers);
+}
+
+json bash(const std::string& code, int timeout_s) {
+  return {{"name", "execute"},
+          {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}};
+}
+
+}  // namespace
+
+TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the client polls",
+          "[integration][tasks]") {
+  GatewayProcess gw({"--task-after", "1", "--timeout-default", "5", "--timeout-max", "5"});
+  auto discover = response_of(post_2026(gw, "server/discover", json::object(), false));
+  CHECK(discover["result"]["capabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
+
+  // A quick call is answered as usual, even from a client that declared tasks.
+  auto quick = response_of(post_2026(gw, "tools/call", bash("echo quick", 5), true));
+  CHECK(quick["result"]["resultType"] == "complete");
+  CHECK(quick["result"]["structuredContent"]["stdout"] == "quick\n");
+
+  // A longer one becomes a task: flat, resultType "task", with ttlMs and pollIntervalMs. It may
+  // ask for more than a plain call's maximum.
+  auto made = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo slow", 30), true));
+  REQUIRE(made["result"]["resultType"] == "task");
+  std::string id = made["result"]["taskId"];
+  CHECK(made["result"]["status"] == "working");
+  CHECK(made["result"]["ttlMs"].get<long>() > 0);
+  CHECK(made["result"]["pollIntervalMs"].get<long>() > 0);
+  CHECK_FALSE(made["result"].contains("task"));
+
+  json got;
+  for (int i = 0; i < 100; ++i) {
+    got = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, true))["result"];
+    if (got["status"] != "working") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(got["status"] == "completed");
+  CHECK(got["resultType"] == "complete");
+  CHECK(got["result"]["structuredContent"]["stdout"] == "slow\n");
+  CHECK_FALSE(got["result"].contains("_meta"));
+
+  // Without the extension: the same call is a plain call (and a plain call's maximum holds);
+  // the task methods name the missing capability.
+  auto plain = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo plain", 5), false));
+  CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
+  auto gated = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, false));
+  CHECK(gated["error"]["code"] == -32021);
+  // tasks/result and tasks/list are not methods of this revision.
+  CHECK(response_of(post_2026(gw, "tasks/result", {{"taskId", id}}, true))["error"]["code"] ==
+        -32601);
+  // Cancelling an ended task is acknowledged; an unknown one is invalid params.
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", id}}, true)).contains("result"));
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", "task_nope"}},
+                              true))["error"]["code"] == -32602);
+}
+
+TEST_CASE("2026-07-28: tasks/cancel stops a task's program; another tenant cannot see it",
+          "[integration][tasks]") {
+  TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--task-after", "0"}, {});
+  const std::string marker = "sleep 619";
+  auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true, "token-alpha"));
+  std::string id = made["result"]["taskId"];
+  auto running = [&] {
+    return std::system(("pgrep -f '^" + marker + "$' > /dev/null").c_str()) == 0;
+  };
+  REQUIRE(eventually(running));
+  for (const char* method : {"tasks/get", "tasks/cancel"}) {
+    INFO(method);
+    CHECK(response_of(post_2026(gw, method, {{"taskId", id}}, true,
+                                "token-beta"))["error"]["code"] == -32602);
+  }
+  CHECK(running());
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", id}}, true, "token-alpha"))
+            .contains("result"));
+  CHECK(eventually([&] { return !running(); }));
+  CHECK(response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, true,
+                              "token-alpha"))["result"]["status"] == "cancelled");
+}
