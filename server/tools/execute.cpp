@@ -134,7 +134,8 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   std::size_t files_in = args.files.in.size(), files_out = args.files.out.paths.size();
   session::ExecuteResult executed;
   try {
-    executed = co_await session.execute(std::move(*args.request), call.call_key, std::move(args.files));
+    executed =
+        co_await session.execute(std::move(*args.request), call.call_key, std::move(args.files));
   } catch (const std::exception& e) {
     // The host refused a resource (descriptors, memory): a tool error, and the gateway goes on.
     executed.status = session::ExecuteStatus::sandbox_error;

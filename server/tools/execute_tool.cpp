@@ -1,7 +1,5 @@
 #include "execute_tool.hpp"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -396,20 +394,12 @@ json structured(sandbox::RunResult& run) {
   return data;
 }
 
-std::string base64(const std::string& bytes) {
-  std::string text(4 * ((bytes.size() + 2) / 3), '\0');
-  int n = ::EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
-                            reinterpret_cast<const unsigned char*>(bytes.data()),
-                            static_cast<int>(bytes.size()));
-  text.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
-  return text;
-}
-
 // The figures as image content, after the text (and the words on what was dropped). Their
 // bytes leave the run as they are encoded: a call can carry a few MiB of them.
 void append_images(json& content, sandbox::RunResult& run) {
   for (auto& image : run.images) {
-    content.push_back({{"type", "image"}, {"data", base64(image.png)}, {"mimeType", "image/png"}});
+    content.push_back(
+        {{"type", "image"}, {"data", base64_encode(image.png)}, {"mimeType", "image/png"}});
     image.png = {};
   }
 }

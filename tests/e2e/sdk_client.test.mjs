@@ -239,6 +239,31 @@ describe("the official SDK client", () => {
     assert.equal(res.status, 404);
   });
 
+  test("a program longer than the client's request timeout runs as a task and its result comes back", async () => {
+    // The client gives up on any request after 3 s; the program takes 6 s. As a task the call is
+    // answered at once, polled with tasks/get and fetched with tasks/result, each quick.
+    const { client } = await connect();
+    const stream = client.experimental.tasks.callToolStream(
+      { name: "execute", arguments: { code: "import time\ntime.sleep(6)\nprint('long done')", timeout_seconds: 30 } },
+      undefined,
+      { task: { ttl: 120000 }, timeout: 3000 },
+    );
+    const seen = [];
+    let result;
+    for await (const message of stream) {
+      seen.push(message.type);
+      if (message.type === "result") result = message.result;
+      if (message.type === "error") assert.fail(String(message.error));
+    }
+    assert.equal(seen[0], "taskCreated");
+    assert.ok(seen.filter((t) => t === "taskStatus").length >= 1, seen.join(","));
+    assert.equal(result.isError, false, JSON.stringify(result));
+    assert.equal(result.structuredContent.stdout, "long done\n");
+    const { tasks } = await client.experimental.tasks.listTasks();
+    assert.ok(tasks.some((t) => t.status === "completed"));
+    await client.close();
+  });
+
   test("a wrong token is refused with 401", async () => {
     await assert.rejects(connect("not-the-token"), /401|Unauthorized/);
   });
