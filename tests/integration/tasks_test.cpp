@@ -288,7 +288,7 @@ TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the clie
                               true))["error"]["code"] == -32602);
 }
 
-TEST_CASE("2026-07-28: tasks/cancel stops a task's program; another tenant cannot see it",
+TEST_CASE("2026-07-28: tasks/cancel stops a task's program, and another tenant cannot see it",
           "[integration][tasks]") {
   TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
   GatewayProcess gw({"--token-file", tokens.path.string(), "--task-after", "0"}, {});
