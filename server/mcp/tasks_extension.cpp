@@ -54,8 +54,12 @@ json task_json_2026(const TaskView& task, bool detailed) {
   if (detailed && is_terminal(task.status)) {
     if (task.status == TaskStatus::failed && task.outcome.contains("error"))
       out["error"] = task.outcome["error"];
-    else if (task.status == TaskStatus::completed && task.outcome.contains("result"))
+    else if (task.status == TaskStatus::completed && task.outcome.contains("result")) {
       out["result"] = task.outcome["result"];
+      // The call's own result, as a 2026-07-28 answer would have carried it.
+      if (out["result"].is_object() && !out["result"].contains("resultType"))
+        out["result"]["resultType"] = "complete";
+    }
   }
   return out;
 }

@@ -17,6 +17,7 @@ import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createMCPClient } from "@ai-sdk/mcp";
+import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { startGateway } from "./gateway.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,7 +69,9 @@ const TICKING = "import time\nfor i in range(10):\n    print('tick', i)\n    tim
 
 before(async () => {
   assert.ok(Number(process.versions.node.split(".")[0]) >= 22, "run with Node 22: node_modules/.bin/node --test");
-  gateway = await startGateway(["--progress-interval", "1"]);
+  // --task-after 1: a call from a client that declares the tasks extension becomes a task after
+  // 1 s (only the ext-tasks test below declares it).
+  gateway = await startGateway(["--progress-interval", "1", "--task-after", "1"]);
 });
 after(async () => {
   assert.equal(await gateway.stop(), 0);
@@ -345,6 +348,63 @@ describe("the v2 SDK client in other modes", () => {
     await transport.terminateSession();
     await client.close();
   });
+});
+
+// The official tasks extension client (@modelcontextprotocol/ext-tasks) over the v2 client. Its
+// 2026-07-28 path sends each request through a host-owned dispatcher: this one frames it, sets
+// the routing headers, and gives up after 2 s — a client whose requests time out long before the
+// program ends.
+function rawDispatchTo(url, token, timeoutMs) {
+  let nextId = 0;
+  return async (request) => {
+    const params = request.params ?? {};
+    const headers = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${token}`,
+      "MCP-Protocol-Version": MODERN,
+      "Mcp-Method": request.method,
+    };
+    if (request.method === "tools/call") headers["Mcp-Name"] = params.name;
+    if (request.method.startsWith("tasks/")) headers["Mcp-Name"] = params.taskId;
+    const res = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++nextId, ...request }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream"))
+      return text.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)))
+        .find((m) => m.id !== undefined && (m.result || m.error));
+    return JSON.parse(text);
+  };
+}
+
+test("the ext-tasks client runs a program longer than its request timeout as a task", async () => {
+  const { client } = await connect();
+  const session = createTaskSessionFromClient(client, {
+    endpointId: "sandgate-e2e",
+    rawDispatch: rawDispatchTo(gateway.url, TOKEN, 2000),
+    v2RequestFraming: {
+      protocolVersion: MODERN,
+      clientInfo: { name: "sandgate-e2e-tasks", version: "1.0.0" },
+      clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } },
+    },
+  });
+  try {
+    const execution = await session.callTool("execute", {
+      code: "import time\ntime.sleep(4)\nprint('task done')",
+      timeout_seconds: 30,
+    });
+    const { outcome } = await execution.settle();
+    const result = resultFromTaskOutcome(outcome);
+    assert.equal(result.isError, false, JSON.stringify(result));
+    assert.equal(result.structuredContent.stdout, "task done\n");
+  } finally {
+    await session.close();
+    await client.close();
+  }
 });
 
 test("a handle from one tenant is refused to another tenant", async () => {
