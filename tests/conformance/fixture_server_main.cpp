@@ -9,6 +9,7 @@
 #include "input_required_tools.hpp"
 #include "request_state.hpp"
 #include "server/gateway.hpp"
+#include "task_tools.hpp"
 
 int main(int argc, char** argv, char** envp) {
   namespace conformance = sandgate::conformance;
@@ -18,6 +19,7 @@ int main(int argc, char** argv, char** envp) {
   extras.add_tools = [signer](sandgate::server::ToolRegistry& tools, sandgate::session::Registry&) {
     conformance::add_fixture_tools(tools);
     conformance::add_input_required_tools(tools, signer);
+    conformance::add_task_tools(tools);
   };
   extras.extension = &methods;
   return sandgate::server::gateway_main(argc, argv, envp, extras);

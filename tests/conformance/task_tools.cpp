@@ -1,0 +1,108 @@
+#include "task_tools.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <memory>
+
+#include "fixture_tool.hpp"
+
+namespace sandgate::conformance {
+namespace asio = boost::asio;
+
+namespace {
+
+// A fixture tool that says whether it may run as a task. These tools decide at once (a window of
+// 0): from a client that declared the extension, every call of one that may be a task becomes one.
+class TaskFixtureTool final : public server::Tool {
+ public:
+  using Handler = asio::awaitable<json> (*)(ToolCall);
+  TaskFixtureTool(json definition, server::TaskSupport support, Handler handler)
+      : name_(definition.at("name").get<std::string>()),
+        definition_(std::move(definition)),
+        support_(support),
+        handler_(handler) {}
+  const std::string& name() const override { return name_; }
+  json definition() const override { return definition_; }
+  server::TaskSupport task_support() const override { return support_; }
+  asio::awaitable<json> call(ToolCall call) override { return handler_(std::move(call)); }
+
+ private:
+  std::string name_;
+  json definition_;
+  server::TaskSupport support_;
+  Handler handler_;
+};
+
+// Sleeps `seconds`, or less when the call is cancelled; false when it was.
+// Takes the signal by value: a coroutine's reference parameters outlive nothing.
+asio::awaitable<bool> sleep_unless_cancelled(std::shared_ptr<server::CancelSignal> cancel,
+                                             double seconds) {
+  auto executor = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(executor);
+  timer->expires_after(std::chrono::milliseconds(static_cast<long>(seconds * 1000)));
+  if (cancel)
+    cancel->on_cancel([executor, weak = std::weak_ptr(timer)] {
+      asio::post(executor, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
+  auto [ec] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return !ec;
+}
+
+asio::awaitable<json> greet(ToolCall call) {
+  std::string name = "World";
+  if (auto it = call.arguments.find("name"); it != call.arguments.end() && it->is_string())
+    name = it->get<std::string>();
+  co_return text_result("Hello, " + name + "!");
+}
+
+asio::awaitable<json> slow_compute(ToolCall call) {
+  double seconds = 1;
+  if (auto it = call.arguments.find("seconds"); it != call.arguments.end() && it->is_number())
+    seconds = std::clamp(it->get<double>(), 0.0, 300.0);
+  std::string label = "compute";
+  if (auto it = call.arguments.find("label"); it != call.arguments.end() && it->is_string())
+    label = it->get<std::string>();
+  bool slept = co_await sleep_unless_cancelled(call.cancel, seconds);
+  if (!slept) co_return json();  // cancelled
+  co_return text_result("Computed " + label + " after " + std::to_string(seconds) + " s");
+}
+
+asio::awaitable<json> failing_job(ToolCall call) {
+  bool slept = co_await sleep_unless_cancelled(call.cancel, 1);
+  if (!slept) co_return json();
+  co_return text_result("failing_job failed, as it always does", true);
+}
+
+asio::awaitable<json> protocol_error_job(ToolCall call) {
+  bool slept = co_await sleep_unless_cancelled(call.cancel, 0.2);
+  if (!slept) co_return json();
+  throw server::ProtocolError(-32603, "Internal error: protocol_error_job failed");
+}
+
+}  // namespace
+
+void add_task_tools(server::ToolRegistry& tools) {
+  auto add = [&tools](json definition, server::TaskSupport support, TaskFixtureTool::Handler h) {
+    const char* names[] = {"forbidden", "optional", "required"};
+    if (support != server::TaskSupport::forbidden)
+      definition["execution"] = {{"taskSupport", names[static_cast<int>(support)]}};
+    tools.add(std::make_unique<TaskFixtureTool>(std::move(definition), support, h));
+  };
+  add(tool_definition("greet", "Greets by name (never a task)", {{"name", {{"type", "string"}}}}),
+      server::TaskSupport::forbidden, greet);
+  add(tool_definition("slow_compute", "Sleeps `seconds`, then answers (may run as a task)",
+                      {{"seconds", {{"type", "number"}}}, {"label", {{"type", "string"}}}}),
+      server::TaskSupport::optional, slow_compute);
+  add(tool_definition("failing_job", "Always ends with a tool error (runs only as a task)"),
+      server::TaskSupport::required, failing_job);
+  add(tool_definition("protocol_error_job", "Fails with a JSON-RPC error (may run as a task)"),
+      server::TaskSupport::optional, protocol_error_job);
+}
+
+}  // namespace sandgate::conformance
