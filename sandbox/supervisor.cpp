@@ -220,7 +220,7 @@ int place_descriptors(const ProgramIo& io) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
   // request -> 0, reply -> 1, status -> 2.
-  if (!place_descriptors(ProgramIo{request, reply, status})) ::_exit(126);
+  if (place_descriptors(ProgramIo{request, reply, status}) < 0) ::_exit(126);
   auto refuse = [](int e) {
     write_status(2, protocol::StatusKind::spawn_failed, e);
     ::_exit(126);

@@ -97,7 +97,8 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
     co_return co_await call_tool(tools_, std::move(call), request);
   }
   if (tasks_ && is_task_method_2025(m))
-    co_return co_await answer_task_method_2025(*tasks_, tenant->name, request, std::move(events));
+    co_return co_await answer_task_method_2025(*tasks_, tenant->name, request, std::move(events),
+                                               std::move(cancel));
   if (m == "initialize")
     co_return jsonrpc::error(request.id, jsonrpc::invalid_request,
                              "this session is already initialized");

@@ -126,6 +126,12 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   // notifications/cancelled then names the newer one.
   std::string key = session->id() + "/" + message.id.dump();
   auto cancel = std::make_shared<CancelSignal>();
+  // A 2025 call runs on when its client goes; a tasks/result that only waits for a task's end
+  // does not: it would hold its connection until the task ends (up to its ttl).
+  if (message.method == "tasks/result" && client)
+    client->on_cancel([weak = std::weak_ptr(cancel)] {
+      if (auto c = weak.lock()) c->cancel();
+    });
   {
     std::lock_guard lock(mutex_);
     cancels_[key] = cancel;

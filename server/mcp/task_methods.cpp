@@ -89,7 +89,8 @@ asio::awaitable<json> start_task_2025(TaskStore& store, const ToolRegistry& tool
 
 asio::awaitable<json> answer_task_method_2025(TaskStore& store, std::string tenant,
                                               jsonrpc::Message request,
-                                              std::shared_ptr<CallEvents> events) {
+                                              std::shared_ptr<CallEvents> events,
+                                              std::shared_ptr<CancelSignal> cancel) {
   const std::string& m = request.method;
   if (m == "tasks/list") {
     std::string cursor;
@@ -132,8 +133,11 @@ asio::awaitable<json> answer_task_method_2025(TaskStore& store, std::string tena
     }
   }
   // tasks/result: waits for the end, then answers exactly what the call would have.
-  bool too_busy = false;
-  auto task = co_await store.wait_terminal(*id, tenant, &too_busy);
+  bool too_busy = false, abandoned = false;
+  auto task = co_await store.wait_terminal(*id, tenant, &too_busy,
+                                           std::chrono::steady_clock::time_point::max(),
+                                           std::move(cancel), &abandoned);
+  if (abandoned) co_return json();  // nobody is there to answer
   if (too_busy)
     co_return jsonrpc::error(request.id, jsonrpc::server_error,
                              "Too many requests wait on this task; poll it with tasks/get");

@@ -29,9 +29,10 @@ boost::asio::awaitable<nlohmann::json> start_task_2025(TaskStore& store, const T
                                                        const jsonrpc::Message& request);
 
 // tasks/get, tasks/result, tasks/list and tasks/cancel: the JSON-RPC response. `events` carries
-// notifications/tasks/status before a tasks/result answer.
-boost::asio::awaitable<nlohmann::json> answer_task_method_2025(TaskStore& store, std::string tenant,
-                                                               jsonrpc::Message request,
-                                                               std::shared_ptr<CallEvents> events);
+// notifications/tasks/status before a tasks/result answer. `cancel` fires when the request is
+// cancelled or its client goes: a waiting tasks/result then ends without a response.
+boost::asio::awaitable<nlohmann::json> answer_task_method_2025(
+    TaskStore& store, std::string tenant, jsonrpc::Message request,
+    std::shared_ptr<CallEvents> events, std::shared_ptr<CancelSignal> cancel);
 
 }  // namespace sandgate::server

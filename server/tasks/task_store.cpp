@@ -144,6 +144,7 @@ void TaskStore::fit_outcome_locked(const std::string& tenant, std::size_t bytes,
 
 void TaskStore::finish(const std::string& id, json outcome, std::string status_message) {
   std::lock_guard lock(mutex_);
+  expire_locked(Clock::now());
   auto it = tasks_.find(id);
   if (it == tasks_.end() || is_terminal(it->second->status)) return;
   Task& task = *it->second;
@@ -242,14 +243,24 @@ TaskStore::Cancelled TaskStore::cancel(const std::string& id, const std::string&
   return answer;
 }
 
-asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(std::string id,
-                                                                  std::string tenant,
-                                                                  bool* too_busy,
-                                                                  Clock::time_point deadline) {
+asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(
+    std::string id, std::string tenant, bool* too_busy, Clock::time_point deadline,
+    std::shared_ptr<CancelSignal> abandon, bool* abandoned) {
   auto executor = co_await asio::this_coro::executor;
+  // One timer for the whole wait: the task's end, its expiry, the deadline and the abandon
+  // signal all wake it (cancelled through the waiter's own executor, never from another thread).
+  auto timer = std::make_shared<asio::steady_timer>(executor);
+  if (abandon)
+    abandon->on_cancel([executor, weak = std::weak_ptr(timer)] {
+      asio::post(executor, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    });
   for (;;) {
-    auto timer =
-        std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+    if (abandon && abandon->cancelled()) {
+      if (abandoned) *abandoned = true;
+      co_return std::nullopt;
+    }
     {
       std::lock_guard lock(mutex_);
       expire_locked(Clock::now());
@@ -262,11 +273,15 @@ asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(std::string id
         co_return view;
       }
       std::erase_if(task.waiters, [](auto& w) { return w.expired(); });
-      if (task.waiters.size() >= limits_.max_waiters_per_task) {
-        if (too_busy) *too_busy = true;
-        co_return std::nullopt;
+      bool listed = std::any_of(task.waiters.begin(), task.waiters.end(),
+                                [&](auto& w) { return w.lock() == timer; });
+      if (!listed) {
+        if (task.waiters.size() >= limits_.max_waiters_per_task) {
+          if (too_busy) *too_busy = true;
+          co_return std::nullopt;
+        }
+        task.waiters.push_back(timer);
       }
-      task.waiters.push_back(timer);
       // A task that is never finished still ends at its expiry: wake then to see it gone.
       timer->expires_at(std::min(task.expires, deadline));
     }

@@ -83,10 +83,12 @@ class TaskStore {
   // Waits until the task is terminal, or until `deadline`: its view then (still working when
   // the deadline came first), or nullopt when it is unknown to this tenant or went (expired)
   // while waited for. `too_busy` is set when the task already has its maximum of waiters.
+  // `abandon` fires when nobody waits any more (the client went): nullopt then, and `abandoned`
+  // is set, so that a request whose client left does not hold its place until the task ends.
   boost::asio::awaitable<std::optional<TaskView>> wait_terminal(
       std::string id, std::string tenant, bool* too_busy = nullptr,
-      std::chrono::steady_clock::time_point deadline =
-          std::chrono::steady_clock::time_point::max());
+      std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+      std::shared_ptr<CancelSignal> abandon = nullptr, bool* abandoned = nullptr);
   // Forgets a task nobody was told of (its call ended before its id was handed out).
   void forget(const std::string& id);
 

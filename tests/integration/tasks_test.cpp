@@ -162,6 +162,30 @@ TEST_CASE("tasks/cancel kills the task's program, and the task stays cancelled",
   CHECK(gw.execute(session, "echo still", "bash")["structuredContent"]["stdout"] == "still\n");
 }
 
+TEST_CASE("a tasks/result whose client went does not hold its place until the task ends",
+          "[integration][tasks]") {
+  GatewayProcess gw({});
+  std::string session = gw.initialize();
+  auto created = response_of(gw.post(execute_as_task("sleep 60", 90, 1), session));
+  std::string id = created["result"]["task"]["taskId"];
+  // As many waiters as a task may have, each gone at once.
+  for (int i = 0; i < 16; ++i)
+    gw.post_and_close(request("tasks/result", {{"taskId", id}}, 100 + i),
+                      GatewayProcess::mcp_headers(session), std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the gateway sees the clients go
+  // One more waits in their stead (rather than being told too many wait), and gets the end.
+  auto waiting = std::async(std::launch::async, [&] {
+    return gw.post(request("tasks/result", {{"taskId", id}}, 200), session);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  response_of(gw.post(request("tasks/cancel", {{"taskId", id}}, 201), session));
+  auto result = response_of(waiting.get());
+  INFO(result.dump());
+  CHECK(result["result"]["isError"] == true);
+  CHECK(result["result"]["content"][0]["text"].get<std::string>().find("Cancelled") !=
+        std::string::npos);
+}
+
 TEST_CASE("a task is the business of its tenant only", "[integration][tasks]") {
   TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
   GatewayProcess gw({"--token-file", tokens.path.string()}, {});
