@@ -142,10 +142,11 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
 }
 
 asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std::string call_key,
-                                                CallFiles files) {
+                                                CallFiles files,
+                                                std::shared_ptr<sandbox::CallControl> control) {
   ExecuteResult out;
   touch();
-  auto control = std::make_shared<sandbox::CallControl>();
+  if (!control) control = std::make_shared<sandbox::CallControl>();
   {
     std::lock_guard lock(mutex_);
     if (ended_) {

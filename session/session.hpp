@@ -63,9 +63,12 @@ class Session {
   Clock::time_point last_used() const;
   void touch();
 
-  // Runs one program in this session's sandbox. `call_key` names the call for cancel().
-  boost::asio::awaitable<ExecuteResult> execute(sandbox::RunRequest request, std::string call_key,
-                                                CallFiles files = {});
+  // Runs one program in this session's sandbox. `call_key` names the call for cancel();
+  // `control`, when given, cancels it too — made by the caller before anything can cancel, so
+  // that a cancel from another thread is never lost between the two.
+  boost::asio::awaitable<ExecuteResult> execute(
+      sandbox::RunRequest request, std::string call_key, CallFiles files = {},
+      std::shared_ptr<sandbox::CallControl> control = nullptr);
   // Reads files of `expected`, in turn with this session's calls; nullopt when that sandbox is
   // no longer this session's live one (ended, replaced): its files are gone.
   boost::asio::awaitable<std::optional<sandbox::TransferResult>> read_files(

@@ -16,10 +16,15 @@ boost::asio::awaitable<json> call_tool(const ToolRegistry& tools, ToolCall call,
   Tool* tool = tools.find(name);
   if (!tool) co_return jsonrpc::error(request.id, jsonrpc::invalid_params, "Unknown tool: " + name);
   call.arguments = p.contains("arguments") ? p["arguments"] : json::object();
+  co_return co_await run_tool_call(*tool, std::move(call), request);
+}
+
+boost::asio::awaitable<json> run_tool_call(Tool& tool, ToolCall call,
+                                           const jsonrpc::Message& request) {
   json result;
   std::optional<ProtocolError> refused;
   try {
-    result = co_await tool->call(std::move(call));
+    result = co_await tool.call(std::move(call));
   } catch (const ProtocolError& e) {
     refused = e;
   }

@@ -16,6 +16,10 @@ namespace sandgate::server {
 // tools/call's params checked and the tool found: an error response, or the result.
 boost::asio::awaitable<nlohmann::json> call_tool(const ToolRegistry& tools, ToolCall call,
                                                  const jsonrpc::Message& request);
+// Runs a call of `tool` whose arguments are set: a ProtocolError it throws becomes the error
+// response; null when the call was cancelled (no response).
+boost::asio::awaitable<nlohmann::json> run_tool_call(Tool& tool, ToolCall call,
+                                                     const jsonrpc::Message& request);
 
 // A JSON-RPC error response from an extension's {"code", "message", "data"?}.
 nlohmann::json extension_error(const nlohmann::json& id, const nlohmann::json& error);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <boost/asio/this_coro.hpp>
 
+#include "mcp_methods.hpp"
 #include "server/logging.hpp"
 #include "server/tasks/task_runner.hpp"
 #include "session/session_id.hpp"
@@ -51,6 +52,8 @@ json task_json_2026(const TaskView& task, bool detailed) {
               {"ttlMs", task.ttl.count()},
               {"pollIntervalMs", task.poll_interval.count()}};
   if (!task.status_message.empty()) out["statusMessage"] = task.status_message;
+  if (detailed && task.status == TaskStatus::input_required)
+    out["inputRequests"] = task.input_requests;
   if (detailed && is_terminal(task.status)) {
     if (task.status == TaskStatus::failed && task.outcome.contains("error"))
       out["error"] = task.outcome["error"];
@@ -68,8 +71,25 @@ asio::awaitable<json> call_tool_as_task_2026(TaskStore& store, Tool& tool, ToolC
                                              const jsonrpc::Message& request,
                                              std::chrono::milliseconds immediate) {
   const json& p = request.params;
+  call.arguments = p.contains("arguments") ? p["arguments"] : json::object();
+  // Rounds of input before the task (MRTR): answered as the plain request they are.
+  json before;
+  try {
+    before = tool.answer_before_task(call);
+  } catch (const ProtocolError& e) {
+    json error = jsonrpc::error(request.id, e.code, e.what());
+    if (!e.data.is_null()) error["error"]["data"] = e.data;
+    co_return error;
+  }
+  if (!before.is_null()) co_return jsonrpc::result(request.id, std::move(before));
   auto created = store.create(call.tenant->name, std::nullopt);
-  if (!created.task) co_return jsonrpc::error(request.id, jsonrpc::server_error, created.refusal);
+  if (!created.task) {
+    // At the tenant's task cap a call that may run plain does, within the plain timeout; only
+    // one that must be a task is refused.
+    if (tool.task_support() == TaskSupport::required)
+      co_return jsonrpc::error(request.id, jsonrpc::server_error, created.refusal);
+    co_return co_await run_tool_call(tool, std::move(call), request);
+  }
   std::string id = created.task->id, tenant = call.tenant->name;
   // A client that leaves before it learns the task's id can never ask for it: its call ends.
   auto handed_out = std::make_shared<std::atomic<bool>>(false);
@@ -77,8 +97,8 @@ asio::awaitable<json> call_tool_as_task_2026(TaskStore& store, Tool& tool, ToolC
     call.cancel->on_cancel([&store, id, tenant, handed_out] {
       if (!handed_out->load()) store.cancel(id, tenant);
     });
-  call.arguments = p.contains("arguments") ? p["arguments"] : json::object();
-  run_as_task(store, tool, std::move(call), created, co_await asio::this_coro::executor);
+  run_as_task(store, tool, std::move(call), created, co_await asio::this_coro::executor,
+              TaskQuestions::input_requests);
   auto task = co_await store.wait_terminal(id, tenant, nullptr,
                                            std::chrono::steady_clock::now() + immediate);
   handed_out->store(true);
@@ -117,9 +137,9 @@ json answer_task_method_2026(TaskStore& store, const std::string& tenant,
     if (!p.contains("inputResponses") || !p["inputResponses"].is_object())
       return jsonrpc::error(request.id, jsonrpc::invalid_params,
                             "Invalid params: tasks/update needs params.inputResponses (an object)");
-    // No task of this server waits for input: every response is for a key not outstanding,
-    // which the extension says to ignore.
-    if (!store.get(id, tenant)) return unknown_task(request.id);
+    // Answers for keys not outstanding are ignored, as the extension says; the ack carries
+    // nothing of the task (its state is tasks/get's).
+    if (!store.update(id, tenant, p["inputResponses"])) return unknown_task(request.id);
     return jsonrpc::result(request.id, json::object());
   }
   // tasks/cancel: acknowledged for a task that already ended too (cancelling is idempotent).

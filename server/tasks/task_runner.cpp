@@ -14,18 +14,54 @@ using nlohmann::json;
 
 namespace {
 
-// A task runs with nobody on its request's stream: progress, log messages and questions to the
-// client have nowhere to go.
+json refused(const char* why) {
+  return json{{"error", {{"code", jsonrpc::method_not_found}, {"message", why}}}};
+}
+
+// A task runs with nobody on its request's stream: progress and log messages have nowhere to
+// go. Its questions become the task's inputRequests where the era has them.
 class DetachedEvents final : public CallEvents {
  public:
+  DetachedEvents(TaskStore& store, std::string id, TaskQuestions questions)
+      : store_(store), id_(std::move(id)), questions_(questions) {}
   bool wants_progress() const override { return false; }
   void progress(double, std::optional<double>, std::string) override {}
   void log(std::string_view, json) override {}
-  asio::awaitable<json> ask_client(std::string, json) override {
-    co_return json{{"error",
-                    {{"code", jsonrpc::method_not_found},
-                     {"message", "a task cannot ask its client anything"}}}};
+  asio::awaitable<json> ask_client(std::string method, json params) override {
+    json requests = json::object();
+    std::string key = "input-" + std::to_string(++asked_);
+    requests[key] = {{"method", std::move(method)}, {"params", std::move(params)}};
+    json answers = co_await ask_client_all(std::move(requests));
+    co_return answers[key];
   }
+  asio::awaitable<json> ask_client_all(json requests) override {
+    json answers = json::object();
+    if (questions_ == TaskQuestions::refused) {
+      for (auto& [key, request] : requests.items())
+        answers[key] = refused("a task cannot ask its client anything in this protocol revision");
+      co_return answers;
+    }
+    if (!store_.request_input(id_, requests)) {
+      for (auto& [key, request] : requests.items())
+        answers[key] = refused("the task has ended, or asks too much at once");
+      co_return answers;
+    }
+    for (auto& [key, request] : requests.items()) {
+      auto answer = co_await store_.wait_input(id_, key);
+      // An answer is the client's result for the request (an ElicitResult, a sampling result).
+      if (answer)
+        answers[key] = json{{"result", std::move(*answer)}};
+      else
+        answers[key] = refused("the task ended before its client answered");
+    }
+    co_return answers;
+  }
+
+ private:
+  TaskStore& store_;
+  std::string id_;
+  TaskQuestions questions_;
+  std::uint64_t asked_ = 0;
 };
 
 // Runs the task's call to its end and records how it ended.
@@ -54,7 +90,7 @@ asio::awaitable<void> run_task(TaskStore& store, Tool& tool, ToolCall call, std:
 }  // namespace
 
 void run_as_task(TaskStore& store, Tool& tool, ToolCall call, const TaskStore::Created& created,
-                 const asio::any_io_executor& executor) {
+                 const asio::any_io_executor& executor, TaskQuestions questions) {
   const std::string& id = created.task->id;
   log_event(LogLevel::info, "task_created",
             {{"task", std::string(session::log_prefix(id))},
@@ -62,7 +98,7 @@ void run_as_task(TaskStore& store, Tool& tool, ToolCall call, const TaskStore::C
              {"tool", tool.name()}});
   call.call_key = "task/" + id;
   call.cancel = created.cancel;
-  call.events = std::make_shared<DetachedEvents>();
+  call.events = std::make_shared<DetachedEvents>(store, id, questions);
   call.as_task = true;
   asio::co_spawn(executor, run_task(store, tool, std::move(call), id), asio::detached);
 }

@@ -28,7 +28,19 @@ struct TaskStore::Task {
   std::shared_ptr<CancelSignal> cancel = std::make_shared<CancelSignal>();
   // tasks/result requests blocked on this task: each is woken by cancelling its timer.
   std::vector<std::weak_ptr<asio::steady_timer>> waiters;
+  // What the task asks its client (key -> request), and answers not yet taken by the task.
+  json input_requests = json::object();
+  json input_responses = json::object();
+  // The task's own waits for answers (not counted against max_waiters_per_task).
+  std::vector<std::weak_ptr<asio::steady_timer>> input_waiters;
 };
+
+namespace {
+// Bounds on what a task may ask at once and on the answers the gateway holds for it: both come
+// from hostile sides (a tool's requests, a client's responses).
+constexpr std::size_t kMaxOutstandingInputs = 16;
+constexpr std::size_t kMaxInputResponseBytes = 1 << 20;
+}  // namespace
 
 const char* task_status_name(TaskStatus status) {
   switch (status) {
@@ -55,14 +67,21 @@ TaskStore::TaskStore(TaskLimits limits, std::string replica_name)
     : limits_(limits), replica_(std::move(replica_name)) {}
 
 TaskView TaskStore::view_of(const Task& task) {
-  return {task.id,  task.status, task.status_message, task.created, task.updated,
-          task.ttl, {},          task.outcome};
+  return {task.id,  task.status, task.status_message, task.created,       task.updated,
+          task.ttl, {},          task.outcome,        task.input_requests};
 }
 
-void TaskStore::wake_locked(Task& task) {
-  for (auto& weak : task.waiters)
+namespace {
+void wake_all(std::vector<std::weak_ptr<asio::steady_timer>>& waiters) {
+  for (auto& weak : waiters)
     if (auto timer = weak.lock()) asio::post(timer->get_executor(), [timer] { timer->cancel(); });
-  task.waiters.clear();
+  waiters.clear();
+}
+}  // namespace
+
+void TaskStore::wake_locked(Task& task) {
+  wake_all(task.waiters);
+  wake_all(task.input_waiters);
 }
 
 void TaskStore::drop_locked(std::map<std::string, std::shared_ptr<Task>>::iterator it) {
@@ -160,6 +179,8 @@ void TaskStore::finish(const std::string& id, json outcome, std::string status_m
   }
   fit_outcome_locked(task.tenant, bytes, &task);
   task.status = outcome.contains("error") ? TaskStatus::failed : TaskStatus::completed;
+  task.input_requests = json::object();
+  task.input_responses = json::object();
   task.status_message = std::move(status_message);
   task.outcome = std::move(outcome);
   task.outcome_bytes = bytes;
@@ -224,6 +245,8 @@ TaskStore::Cancelled TaskStore::cancel(const std::string& id, const std::string&
       // Cancelled before the answer goes out, as the spec asks; the program is killed after.
       task.status = TaskStatus::cancelled;
       task.status_message = "The task was cancelled by request.";
+      task.input_requests = json::object();
+      task.input_responses = json::object();
       task.outcome = {{"result",
                        {{"content", json::array({{{"type", "text"},
                                                   {"text",
@@ -287,6 +310,74 @@ asio::awaitable<std::optional<TaskView>> TaskStore::wait_terminal(
     }
     co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
   }
+}
+
+bool TaskStore::request_input(const std::string& id, const json& requests) {
+  if (!requests.is_object() || requests.empty()) return false;
+  std::lock_guard lock(mutex_);
+  expire_locked(Clock::now());
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || is_terminal(it->second->status)) return false;
+  Task& task = *it->second;
+  if (task.input_requests.size() + requests.size() > kMaxOutstandingInputs) return false;
+  for (const auto& [key, request] : requests.items())
+    if (task.input_requests.contains(key) || task.input_responses.contains(key)) return false;
+  for (const auto& [key, request] : requests.items()) task.input_requests[key] = request;
+  task.status = TaskStatus::input_required;
+  task.status_message =
+      "The call waits for input from the client (inputRequests; answer with "
+      "tasks/update).";
+  task.updated = std::chrono::system_clock::now();
+  return true;
+}
+
+asio::awaitable<std::optional<json>> TaskStore::wait_input(std::string id, std::string key) {
+  auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      expire_locked(Clock::now());
+      auto it = tasks_.find(id);
+      if (it == tasks_.end() || is_terminal(it->second->status)) co_return std::nullopt;
+      Task& task = *it->second;
+      if (auto answer = task.input_responses.find(key); answer != task.input_responses.end()) {
+        json response = std::move(*answer);
+        task.input_responses.erase(key);
+        co_return response;
+      }
+      std::erase_if(task.input_waiters, [](auto& w) { return w.expired(); });
+      task.input_waiters.push_back(timer);
+      timer->expires_at(task.expires);
+    }
+    co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+bool TaskStore::update(const std::string& id, const std::string& tenant, const json& responses) {
+  std::lock_guard lock(mutex_);
+  expire_locked(Clock::now());
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second->tenant != tenant) return false;
+  Task& task = *it->second;
+  if (!responses.is_object()) return true;
+  bool answered = false;
+  for (const auto& [key, response] : responses.items()) {
+    // A response for a key not outstanding (never asked, answered already, a task that ended)
+    // is ignored, as the extension says; so is one too large to hold.
+    if (!task.input_requests.contains(key) || response.dump().size() > kMaxInputResponseBytes)
+      continue;
+    task.input_requests.erase(key);
+    task.input_responses[key] = response;
+    answered = true;
+  }
+  if (!answered) return true;
+  if (task.input_requests.empty() && task.status == TaskStatus::input_required) {
+    task.status = TaskStatus::working;
+    task.status_message = "The call is running.";
+  }
+  task.updated = std::chrono::system_clock::now();
+  wake_all(task.input_waiters);
+  return true;
 }
 
 void TaskStore::forget(const std::string& id) {

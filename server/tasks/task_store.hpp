@@ -46,6 +46,8 @@ struct TaskView {
   // Once terminal: {"result": …} (what the request would have answered) or {"error": {code,
   // message, data?}}; null before.
   nlohmann::json outcome;
+  // While input_required: what the task asks its client, key -> {method, params}.
+  nlohmann::json input_requests = nlohmann::json::object();
 };
 
 class TaskStore {
@@ -64,6 +66,18 @@ class TaskStore {
   void finish(const std::string& id, nlohmann::json outcome, std::string status_message = {});
 
   std::optional<TaskView> get(const std::string& id, const std::string& tenant);
+
+  // A running task asks its client (2026-07-28: the client sees the requests on tasks/get and
+  // answers with tasks/update). `requests`: key -> {method, params}; the task is input_required
+  // until every key is answered. False when the task has ended or is gone, or a key is already
+  // outstanding.
+  bool request_input(const std::string& id, const nlohmann::json& requests);
+  // The client's answer to one key, once it comes; nullopt when the task ends or goes first.
+  boost::asio::awaitable<std::optional<nlohmann::json>> wait_input(std::string id, std::string key);
+  // tasks/update: hands each answer to the key it names; keys not outstanding are ignored. The
+  // task is working again once nothing is outstanding. False when the task is unknown to
+  // `tenant`.
+  bool update(const std::string& id, const std::string& tenant, const nlohmann::json& responses);
 
   struct Page {
     std::vector<TaskView> tasks;

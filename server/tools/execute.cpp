@@ -104,18 +104,16 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   }
   session::Session& session = *target.session;
   session.touch();
-  // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays.
-  // The call's key is registered when execute starts, in this same step (nothing suspends in
-  // between, and the signal fires on this strand): a signal fired already is caught here, a
-  // later one by the action.
+  // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays. So do
+  // tasks/cancel and a task's expiry, from whatever thread serves them: the call's control is
+  // made here and handed to the session, so a cancel is never lost in between.
+  auto control = std::make_shared<sandbox::CallControl>();
   if (call.cancel) {
     if (call.cancel->cancelled()) {
       forget_unseen_handle(target, call, "its first call was cancelled");
       co_return json();
     }
-    call.cancel->on_cancel([weak = std::weak_ptr(target.session), key = call.call_key] {
-      if (auto s = weak.lock()) s->cancel(key);
-    });
+    call.cancel->on_cancel([control] { control->cancel(); });
   }
   // A request with a progressToken is told how long the call has run and, as it appears, what
   // the program writes.
@@ -134,8 +132,8 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   std::size_t files_in = args.files.in.size(), files_out = args.files.out.paths.size();
   session::ExecuteResult executed;
   try {
-    executed =
-        co_await session.execute(std::move(*args.request), call.call_key, std::move(args.files));
+    executed = co_await session.execute(std::move(*args.request), call.call_key,
+                                        std::move(args.files), control);
   } catch (const std::exception& e) {
     // The host refused a resource (descriptors, memory): a tool error, and the gateway goes on.
     executed.status = session::ExecuteStatus::sandbox_error;

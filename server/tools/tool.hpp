@@ -33,6 +33,10 @@ class CallEvents {
   // through input_required results instead), an error at once.
   virtual boost::asio::awaitable<nlohmann::json> ask_client(std::string method,
                                                             nlohmann::json params) = 0;
+  // Several questions at once, key -> {method, params}: key -> what ask_client would answer.
+  // Where the client can see them together (a task's inputRequests) they are asked together;
+  // elsewhere one after the other.
+  virtual boost::asio::awaitable<nlohmann::json> ask_client_all(nlohmann::json requests);
   // Any other notification on this request's stream (notifications/tasks/status); dropped
   // where there is no stream.
   virtual void notify(std::string /*method*/, nlohmann::json /*params*/) {}
@@ -84,6 +88,10 @@ class Tool {
   // The CallToolResult, or null when the call was cancelled (a cancelled request gets no
   // response). Failures the model can act on are results with isError, never exceptions.
   virtual boost::asio::awaitable<nlohmann::json> call(ToolCall call) = 0;
+  // Where a call would become a task (2026-07-28's tasks extension): an answer to give instead,
+  // before any task is made — an input_required result gathering what the task will need
+  // (MRTR rounds before the task). Null: make the task.
+  virtual nlohmann::json answer_before_task(const ToolCall& /*call*/) { return nullptr; }
 };
 
 }  // namespace sandgate::server

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the conformance suite's tasks-* scenarios (the 2026-07-28 tasks extension; the suite marks
 # them [extension] and scores none of them for a revision, so run_conformance.sh does not run
-# them) against the fixtures build, whose greet, slow_compute, failing_job and
-# protocol_error_job tools they call. Each scenario must pass but for the checks listed, with
-# why, in conformance-expected-failures-tasks.yml; a listed check that passes is stale and fails
-# the run too.
+# them) against the fixtures build, whose task fixture tools they call (greet, slow_compute,
+# failing_job, protocol_error_job, and confirm_delete, multi_input and test_tool_with_task, which
+# wait for input). Each scenario must pass but for the checks listed, with why, in
+# conformance-expected-failures-tasks.yml; a listed check that passes is stale and fails the run
+# too.
 #
 # Environment: SANDGATE_BINARY (default ../../build/tests/conformance/sandgate_conformance_server).
 set -euo pipefail

@@ -335,3 +335,18 @@ TEST_CASE("2026-07-28: tasks/cancel stops a task's program, and another tenant c
   CHECK(response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, true,
                               "token-alpha"))["result"]["status"] == "cancelled");
 }
+
+TEST_CASE("2026-07-28: at its task cap a tenant's call runs plain instead of being refused",
+          "[integration][tasks]") {
+  GatewayProcess gw({"--tasks-per-tenant", "1", "--task-after", "0"});
+  const std::string marker = "sleep 618";
+  auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true));
+  REQUIRE(made["result"]["resultType"] == "task");
+  // The tenant's one task runs: the next call may run plain, so it does (within the plain
+  // timeout) and gets its own result.
+  auto plain = response_of(post_2026(gw, "tools/call", bash("echo plain", 5), true));
+  CHECK(plain["result"]["resultType"] == "complete");
+  CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
+  CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", made["result"]["taskId"]}}, true))
+            .contains("result"));
+}
