@@ -102,3 +102,22 @@ TEST_CASE("a session's lifetime holds across a failed sandbox", "[lifetime]") {
   CHECK(said.find("Start a new session") != std::string::npos);
   CHECK(no_sandbox(gw));
 }
+
+TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[spend]") {
+  GatewayProcess gw({"--spend-cap-usd", "0.00001"});
+  auto first = gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}});
+  REQUIRE(first["isError"] == false);
+  std::string handle = first["structuredContent"]["sandbox_id"];
+  auto capped = gw.call_stateless(
+      "execute", {{"code", "while True: pass"}, {"language", "python"}, {"sandbox_id", handle}});
+  CHECK(capped["isError"] == true);
+  CHECK(text_of(capped).find("this sandbox reached its $0.00001 spend cap") != std::string::npos);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  auto after = gw.call_stateless(
+      "execute", {{"code", "echo no"}, {"language", "bash"}, {"sandbox_id", handle}});
+  CHECK(after["isError"] == true);
+  std::string said = text_of(after);
+  CHECK(said.find("This sandbox can run no more code") != std::string::npos);
+  CHECK(said.find("Omit sandbox_id to start a new sandbox.") != std::string::npos);
+  CHECK(no_sandbox(gw));
+}
