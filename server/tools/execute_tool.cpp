@@ -276,7 +276,9 @@ json execute_tool_definition(const ToolLimits& limits) {
        "it back to keep your files. A sandbox ends after " +
            idle_text(limits.idle_timeout) +
            " without calls, at its lifetime or spend cap, or with end_sandbox; a call naming an "
-           "ended sandbox gets an error saying so. A non-zero exit code is a normal result. "
+           "ended sandbox gets an error saying so. The spend cap and lifetime hold for the "
+           "session (or sandbox_id) across all its sandboxes: once reached, start a new one. "
+           "A non-zero exit code is a normal result. "
            "Python has the standard library plus whatever data libraries the host installed "
            "(typically numpy, pandas, matplotlib). Matplotlib figures a Python call shows "
            "(plt.show()) or leaves open come back as PNG image content (at most " +
