@@ -9,7 +9,10 @@ namespace sandgate::sandbox {
 
 std::optional<std::string> StatFile::read() const {
   if (path_.empty()) return std::nullopt;
-  if (!fd_) fd_.reset(::open(path_.c_str(), (writable_ ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+  // A file that cannot be opened for writing (a read-only memory.peak before Linux 6.12) is
+  // still read; write() then fails.
+  if (!fd_ && writable_) fd_.reset(::open(path_.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd_) fd_.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_) return std::nullopt;
   std::array<char, 4096> buffer;
   ssize_t n = ::pread(fd_.get(), buffer.data(), buffer.size(), 0);
