@@ -151,6 +151,10 @@ const char* memory_usage_file(CgroupVersion v) {
   return v == CgroupVersion::v2 ? "memory.current" : "memory.usage_in_bytes";
 }
 
+const char* memory_peak_file(CgroupVersion v) {
+  return v == CgroupVersion::v2 ? "memory.peak" : "memory.max_usage_in_bytes";
+}
+
 const char* memory_limit_file(CgroupVersion v) {
   return v == CgroupVersion::v2 ? "memory.max" : "memory.limit_in_bytes";
 }
@@ -336,6 +340,7 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
                             (cpuacct_.version == CgroupVersion::v1 ? "cpuacct.usage" : "cpu.stat"));
     if (memory_.version != CgroupVersion::none) {
       memory_usage_ = StatFile(memory_.parent / memory_usage_file(memory_.version));
+      memory_peak_ = StatFile(memory_.parent / memory_peak_file(memory_.version), true);
       oom_events_ =
           StatFile(memory_.parent /
                    (memory_.version == CgroupVersion::v2 ? "memory.events" : "memory.oom_control"));
@@ -366,13 +371,29 @@ std::uint64_t CgroupSet::memory_bytes() const {
   return text ? std::strtoull(text->c_str(), nullptr, 10) : 0;
 }
 
+std::uint64_t CgroupSet::memory_peak_since_last() {
+  auto text = memory_peak_.read();
+  if (!text) return 0;
+  std::uint64_t peak = std::strtoull(text->c_str(), nullptr, 10);
+  if (peak_resettable_) {
+    // The watermark restarts at the usage now (v2: for reads through this descriptor, which
+    // is why it stays open), so the next read covers exactly the next interval.
+    if (memory_peak_.write("0\n")) return peak;
+    peak_resettable_ = false;  // v2 before Linux 6.12: the peak since creation, read-only
+  }
+  // A watermark since creation says what the interval's peak was only when it rose in it.
+  std::uint64_t rose = peak > last_peak_ ? peak : 0;
+  last_peak_ = std::max(last_peak_, peak);
+  return rose;
+}
+
 std::uint64_t CgroupSet::oom_kills() const {
   auto text = oom_events_.read();
   return text ? keyed_value(*text, "oom_kill").value_or(0) : 0;
 }
 
 void CgroupSet::remove() {
-  for (auto* file : {&cpu_usage_, &memory_usage_, &oom_events_}) file->close();
+  for (auto* file : {&cpu_usage_, &memory_usage_, &oom_events_, &memory_peak_}) file->close();
   kill_and_remove(dirs_);
   dirs_.clear();
 }

@@ -72,6 +72,10 @@ class CgroupSet {
   void attach(pid_t pid) const;
   std::uint64_t cpu_usage_ns() const;
   std::uint64_t memory_bytes() const;
+  // The most memory held since the previous call (the first: since creation), from the
+  // kernel's watermark (v2 memory.peak, v1 memory.max_usage_in_bytes), which is then reset.
+  // 0 when unknown: no such file, or a watermark that cannot be reset and has not risen.
+  std::uint64_t memory_peak_since_last();
   std::uint64_t oom_kills() const;
   // Kills whatever is still inside, then removes the directories. Idempotent.
   void remove();
@@ -80,6 +84,9 @@ class CgroupSet {
   std::vector<std::filesystem::path> dirs_;  // the killer's first
   ControllerPlace memory_, cpuacct_;
   StatFile cpu_usage_, memory_usage_, oom_events_;  // what the meter samples
+  StatFile memory_peak_;                            // opened for writing: reset per interval
+  bool peak_resettable_ = true;                     // until a reset is refused
+  std::uint64_t last_peak_ = 0;                     // for a watermark that cannot be reset
 };
 
 // Removes the instance directories of gateways that are gone (after a crash), with every

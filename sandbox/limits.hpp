@@ -12,8 +12,10 @@ struct Limits {
   std::uint64_t work_bytes = 512ull << 20;  // size of the writable /work tmpfs
   std::uint64_t tmp_bytes = 64ull << 20;    // size of /tmp tmpfs
   std::uint64_t output_bytes = 1ull << 20;  // stdout + stderr kept per call
-  double spend_cap_usd = 1.0;               // the sandbox ends when spend reaches this
-  std::chrono::seconds lifetime{30 * 60};   // the sandbox ends this long after creation
+  // The sandbox ends when its spend reaches this, or this long after creation. A session's
+  // sandbox gets what remains of the session's (session/session_account.hpp).
+  double spend_cap_usd = 1.0;
+  std::chrono::seconds lifetime{30 * 60};
 
   bool operator==(const Limits&) const = default;
 };

@@ -1,14 +1,20 @@
 #include "meter.hpp"
 
+#include <algorithm>
+
 namespace sandgate::sandbox {
 
-void SpendMeter::sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock::time_point now) {
+void SpendMeter::sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, std::uint64_t memory_peak,
+                        Clock::time_point now) {
   if (cpu_ns > cpu_ns_) cpu_ns_ = cpu_ns;
+  // The most held since the last sample: the watermark when known (it covers a spike that
+  // came and went between samples), else the larger of the samples at both ends.
+  std::uint64_t level = std::max(memory_peak, memory_bytes);
+  if (memory_peak == 0) level = std::max(level, last_memory_);
+  last_memory_ = memory_bytes;
   double seconds = std::chrono::duration<double>(now - last_).count();
   if (seconds > 0) {
-    // Memory held since the last sample is charged at the level seen now (samples are ≤ 1 s
-    // apart while anything runs, so the error is small and bounded by the interval).
-    gib_seconds_ += static_cast<double>(memory_bytes) / double(1ull << 30) * seconds;
+    gib_seconds_ += static_cast<double>(level) / double(1ull << 30) * seconds;
     last_ = now;
   }
 }

@@ -1,6 +1,10 @@
 #pragma once
 // Spend of one sandbox, from what it actually used: CPU time (cgroup counters) and memory held
-// over time (sampled), at configured prices.
+// over time, at configured prices:
+//   usd = cpu_seconds / 3600 * usd_per_vcpu_hour + gib_seconds / 3600 * usd_per_gib_hour
+// where gib_seconds sums, over the intervals between samples, the interval's length times the
+// most memory held in it (the cgroup's watermark, reset per interval; without one, the larger
+// of the two samples that bound it). A spike between two samples is charged, not missed.
 #include <chrono>
 #include <cstdint>
 
@@ -13,8 +17,10 @@ class SpendMeter {
   using Clock = std::chrono::steady_clock;
   SpendMeter(Prices prices, Clock::time_point start) : prices_(prices), last_(start) {}
 
-  // cpu_ns is the cgroup's cumulative CPU time; memory_bytes what it holds now.
-  void sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock::time_point now);
+  // cpu_ns is the cgroup's cumulative CPU time; memory_bytes what it holds now; memory_peak the
+  // most it held since the previous sample (0: unknown).
+  void sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, std::uint64_t memory_peak,
+              Clock::time_point now);
   double usd() const;
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
@@ -23,6 +29,7 @@ class SpendMeter {
   Prices prices_;
   Clock::time_point last_;
   std::uint64_t cpu_ns_ = 0;
+  std::uint64_t last_memory_ = 0;
   double gib_seconds_ = 0;
 };
 

@@ -167,8 +167,16 @@ void Sandbox::end_locked(EndReason reason, std::string detail) {
     }
     supervisor_ = -1;
   }
+  // The last use is charged before the counters go (an end by failure or close comes between
+  // samples).
+  sample_locked(Clock::now());
   cgroups_.remove();
   if (on_end_) std::exchange(on_end_, nullptr)();
+}
+
+void Sandbox::sample_locked(Clock::time_point now) {
+  meter_.sample(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), cgroups_.memory_peak_since_last(),
+                now);
 }
 
 bool Sandbox::supervisor_alive_locked() {
@@ -188,7 +196,7 @@ void Sandbox::check() {
     return;
   }
   auto now = Clock::now();
-  meter_.sample(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
+  sample_locked(now);
   if (meter_.usd() >= limits_.spend_cap_usd) {
     char text[128];
     std::snprintf(text, sizeof text, "spend cap of $%.2f reached", limits_.spend_cap_usd);

@@ -156,6 +156,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // Kills one call's processes and waits until the supervisor reports them all gone.
   boost::asio::awaitable<bool> kill_call(std::uint32_t call_id);
   bool supervisor_alive_locked();
+  void sample_locked(Clock::time_point now);  // charges use since the last sample
   void end_locked(EndReason reason, std::string detail);
 
   std::string id_;

@@ -14,15 +14,21 @@ namespace sandgate::sandbox {
 class StatFile {
  public:
   StatFile() = default;
-  explicit StatFile(std::filesystem::path path) : path_(std::move(path)) {}
+  // `writable`: opened for writing too, for files reset through the same descriptor (a
+  // cgroup v2 memory.peak resets per open file).
+  explicit StatFile(std::filesystem::path path, bool writable = false)
+      : path_(std::move(path)), writable_(writable) {}
 
   // The file's current text (at most 4 KiB), or nullopt when it cannot be read.
   std::optional<std::string> read() const;
+  // Writes `text` through the open descriptor (a writable file only); false when refused.
+  bool write(const std::string& text);
   // Closes the file (before its cgroup is removed).
   void close() { fd_.reset(); }
 
  private:
   std::filesystem::path path_;
+  bool writable_ = false;
   mutable UniqueFd fd_;
 };
 

@@ -257,10 +257,14 @@ const std::vector<Option>& options() {
          c.host.limits.tmp_bytes = to_u64(v, 1, 1 << 20) * MiB;
        }},
       {"--spend-cap-usd", "SANDGATE_SPEND_CAP_USD", "1",
-       "Spend at which a sandbox ends (the tokens file may override per tenant).",
+       "Spend (USD) a session or sandbox handle may reach, across every sandbox it had: then its "
+       "sandbox ends, its calls get an error and nothing new starts (the tokens file may "
+       "override per tenant).",
        [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
       {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800",
-       "Seconds after creation at which a sandbox ends.",
+       "Seconds from a session's or sandbox handle's creation until it may run no more code, "
+       "across every sandbox it had: then its sandbox ends, its calls get an error and nothing "
+       "new starts.",
        [](Config& c, const std::string& v) {
          c.host.limits.lifetime = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
        }},

@@ -47,7 +47,8 @@ std::string Metrics::render(const Gauges& g) const {
       << "sandgate_connections " << g.connections << "\n"
       << "# HELP sandgate_ready 1 when the sandbox self-test passed and the gateway serves.\n"
       << "# TYPE sandgate_ready gauge\nsandgate_ready " << (g.ready ? 1 : 0) << "\n"
-      << "# HELP sandgate_live_spend_usd Spend of the sandboxes alive now, USD.\n"
+      << "# HELP sandgate_live_spend_usd Spend of the sessions alive now, each across all its "
+         "sandboxes, USD.\n"
       << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
       << "\n"
       << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"

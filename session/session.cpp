@@ -15,7 +15,8 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       host_(host),
       gateway_slots_(gateway_slots),
       tenant_call_cap_(tenant_call_cap),
-      call_order_(1, queue_depth) {}
+      call_order_(1, queue_depth),
+      account_(limits_, created_) {}
 
 Session::~Session() {
   end();
@@ -46,7 +47,30 @@ bool Session::has_live_sandbox() const {
 
 double Session::spend_usd() const {
   std::lock_guard lock(mutex_);
-  return sandbox_ ? sandbox_->spend_usd() : 0.0;
+  return account_.settled_usd() + (sandbox_ ? sandbox_->spend_usd() : 0.0);
+}
+
+std::string Session::owner_text() const {
+  // A handle is a sandbox to the model: it never sees a session behind it.
+  return kind_ == SessionKind::handle ? "this sandbox" : "this session";
+}
+
+void Session::settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended) {
+  if (ended) account_.settle(ended->spend_usd());
+}
+
+void Session::account_for_locked(sandbox::RunResult& run,
+                                 const std::shared_ptr<sandbox::Sandbox>& ran_in) {
+  // A sandbox still the session's is not settled yet; one let go of is (exactly once).
+  run.spend_usd = account_.settled_usd() + (sandbox_ == ran_in ? ran_in->spend_usd() : 0.0);
+  if (run.end_reason == sandbox::EndReason::spend_cap) {
+    // The sandbox's cap was what remained of the session's: the session's is spent.
+    run.failure = owner_text() + " reached its " + usd_text(account_.cap_usd()) +
+                  " spend cap (spent " + usd_text(run.spend_usd) + ")";
+  } else if (run.end_reason == sandbox::EndReason::lifetime) {
+    run.failure = owner_text() + "'s lifetime of " + std::to_string(account_.lifetime().count()) +
+                  " s is over";
+  }
 }
 
 void Session::end(std::string why) {
@@ -59,7 +83,10 @@ void Session::end(std::string why) {
   }
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
-  if (sandbox) sandbox->end(sandbox::EndReason::closed, std::move(why));
+  if (!sandbox) return;
+  sandbox->end(sandbox::EndReason::closed, std::move(why));
+  std::lock_guard lock(mutex_);
+  settle_locked(sandbox);
 }
 
 void Session::cancel(const std::string& call_key) {
@@ -79,9 +106,12 @@ bool Session::end_sandbox(std::string why) {
     std::lock_guard lock(mutex_);
     sandbox = std::move(sandbox_);
   }
-  if (!sandbox || sandbox->ended()) return false;
+  if (!sandbox) return false;
+  bool was_live = !sandbox->ended();
   sandbox->end(sandbox::EndReason::closed, std::move(why));
-  return true;
+  std::lock_guard lock(mutex_);
+  settle_locked(sandbox);
+  return was_live;
 }
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
@@ -89,6 +119,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
     out.status = ExecuteStatus::session_ended;
     out.message = end_why_;
   };
+  sandbox::Limits limits;
   {
     std::lock_guard lock(mutex_);
     if (ended_) {
@@ -96,13 +127,29 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
       session_ended();
       co_return nullptr;
     }
+    auto now = Clock::now();
+    std::string closed = account_.closed_reason(now);
+    // A live sandbox may outlive the session's lifetime by under a second (its own is whole
+    // seconds): the session's is what counts.
+    if (sandbox_ && !sandbox_->ended() && !closed.empty())
+      sandbox_->end(sandbox::EndReason::lifetime, closed);
     if (sandbox_ && !sandbox_->ended()) co_return sandbox_;
-    sandbox_.reset();  // ended (cap, lifetime, failure): the next call starts a fresh one
+    // Ended (cap, lifetime, failure, hibernation): its spend stays with the session, and the
+    // next sandbox gets what remains of the session's cap and lifetime.
+    settle_locked(sandbox_);
+    sandbox_.reset();
+    closed = account_.closed_reason(now);
+    if (!closed.empty()) {
+      out.status = ExecuteStatus::limit_reached;
+      out.message = owner_text() + " can run no more code: " + closed;
+      co_return nullptr;
+    }
+    limits = account_.remaining(limits_, now);
   }
   std::shared_ptr<sandbox::Sandbox> fresh;
   std::string refused;
   try {
-    fresh = co_await host_.create(limits_);
+    fresh = co_await host_.create(limits);
   } catch (const sandbox::SandboxError& e) {
     refused = e.what();
   }
@@ -111,6 +158,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
     // DELETE, expiry or shutdown arrived while the sandbox was being made: that explains more
     // than a sandbox refused because of it (shutdown).
     if (fresh) fresh->end(sandbox::EndReason::closed, end_why_);
+    settle_locked(fresh);
     session_ended();
     co_return nullptr;
   }
@@ -189,7 +237,10 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   if (!sandbox) co_return out;
   auto forget_ended = [&] {
     std::lock_guard lock(mutex_);
-    if (sandbox_ == sandbox) sandbox_.reset();
+    if (sandbox_ == sandbox) {
+      settle_locked(sandbox_);
+      sandbox_.reset();
+    }
   };
   // The files first: the code may read them. A call whose files could not all be written
   // does not run (its code would work on files that are not there).
@@ -206,7 +257,13 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   out.run = co_await sandbox->run(std::move(request), control);
   if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
     forget_ended();
+    std::lock_guard lock(mutex_);
+    account_for_locked(out.run, sandbox);
     co_return out;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    account_for_locked(out.run, sandbox);
   }
   if (!files.out.paths.empty() || !files.out.directory.empty()) {
     out.files_out = co_await sandbox->read_files(std::move(files.out));

@@ -14,6 +14,7 @@
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
 #include "sandbox/host.hpp"
+#include "session_account.hpp"
 
 namespace sandgate::session {
 
@@ -24,6 +25,7 @@ enum class ExecuteStatus {
   session_ended,  // the session ended before the call could run (message says why)
   cancelled,      // cancelled while waiting its turn
   files_refused,  // the files to write could not all be written: the code did not run
+  limit_reached,  // the session's spend cap or lifetime is reached: no sandbox starts (message)
 };
 
 // Files a call writes into /work before its code runs and reads back after it ran.
@@ -85,11 +87,20 @@ class Session {
   bool ended() const;
   bool busy() const;  // a call runs or waits
   bool has_live_sandbox() const;
+  // What the session has spent: its ended sandboxes' spend and its live one's so far. Its spend
+  // cap and lifetime hold across all of them (see SessionAccount).
   double spend_usd() const;
 
  private:
   // The session's live sandbox, or a fresh one; null with `out`'s status and message saying why.
   boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(ExecuteResult& out);
+  // Books an ended sandbox's final spend to the account; every sandbox the session lets go of
+  // passes here exactly once.
+  void settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended);
+  std::string owner_text() const;  // "this session", or "this sandbox" for a handle
+  // The call's result told in the session's terms: its total spend, and, when its sandbox ended
+  // at the cap or lifetime, that the session's was reached.
+  void account_for_locked(sandbox::RunResult& run, const std::shared_ptr<sandbox::Sandbox>& ran_in);
 
   const std::string id_;
   const std::string tenant_;
@@ -106,6 +117,7 @@ class Session {
   bool ended_ = false;
   std::string end_why_;
   std::shared_ptr<sandbox::Sandbox> sandbox_;
+  SessionAccount account_;
   std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
 };
 

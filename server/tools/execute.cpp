@@ -172,6 +172,9 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   if (sandbox_failed)
     log_fields["failure"] =
         executed.status == session::ExecuteStatus::ran ? ran.failure : executed.message;
+  // A call refused because its session's cap or lifetime is reached (gateway words only).
+  if (executed.status == session::ExecuteStatus::limit_reached)
+    log_fields["limit_reached"] = executed.message;
   auto returned = std::move(executed.files_out);
   auto ran_in = std::move(executed.sandbox);
   auto mapped = map_execute_result(std::move(executed), run, target.handle);

@@ -1,6 +1,7 @@
 #include "execute_tool.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -206,7 +207,16 @@ json execute_tool_definition(const ToolLimits& limits) {
         {"oom_killed",
          {{"type", "boolean"}, {"description", "The sandbox's memory limit killed it."}}},
         {"duration_ms", {{"type", "integer"}}},
-        {"spend_usd", {{"type", "number"}, {"description", "What this sandbox has spent so far."}}},
+        {"spend_usd",
+         {{"type", "number"},
+          {"description",
+           "What this session (or sandbox_id) has spent so far, across every sandbox it had; "
+           "its spend cap applies to this total."}}},
+        {"sandbox_ended",
+         {{"type", "string"},
+          {"description",
+           "Present when this call used up the spend cap or lifetime: the sandbox has ended "
+           "after it, and why; no further call runs there."}}},
         {"sandbox_id",
          {{"type", "string"},
           {"description", "The sandbox the call ran in: pass it back to keep using it."}}},
@@ -266,7 +276,9 @@ json execute_tool_definition(const ToolLimits& limits) {
        "it back to keep your files. A sandbox ends after " +
            idle_text(limits.idle_timeout) +
            " without calls, at its lifetime or spend cap, or with end_sandbox; a call naming an "
-           "ended sandbox gets an error saying so. A non-zero exit code is a normal result. "
+           "ended sandbox gets an error saying so. The spend cap and lifetime hold for the "
+           "session (or sandbox_id) across all its sandboxes: once reached, start a new one. "
+           "A non-zero exit code is a normal result. "
            "Python has the standard library plus whatever data libraries the host installed "
            "(typically numpy, pandas, matplotlib). Matplotlib figures a Python call shows "
            "(plt.show()) or leaves open come back as PNG image content (at most " +
@@ -417,16 +429,29 @@ std::string dollars(double usd) {
   return buf;
 }
 
-std::string sandbox_end_text(const sandbox::RunResult& run) {
+// What to do once a session's (or handle's) spend cap or lifetime is reached: nothing more
+// runs there, ever.
+std::string start_anew_text(bool handle) {
+  return handle ? "Omit sandbox_id to start a new sandbox." : "Start a new session to go on.";
+}
+
+// The session's words (its cap, its lifetime) when there are some, else the sandbox's.
+std::string limit_text(const sandbox::RunResult& run) {
+  if (!run.failure.empty()) return run.failure;
+  return run.end_reason == sandbox::EndReason::spend_cap
+             ? "the spend cap was reached (spent " + dollars(run.spend_usd) + ")"
+             : "the lifetime is over";
+}
+
+std::string sandbox_end_text(const sandbox::RunResult& run, bool handle) {
   using sandbox::EndReason;
   const std::string gone = ". Its processes and files are gone";
   const std::string fresh = "; the next call starts a fresh sandbox.";
   switch (run.end_reason) {
     case EndReason::spend_cap:
-      return "Sandbox ended: its spend cap was reached (spent " + dollars(run.spend_usd) + ")" +
-             gone + fresh;
     case EndReason::lifetime:
-      return "Sandbox ended: its lifetime is over" + gone + fresh;
+      return "Sandbox ended: " + limit_text(run) + gone + " and no more code runs here. " +
+             start_anew_text(handle);
     case EndReason::closed:
       // The session went with it (DELETE, idle expiry, shutdown): there is no next call here.
       return "Sandbox ended: " +
@@ -476,6 +501,12 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
       return {tool_error("Cancelled."), ExecOutcome::cancelled};
     case ExecuteStatus::files_refused:
       return {tool_error(files_refused_text(executed.files_in)), ExecOutcome::invalid_arguments};
+    case ExecuteStatus::limit_reached: {
+      std::string text = executed.message;
+      if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
+      return {tool_error(text + ". " + start_anew_text(!sandbox_id.empty())),
+              ExecOutcome::sandbox_failure};
+    }
     case ExecuteStatus::ran:
       break;
   }
@@ -488,6 +519,17 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
     data["files_written"] = std::move(written);
   }
   if (!sandbox_id.empty()) data["sandbox_id"] = sandbox_id;
+  // The call ran to its end but used up the cap or lifetime on the way: its result stands, and
+  // the model learns now that nothing more runs here.
+  std::string ended_note;
+  if (run.outcome != sandbox::RunOutcome::sandbox_ended &&
+      (run.end_reason == sandbox::EndReason::spend_cap ||
+       run.end_reason == sandbox::EndReason::lifetime)) {
+    data["sandbox_ended"] = limit_text(run);
+    ended_note = "After this call the sandbox ended: " + limit_text(run) +
+                 ". Its processes and files are gone and no more code runs here. " +
+                 start_anew_text(!sandbox_id.empty());
+  }
   std::string text = dump_json(data);
   switch (run.outcome) {
     case sandbox::RunOutcome::completed: {
@@ -497,6 +539,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
       content.push_back({{"type", "text"}, {"text", std::move(text)}});
       if (!run.images_note.empty())
         content.push_back({{"type", "text"}, {"text", run.images_note}});
+      if (!ended_note.empty()) content.push_back({{"type", "text"}, {"text", ended_note}});
       append_images(content, run);
       return {{{"content", std::move(content)},
                {"structuredContent", std::move(data)},
@@ -509,6 +552,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
       if (run.persistent)
         head += run.state_lost.empty() ? " The interpreter was interrupted and keeps its state."
                                        : " " + state_lost_text(run.state_lost);
+      if (!ended_note.empty()) head += " " + ended_note;
       return {{{"content", json::array({{{"type", "text"}, {"text", head}},
                                         {{"type", "text"}, {"text", std::move(text)}}})},
                {"structuredContent", std::move(data)},
@@ -520,7 +564,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
     case sandbox::RunOutcome::sandbox_ended:
       break;
   }
-  return {tool_error(sandbox_end_text(run)), ExecOutcome::sandbox_failure};
+  return {tool_error(sandbox_end_text(run, !sandbox_id.empty())), ExecOutcome::sandbox_failure};
 }
 
 }  // namespace sandgate::server

@@ -72,6 +72,52 @@ TEST_CASE("the spend cap ends a busy sandbox mid-call", "[sandbox][spend]") {
   CHECK(sandgate::test::sandbox_cgroups_of(::getpid()) == 0);
 }
 
+TEST_CASE("spend is metered and the cap applied at the end of a call, not a timer later",
+          "[sandbox][spend]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  // The timer never ticks during the test: only the call's end can see the spend.
+  config.meter_interval = std::chrono::minutes(10);
+  config.limits.spend_cap_usd = 0.000005;  // about 0.36 s of one vCPU at list price
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  // Burns about 1 s of CPU and ends by itself, well before any timer.
+  auto r = f.run(sb, Language::python,
+                 "import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass\n"
+                 "print('done')",
+                 std::chrono::seconds(30));
+  // The call's own result stands, and says the cap was reached with it.
+  CHECK(r.outcome == RunOutcome::completed);
+  CHECK(r.stdout_text == "done\n");
+  CHECK(r.end_reason == EndReason::spend_cap);
+  CHECK(r.spend_usd >= 0.000005);
+  CHECK(sb->ended());
+  CHECK(sandgate::test::sandbox_cgroups_of(::getpid()) == 0);
+  // Nothing more runs there.
+  CHECK(f.run(sb, Language::bash, "echo again").outcome == RunOutcome::sandbox_ended);
+}
+
+TEST_CASE("memory held between two samples is charged by its peak", "[sandbox][spend]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.meter_interval = std::chrono::minutes(10);
+  config.prices.usd_per_vcpu_hour = 1e-12;  // spend is (almost) all memory
+  config.prices.usd_per_gib_hour = 3600;    // $1 per GiB-second
+  config.limits.spend_cap_usd = 1e9;
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  // Holds 200 MiB for about a second, then lets it go before the call ends: the sample at the
+  // call's end sees little memory now, only the watermark saw the 200 MiB.
+  auto r =
+      f.run(sb, Language::bash, "python3 -c \"import time; b = b'x' * (200 << 20); time.sleep(1)\"",
+            std::chrono::seconds(30));
+  REQUIRE(r.outcome == RunOutcome::completed);
+  CHECK(r.exit_code == 0);
+  // At least 200 MiB over the call's duration (> 1 s) is 0.19 GiB-s, i.e. $0.19; charged at the
+  // last sample it would be what the sandbox holds after the program's end, a few MiB.
+  CHECK(r.spend_usd >= 0.19);
+}
+
 TEST_CASE("a sandbox ends when its lifetime is over", "[sandbox][lifetime]") {
   auto config = sandgate::test::SandboxFixture::default_config();
   config.limits.lifetime = std::chrono::seconds(1);

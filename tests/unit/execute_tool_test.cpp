@@ -119,6 +119,37 @@ TEST_CASE("results: a call whose session ends is told why, and not promised a ne
   CHECK(text.find("the next call starts a fresh sandbox") != std::string::npos);
 }
 
+TEST_CASE("results: the session's spend cap or lifetime reached says nothing more runs there",
+          "[unit][tool][spend]") {
+  using sandgate::session::ExecuteResult;
+  using sandgate::session::ExecuteStatus;
+  sandgate::sandbox::RunRequest req;
+  // A call that ran to its end and used up the cap on the way: its result stands, and says so.
+  ExecuteResult crossed;
+  crossed.run.exit_code = 0;
+  crossed.run.end_reason = sandgate::sandbox::EndReason::spend_cap;
+  crossed.run.failure = "this session reached its $1.00 spend cap (spent $1.00)";
+  auto ran = map_execute_result(ExecuteResult(crossed), req);
+  CHECK(ran.result["isError"] == false);
+  CHECK(ran.result["structuredContent"]["sandbox_ended"] == crossed.run.failure);
+  std::string note = ran.result["content"].back()["text"];
+  CHECK(note.find("After this call the sandbox ended: this session reached its $1.00 spend cap") !=
+        std::string::npos);
+  CHECK(note.find("Start a new session to go on.") != std::string::npos);
+  // A handle's caller starts a new sandbox instead.
+  note = map_execute_result(ExecuteResult(crossed), req, "sb-x").result["content"].back()["text"];
+  CHECK(note.find("Omit sandbox_id to start a new sandbox.") != std::string::npos);
+
+  ExecuteResult spent;
+  spent.status = ExecuteStatus::limit_reached;
+  spent.message = "this session can run no more code: its lifetime of 3 s is over";
+  auto refused = map_execute_result(std::move(spent), req);
+  CHECK(refused.result["isError"] == true);
+  CHECK(refused.result["content"][0]["text"] ==
+        "This session can run no more code: its lifetime of 3 s is over. Start a new session to "
+        "go on.");
+}
+
 TEST_CASE("results: figures are image content after the text, listed without their bytes",
           "[unit][tool]") {
   using sandgate::session::ExecuteResult;

@@ -1,0 +1,145 @@
+// The spend cap and the lifetime belong to the session, across every sandbox it has had: a
+// sandbox that failed is replaced on the same account, and once the session's cap or lifetime
+// is reached its calls get a clear error and no sandbox starts (no cgroup, no process).
+#include <signal.h>
+
+#include <thread>
+
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+std::string text_of(const json& result) {
+  std::string all;
+  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
+  return all;
+}
+
+// About `seconds` of CPU time, then exits by itself.
+std::string burn(double seconds) {
+  return "import time\nt = time.process_time()\nwhile time.process_time() - t < " +
+         std::to_string(seconds) + ": pass\nprint('burnt')";
+}
+
+// Kills the session's sandbox from outside (its supervisor), between calls.
+void kill_sandbox(GatewayProcess& gw) {
+  auto supervisors = children_of(gw.pid());
+  REQUIRE(supervisors.size() == 1);
+  ::kill(supervisors[0], SIGKILL);
+}
+
+bool no_sandbox(GatewayProcess& gw) {
+  return sandbox_cgroups_of(gw.pid()) == 0 && children_of(gw.pid()).empty();
+}
+
+}  // namespace
+
+TEST_CASE("a session at its spend cap gets a clear error and starts no sandbox", "[spend]") {
+  // About 0.7 s of one vCPU at list price.
+  GatewayProcess gw({"--spend-cap-usd", "0.00001"});
+  std::string id = gw.initialize();
+  auto capped = gw.execute(id, "while True: pass", "python", 30);
+  CHECK(capped["isError"] == true);
+  CHECK(text_of(capped).find("spend cap") != std::string::npos);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  // The next call: the session's cap is spent, so nothing starts (a fresh sandbox with a fresh
+  // meter is what a session used to get here).
+  auto next = gw.execute(id, "print('again')", "python");
+  CHECK(next["isError"] == true);
+  std::string said = text_of(next);
+  CHECK(said.find("can run no more code") != std::string::npos);
+  CHECK(said.find("its $0.00001 spend cap") != std::string::npos);
+  CHECK(said.find("Start a new session") != std::string::npos);
+  CHECK(no_sandbox(gw));
+  // A new session has a cap of its own.
+  std::string other = gw.initialize();
+  CHECK(gw.execute(other, "print('fresh')", "python")["isError"] == false);
+}
+
+TEST_CASE("a failed sandbox is replaced on the same account, and the cap holds across both",
+          "[spend]") {
+  // About 1.4 s of one vCPU: more than one 1 s burn, less than two.
+  GatewayProcess gw({"--spend-cap-usd", "0.00002"});
+  std::string id = gw.initialize();
+  auto first = gw.execute(id, burn(1), "python");
+  REQUIRE(first["isError"] == false);
+  double spent = first["structuredContent"]["spend_usd"].get<double>();
+  CHECK(spent > 0);
+  kill_sandbox(gw);
+  REQUIRE(eventually([&] { return sandbox_cgroups_of(gw.pid()) == 0; }));
+  // A failure is not the cap: the next call runs, in a fresh sandbox (its /work is empty),
+  // and the spend it reports is the session's, the first sandbox's included.
+  auto fresh = gw.execute(id, "ls /work | wc -l", "bash");
+  REQUIRE(fresh["isError"] == false);
+  CHECK(fresh["structuredContent"]["stdout"] == "0\n");
+  CHECK(fresh["structuredContent"]["spend_usd"].get<double>() >= spent);
+  // A second burn crosses the session's cap, though this sandbox alone has spent less.
+  auto crossing = gw.execute(id, burn(1), "python");
+  CHECK(text_of(crossing).find("spend cap") != std::string::npos);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  auto after = gw.execute(id, "echo no", "bash");
+  CHECK(after["isError"] == true);
+  CHECK(text_of(after).find("can run no more code") != std::string::npos);
+  CHECK(no_sandbox(gw));
+}
+
+TEST_CASE("a session's lifetime holds across a failed sandbox", "[lifetime]") {
+  GatewayProcess gw({"--sandbox-lifetime", "3"});
+  auto made = std::chrono::steady_clock::now();
+  std::string id = gw.initialize();
+  REQUIRE(gw.execute(id, "echo one", "bash")["isError"] == false);
+  kill_sandbox(gw);
+  REQUIRE(eventually([&] { return sandbox_cgroups_of(gw.pid()) == 0; }));
+  std::this_thread::sleep_until(made + std::chrono::milliseconds(3200));
+  // A fresh sandbox would get a fresh lifetime: the session's is over, so none starts.
+  auto late = gw.execute(id, "echo two", "bash");
+  CHECK(late["isError"] == true);
+  std::string said = text_of(late);
+  CHECK(said.find("lifetime of 3 s is over") != std::string::npos);
+  CHECK(said.find("Start a new session") != std::string::npos);
+  CHECK(no_sandbox(gw));
+}
+
+TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[spend]") {
+  GatewayProcess gw({"--spend-cap-usd", "0.00001"});
+  auto first = gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}});
+  REQUIRE(first["isError"] == false);
+  std::string handle = first["structuredContent"]["sandbox_id"];
+  auto capped = gw.call_stateless(
+      "execute", {{"code", "while True: pass"}, {"language", "python"}, {"sandbox_id", handle}});
+  CHECK(capped["isError"] == true);
+  CHECK(text_of(capped).find("this sandbox reached its $0.00001 spend cap") != std::string::npos);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  auto after = gw.call_stateless(
+      "execute", {{"code", "echo no"}, {"language", "bash"}, {"sandbox_id", handle}});
+  CHECK(after["isError"] == true);
+  std::string said = text_of(after);
+  CHECK(said.find("This sandbox can run no more code") != std::string::npos);
+  CHECK(said.find("Omit sandbox_id to start a new sandbox.") != std::string::npos);
+  CHECK(no_sandbox(gw));
+}
+
+TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
+  // About 1.4 s of one vCPU: more than one 1 s burn, less than two.
+  GatewayProcess gw({"--spend-cap-usd", "0.00002"});
+  std::string id = gw.initialize();
+  REQUIRE(gw.execute(id, burn(1), "python")["isError"] == false);
+  json end_sandbox = {{"jsonrpc", "2.0"},
+                      {"id", 7},
+                      {"method", "tools/call"},
+                      {"params", {{"name", "end_sandbox"}, {"arguments", json::object()}}}};
+  auto ended = gw.post(end_sandbox, id);
+  REQUIRE(ended.status == 200);
+  CHECK(ended.json_body()["result"]["isError"] == false);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  // The next sandbox gets what remains of the cap, not a fresh one: a second burn crosses it.
+  auto crossing = gw.execute(id, burn(1), "python");
+  CHECK(text_of(crossing).find("spend cap") != std::string::npos);
+  REQUIRE(eventually([&] { return no_sandbox(gw); }));
+  CHECK(text_of(gw.execute(id, "print(1)", "python")).find("can run no more code") !=
+        std::string::npos);
+  CHECK(no_sandbox(gw));
+}
