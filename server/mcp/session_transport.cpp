@@ -31,6 +31,15 @@ asio::awaitable<json> answer_owning(McpMethods& methods, std::shared_ptr<session
                                     std::move(events), std::move(cancel));
 }
 
+// Why a session is gone, when the registry still remembers (only to its own tenant).
+std::string ended_hint(const session::Registry& registry, const std::string& id,
+                       const std::string& tenant) {
+  if (id.empty()) return ": it ended or expired; initialize a new one";
+  if (auto why = registry.why_ended(id, tenant, session::SessionKind::session))
+    return ": it ended (" + *why + "); initialize a new one";
+  return ": it ended or expired; initialize a new one";
+}
+
 Reply session_not_found(const Request& req, const std::string& hint) {
   return refuse(req, http::status::not_found, jsonrpc::server_error, "Session not found" + hint);
 }
@@ -81,7 +90,7 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
                      "Bad Request: Mcp-Session-Id header is required (send initialize first)");
   if (auto refused = check_version(req)) co_return std::move(*refused);
   auto session = header.id.empty() ? nullptr : registry_.find(header.id, tenant->name);
-  if (!session) co_return session_not_found(req, ": it ended or expired; initialize a new one");
+  if (!session) co_return session_not_found(req, ended_hint(registry_, header.id, tenant->name));
   session->touch();
   if (message.kind == jsonrpc::Kind::notification) {
     const json& p = message.params;
