@@ -97,12 +97,13 @@ const std::vector<Option>& options() {
        "Comma-separated Host header values accepted when listening on loopback (a proxy's public "
        "name).",
        [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
-      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "100000",
+      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "50000",
        "Sessions and sandbox handles open at once, all tenants together. One without a live "
-       "sandbox costs about 1 KiB (--max-sandboxes bounds the real resources), so this is high: "
-       "clients that never end their sessions must not fill it.",
+       "sandbox costs about 1.3 KiB of gateway memory (50000: about 65 MiB); --max-sandboxes "
+       "bounds the real resources, so this is high: clients that never end their sessions must "
+       "not fill it.",
        [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
-      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "10000",
+      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "5000",
        "Sessions and sandbox handles open at once per tenant (the tokens file may override).",
        [](Config& c, const std::string& v) {
          c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
@@ -297,7 +298,10 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.host.gateway_memory_reserve = to_u64(v, 16, 1 << 20) * MiB;
        }},
-      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.",
+      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024",
+       "Sandboxes alive at once. At the cap, a new one ends the least recently used idle sandbox "
+       "(of the tenant holding the most; its session or handle stays and its next call starts a "
+       "fresh sandbox); refused only when every sandbox has a call running.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},
