@@ -92,6 +92,8 @@ class Registry {
   std::optional<std::string> why_ended(const std::string& id, const std::string& tenant,
                                        SessionKind kind = SessionKind::handle) const;
   const std::string& replica_name() const { return config_.replica_name; }
+  // With evict, a refusal at a cap means every candidate had a call running or waiting.
+  AtSessionCap at_session_cap() const { return config_.at_session_cap; }
   static constexpr std::size_t kRememberedEnds = 4096;
   // Told of every eviction, outside the registry's lock. Set before serving.
   void on_eviction(std::function<void(const Eviction&)> observer);

@@ -61,10 +61,13 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
-    std::string why = per_tenant
-                          ? "this tenant has its maximum number of sessions open; end one (DELETE) "
-                            "or wait for idle ones to expire"
-                          : "the gateway has its maximum number of sessions open; try again later";
+    const bool all_busy = registry_.at_session_cap() == session::AtSessionCap::evict;
+    std::string why =
+        per_tenant ? (all_busy ? "this tenant has its maximum number of sessions open and every "
+                                 "one has a call running or waiting; try again when one finishes"
+                               : "this tenant has its maximum number of sessions open; end one "
+                                 "(DELETE) or wait for idle ones to expire")
+                   : "the gateway has its maximum number of sessions open; try again later";
     Reply r = refuse(
         req, per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
         jsonrpc::server_error, "Too many sessions: " + why, nullptr, message.id);

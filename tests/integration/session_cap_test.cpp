@@ -150,6 +150,7 @@ TEST_CASE("a session with a call running is never ended for room; all busy is re
   auto refused = gw.post(initialize_message());
   CHECK(refused.status == 429);
   CHECK(refused.body.find("Too many sessions") != std::string::npos);
+  CHECK(refused.body.find("every one has a call running") != std::string::npos);
   CHECK(processes_running(long_call) == 2);
   CHECK(metric(gw, "sandgate_sessions_evicted_total{reason=\"tenant_cap\"}") == 1);
 }
