@@ -208,6 +208,11 @@ std::size_t SandboxHost::live_count() const {
   return n;
 }
 
+void SandboxHost::set_make_room(std::function<bool()> make_room) {
+  std::lock_guard lock(mutex_);
+  make_room_ = std::move(make_room);
+}
+
 void SandboxHost::shutdown() {
   {
     std::lock_guard lock(mutex_);
@@ -237,6 +242,15 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
   auto slot = slots_->take();
+  if (!slot) {
+    std::function<bool()> make_room;
+    {
+      std::lock_guard lock(mutex_);
+      make_room = make_room_;
+    }
+    // Ending a sandbox gives its slot back at once; another create may still take it first.
+    if (make_room && make_room()) slot = slots_->take();
+  }
   if (!slot)
     throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
   auto release = [slots = slots_, i = *slot] { slots->give_back(i); };

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -84,6 +85,11 @@ class SandboxHost {
   // Creates a sandbox, runs `true` in bash, ends it: "" when that worked, else the reason.
   boost::asio::awaitable<std::string> self_test();
 
+  // Asked, when every sandbox slot is taken, to end an idle sandbox before a new one is refused
+  // (the policy of which one belongs to whoever knows the sessions); true when it ended one.
+  // Null: refuse at once.
+  void set_make_room(std::function<bool()> make_room);
+
   void shutdown();  // ends every live sandbox and stops the meter
   std::size_t live_count() const;
   int swept_at_start() const { return swept_; }
@@ -103,6 +109,7 @@ class SandboxHost {
   mutable std::mutex mutex_;
   std::vector<std::weak_ptr<Sandbox>> live_;
   bool stopped_ = false;
+  std::function<bool()> make_room_;
 };
 
 }  // namespace sandgate::sandbox

@@ -97,13 +97,28 @@ const std::vector<Option>& options() {
        "Comma-separated Host header values accepted when listening on loopback (a proxy's public "
        "name).",
        [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
-      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "1000",
-       "Sessions and sandbox handles open at once, all tenants together.",
+      {"--max-sessions", "SANDGATE_MAX_SESSIONS", "50000",
+       "Sessions and sandbox handles open at once, all tenants together. One without a live "
+       "sandbox costs about 1.3 KiB of gateway memory (50000: about 65 MiB); --max-sandboxes "
+       "bounds the real resources, so this is high: clients that never end their sessions must "
+       "not fill it.",
        [](Config& c, const std::string& v) { c.registry.max_sessions = to_u64(v, 1, 10'000'000); }},
-      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "100",
+      {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "5000",
        "Sessions and sandbox handles open at once per tenant (the tokens file may override).",
        [](Config& c, const std::string& v) {
          c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
+       }},
+      {"--at-session-cap", "SANDGATE_AT_SESSION_CAP", "evict",
+       "At a session cap (the tenant's or the gateway's): 'evict' ends the least recently used "
+       "session or handle with no call running (the tenant's own; at the gateway's cap, of the "
+       "tenant holding the most) and admits the new one; 'refuse' refuses the new one.",
+       [](Config& c, const std::string& v) {
+         if (v == "evict")
+           c.registry.at_session_cap = session::AtSessionCap::evict;
+         else if (v == "refuse")
+           c.registry.at_session_cap = session::AtSessionCap::refuse;
+         else
+           throw std::invalid_argument("expected evict or refuse");
        }},
       {"--session-idle-timeout", "SANDGATE_SESSION_IDLE_TIMEOUT", "1800",
        "Seconds without a request after which a session, or a sandbox handle without a call, "
@@ -287,7 +302,10 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.host.gateway_memory_reserve = to_u64(v, 16, 1 << 20) * MiB;
        }},
-      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024", "Sandboxes alive at once.",
+      {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024",
+       "Sandboxes alive at once. At the cap, a new one ends the least recently used idle sandbox "
+       "(of the tenant holding the most; its session or handle stays and its next call starts a "
+       "fresh sandbox); refused only when every sandbox has a call running.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},

@@ -20,6 +20,7 @@
 #include "sandbox/host.hpp"
 #include "sandbox/supervisor.hpp"
 #include "session/registry.hpp"
+#include "session/session_id.hpp"
 #include "tools/standard_tools.hpp"
 #include "tools/tool_registry.hpp"
 
@@ -124,6 +125,24 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
   session::Registry registry(background, registry_config, host, gateway_slots);
   Metrics metrics;
+  registry.on_eviction([&metrics](const session::Eviction& e) {
+    const char* reason = session::eviction_reason_name(e.reason);
+    metrics.count_eviction(reason);
+    log_event(
+        LogLevel::info,
+        e.reason == session::EvictionReason::sandbox_cap ? "sandbox_evicted" : "session_evicted",
+        {{"session", std::string(session::log_prefix(e.id))},
+         {"tenant", e.tenant},
+         {"kind", e.kind == session::SessionKind::handle ? "handle" : "session"},
+         {"reason", reason},
+         {"idle_s", e.idle.count()}});
+  });
+  host.set_make_room([&registry] { return registry.end_idle_sandbox_for_room(); });
+  // The host outlives the registry: its hook must not call into a registry that is gone.
+  struct ForgetMakeRoom {
+    sandbox::SandboxHost& host;
+    ~ForgetMakeRoom() { host.set_make_room(nullptr); }
+  } forget_make_room{host};
   ToolRegistry tools;
   add_standard_tools(tools, config, registry, metrics);
   if (extras.add_tools) extras.add_tools(tools, registry);

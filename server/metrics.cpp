@@ -1,6 +1,7 @@
 #include "metrics.hpp"
 
 #include <sstream>
+#include <string_view>
 
 namespace sandgate::server {
 
@@ -22,6 +23,16 @@ void Metrics::count_execution(ExecOutcome outcome, double seconds) {
   while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
   duration_buckets_[b]++;
   duration_micros_ += static_cast<std::uint64_t>(seconds * 1e6);
+}
+
+void Metrics::count_eviction(const char* reason) {
+  std::string_view r(reason);
+  if (r == "tenant_cap")
+    evicted_tenant_cap_++;
+  else if (r == "gateway_cap")
+    evicted_gateway_cap_++;
+  else if (r == "sandbox_cap")
+    evicted_sandbox_cap_++;
 }
 
 void Metrics::count_http(unsigned status) {
@@ -59,6 +70,15 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_sessions_refused_total initialize refused by a session limit.\n"
       << "# TYPE sandgate_sessions_refused_total counter\nsandgate_sessions_refused_total "
       << sessions_refused_ << "\n"
+      << "# HELP sandgate_sessions_evicted_total Idle sessions and handles ended to make room for "
+         "a new one, by the cap that was full.\n"
+      << "# TYPE sandgate_sessions_evicted_total counter\n"
+      << "sandgate_sessions_evicted_total{reason=\"tenant_cap\"} " << evicted_tenant_cap_ << "\n"
+      << "sandgate_sessions_evicted_total{reason=\"gateway_cap\"} " << evicted_gateway_cap_ << "\n"
+      << "# HELP sandgate_sandboxes_evicted_total Idle sandboxes ended (their session kept) to "
+         "make room for a new one at the sandbox cap.\n"
+      << "# TYPE sandgate_sandboxes_evicted_total counter\n"
+      << "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"} " << evicted_sandbox_cap_ << "\n"
       << "# HELP sandgate_auth_failures_total Requests refused for a missing or wrong token.\n"
       << "# TYPE sandgate_auth_failures_total counter\nsandgate_auth_failures_total "
       << auth_failures_ << "\n"

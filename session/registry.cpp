@@ -1,5 +1,6 @@
 #include "registry.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,7 +20,27 @@ RegistryConfig config_with_sweep(RegistryConfig c) {
   c.sweep_interval = std::max(std::chrono::milliseconds(100), std::min(c.sweep_interval, half));
   return c;
 }
+
+Session::Clock::rep idle_seconds(const Session& s, Session::Clock::time_point now) {
+  return std::chrono::duration_cast<std::chrono::seconds>(now - s.last_used()).count();
+}
+
+const char* kind_noun(SessionKind kind) {
+  return kind == SessionKind::handle ? "sandbox" : "session";
+}
 }  // namespace
+
+const char* eviction_reason_name(EvictionReason reason) {
+  switch (reason) {
+    case EvictionReason::tenant_cap:
+      return "tenant_cap";
+    case EvictionReason::gateway_cap:
+      return "gateway_cap";
+    case EvictionReason::sandbox_cap:
+      return "sandbox_cap";
+  }
+  return "unknown";
+}
 
 Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
                    sandbox::SandboxHost& host, CallSlots& gateway_slots)
@@ -34,6 +55,78 @@ Registry::~Registry() {
   end_all();
 }
 
+void Registry::on_eviction(std::function<void(const Eviction&)> observer) {
+  std::lock_guard lock(mutex_);
+  on_eviction_ = std::move(observer);
+}
+
+std::size_t Registry::tenant_count_locked(const std::string& tenant) const {
+  auto it = per_tenant_.find(tenant);
+  return it == per_tenant_.end() ? 0 : it->second.size();
+}
+
+Session* Registry::eviction_victim(const TenantSessions& among) {
+  Session* victim = nullptr;
+  for (Session* s : among) {
+    if (s->ended()) return s;  // already over (its sandbox failed to start, ...): free room
+    if (s->busy()) continue;   // a call runs or waits: never ended for room
+    if (!victim || s->last_used() < victim->last_used()) victim = s;
+  }
+  return victim;
+}
+
+Session* Registry::gateway_victim_locked() const {
+  // Evicting the globally least recently used session would let one tenant's churn push out
+  // every other tenant's sessions; the tenant holding the most pays instead, so a tenant that
+  // holds few keeps them. Tenants are few (one per tokens-file line): sorting them is cheap.
+  std::vector<const TenantSessions*> tenants;
+  tenants.reserve(per_tenant_.size());
+  for (const auto& [name, sessions] : per_tenant_) tenants.push_back(&sessions);
+  std::sort(tenants.begin(), tenants.end(),
+            [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  for (const auto* sessions : tenants)
+    if (Session* victim = eviction_victim(*sessions)) return victim;
+  return nullptr;
+}
+
+std::string Registry::evict_why(const Session& victim, EvictionReason reason,
+                                std::uint64_t cap) const {
+  std::string noun = kind_noun(victim.kind());
+  std::string idle = std::to_string(idle_seconds(victim, Session::Clock::now()));
+  if (reason == EvictionReason::tenant_cap)
+    return "the " + noun + " was ended to make room for a newer one of its tenant (it was the " +
+           "least recently used, idle for " + idle + " s; the tenant may have " +
+           std::to_string(cap) + " sessions and sandboxes open)";
+  return "the " + noun + " was ended to make room for a newer one on this gateway (its tenant " +
+         "held the most; it was that tenant's least recently used, idle for " + idle +
+         " s; the gateway may have " + std::to_string(cap) + " sessions and sandboxes open)";
+}
+
+Registry::Evicted Registry::evict_locked(Session* victim, EvictionReason reason,
+                                         std::uint64_t cap) {
+  auto it = sessions_.find(victim->id());
+  Evicted out{it->second,
+              Eviction{victim->id(), victim->tenant(), victim->kind(), reason,
+                       std::chrono::seconds(idle_seconds(*victim, Session::Clock::now()))},
+              evict_why(*victim, reason, cap)};
+  forget_locked(it, out.why);
+  return out;
+}
+
+void Registry::finish(std::vector<Evicted>& evicted) {
+  if (evicted.empty()) return;
+  std::function<void(const Eviction&)> observer;
+  {
+    std::lock_guard lock(mutex_);
+    observer = on_eviction_;
+  }
+  // Ending kills processes and waits for them: done outside the registry's lock.
+  for (auto& e : evicted) {
+    e.session->end(e.why);
+    if (observer) observer(e.eviction);
+  }
+}
+
 std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant,
                                                                        SessionKind kind) {
   sandbox::Limits limits = host_.config().limits;
@@ -43,19 +136,40 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
   std::uint32_t call_cap = tenant.max_concurrent_calls.value_or(
       config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
                                               : std::numeric_limits<std::uint32_t>::max());
+  const bool evict = config_.at_session_cap == AtSessionCap::evict;
 
-  std::lock_guard lock(mutex_);
-  if (sessions_.size() >= config_.max_sessions) return CreateRefusal::too_many_sessions;
-  auto& count = per_tenant_[tenant.name];
-  if (count >= tenant_max) return CreateRefusal::too_many_for_tenant;
-  std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
-                                               : new_session_id(config_.replica_name);
-  auto session =
-      std::make_shared<Session>(std::move(id), tenant.name, limits, host_, gateway_slots_, call_cap,
-                                config_.calls_queued_per_session, kind);
-  sessions_.emplace(session->id(), session);
-  ++count;
-  return session;
+  std::vector<Evicted> evicted;
+  std::variant<std::shared_ptr<Session>, CreateRefusal> out = CreateRefusal::too_many_for_tenant;
+  [&] {
+    std::lock_guard lock(mutex_);
+    // A loop, not one eviction: a cap lowered by a tokens-file reload leaves more sessions
+    // open than it allows, and the tenant must not be locked out until they expire.
+    while (tenant_count_locked(tenant.name) >= tenant_max) {
+      auto mine = per_tenant_.find(tenant.name);
+      Session* victim =
+          evict && mine != per_tenant_.end() ? eviction_victim(mine->second) : nullptr;
+      if (!victim) return;  // every one of them has a call running or waiting: refused
+      evicted.push_back(evict_locked(victim, EvictionReason::tenant_cap, tenant_max));
+    }
+    while (sessions_.size() >= config_.max_sessions) {
+      Session* victim = evict ? gateway_victim_locked() : nullptr;
+      if (!victim) {
+        out = CreateRefusal::too_many_sessions;
+        return;
+      }
+      evicted.push_back(evict_locked(victim, EvictionReason::gateway_cap, config_.max_sessions));
+    }
+    std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
+                                                 : new_session_id(config_.replica_name);
+    auto session =
+        std::make_shared<Session>(std::move(id), tenant.name, limits, host_, gateway_slots_,
+                                  call_cap, config_.calls_queued_per_session, kind);
+    sessions_.emplace(session->id(), session);
+    per_tenant_[tenant.name].insert(session.get());
+    out = std::move(session);
+  }();
+  finish(evicted);
+  return out;
 }
 
 std::shared_ptr<Session> Registry::find(const std::string& id, const std::string& tenant,
@@ -72,15 +186,16 @@ std::shared_ptr<Session> Registry::find(const std::string& id, const std::string
 Registry::Sessions::iterator Registry::forget_locked(Sessions::iterator it,
                                                      const std::string& why) {
   auto t = per_tenant_.find(it->second->tenant());
-  if (t != per_tenant_.end() && --t->second == 0) per_tenant_.erase(t);
-  if (it->second->kind() == SessionKind::handle) {
-    if (ended_order_.size() >= kRememberedEnds) {
-      ended_.erase(ended_order_.front());
-      ended_order_.pop_front();
-    }
-    if (ended_.emplace(it->first, Ended{it->second->tenant(), why}).second)
-      ended_order_.push_back(it->first);
+  if (t != per_tenant_.end()) {
+    t->second.erase(it->second.get());
+    if (t->second.empty()) per_tenant_.erase(t);
   }
+  if (ended_order_.size() >= kRememberedEnds) {
+    ended_.erase(ended_order_.front());
+    ended_order_.pop_front();
+  }
+  if (ended_.emplace(it->first, Ended{it->second->tenant(), why, it->second->kind()}).second)
+    ended_order_.push_back(it->first);
   return sessions_.erase(it);
 }
 
@@ -105,11 +220,12 @@ bool Registry::exists(const std::string& id) const {
   return sessions_.count(id) > 0;
 }
 
-std::optional<std::string> Registry::why_ended(const std::string& id,
-                                               const std::string& tenant) const {
+std::optional<std::string> Registry::why_ended(const std::string& id, const std::string& tenant,
+                                               SessionKind kind) const {
   std::lock_guard lock(mutex_);
   auto it = ended_.find(id);
-  if (it == ended_.end() || it->second.tenant != tenant) return std::nullopt;
+  if (it == ended_.end() || it->second.tenant != tenant || it->second.kind != kind)
+    return std::nullopt;
   return it->second.why;
 }
 
@@ -169,6 +285,44 @@ asio::awaitable<void> Registry::sweep_loop() {
     }
     sweep_idle();
   }
+}
+
+bool Registry::end_idle_sandbox_for_room() {
+  // Outside the registry's lock: a snapshot is a copy of pointers, and the choice needs no
+  // consistency with sessions coming and going (a session that ends meanwhile frees its slot).
+  auto all = snapshot();
+  std::unordered_map<std::string, std::vector<Session*>> live_by_tenant;
+  for (const auto& s : all)
+    if (s->has_live_sandbox()) live_by_tenant[s->tenant()].push_back(s.get());
+  // The same rule as at the gateway's session cap: the tenant holding the most pays.
+  std::vector<std::vector<Session*>*> tenants;
+  for (auto& [name, sessions] : live_by_tenant) tenants.push_back(&sessions);
+  std::sort(tenants.begin(), tenants.end(),
+            [](const auto* a, const auto* b) { return a->size() > b->size(); });
+  for (auto* sessions : tenants) {
+    std::sort(sessions->begin(), sessions->end(),
+              [](const Session* a, const Session* b) { return a->last_used() < b->last_used(); });
+    for (Session* s : *sessions) {
+      auto idle = std::chrono::seconds(idle_seconds(*s, Session::Clock::now()));
+      std::string why = "the " + std::string(kind_noun(s->kind())) +
+                        "'s sandbox was ended to make room for a newer one (it was the least "
+                        "recently used, idle for " +
+                        std::to_string(idle.count()) + " s; the gateway's sandbox cap is " +
+                        std::to_string(host_.config().max_sandboxes) + ")";
+      // Checked and done under the session's own lock: a call arriving meanwhile either
+      // already holds the sandbox (then it is not ended) or gets a fresh one.
+      if (!s->end_sandbox_if_idle(why)) continue;
+      std::function<void(const Eviction&)> observer;
+      {
+        std::lock_guard lock(mutex_);
+        observer = on_eviction_;
+      }
+      if (observer)
+        observer(Eviction{s->id(), s->tenant(), s->kind(), EvictionReason::sandbox_cap, idle});
+      return true;
+    }
+  }
+  return false;
 }
 
 std::size_t Registry::size() const {

@@ -6,11 +6,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -18,9 +20,17 @@
 
 namespace sandgate::session {
 
+// What a full cap does to a new session: end the least recently used idle one to make room
+// (clients that never DELETE would otherwise lock their tenant out), or refuse the new one.
+enum class AtSessionCap { evict, refuse };
+
 struct RegistryConfig {
-  std::size_t max_sessions = 1000;
-  std::uint32_t max_sessions_per_tenant = 100;
+  // A session without a sandbox costs about 1.3 KiB of gateway memory (bench/session_cost): the
+  // sandbox cap bounds the real resources, these bound bookkeeping (50000: about 65 MiB, well
+  // inside the memory kept for the gateway).
+  std::size_t max_sessions = 50'000;
+  std::uint32_t max_sessions_per_tenant = 5'000;
+  AtSessionCap at_session_cap = AtSessionCap::evict;
   std::chrono::seconds idle_timeout{30 * 60};
   std::chrono::milliseconds sweep_interval{5000};
   std::size_t calls_queued_per_session = 16;
@@ -42,6 +52,23 @@ struct TenantPolicy {
 
 enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
 
+// Why a session or a sandbox was ended to make room for a newer one.
+enum class EvictionReason {
+  tenant_cap,   // the tenant had its maximum of sessions and handles
+  gateway_cap,  // the gateway had its maximum of sessions and handles
+  sandbox_cap,  // the gateway had its maximum of live sandboxes (the session stays)
+};
+const char* eviction_reason_name(EvictionReason reason);
+
+// One eviction, for the log and the metrics (metadata only).
+struct Eviction {
+  std::string id;
+  std::string tenant;
+  SessionKind kind = SessionKind::session;
+  EvictionReason reason = EvictionReason::tenant_cap;
+  std::chrono::seconds idle{0};
+};
+
 class Registry {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
@@ -60,11 +87,20 @@ class Registry {
   // Ends and forgets the session; false when find() would not have found it.
   bool remove(const std::string& id, const std::string& tenant,
               SessionKind kind = SessionKind::session, std::string why = "the session was deleted");
-  // Why this tenant's handle ended, while the registry still remembers (the most recent
-  // kRememberedEnds handles); nothing for another tenant's, a live or an unknown one.
-  std::optional<std::string> why_ended(const std::string& id, const std::string& tenant) const;
+  // Why this tenant's handle (or session) ended, while the registry still remembers (the most
+  // recent kRememberedEnds); nothing for another tenant's, a live or an unknown one.
+  std::optional<std::string> why_ended(const std::string& id, const std::string& tenant,
+                                       SessionKind kind = SessionKind::handle) const;
   const std::string& replica_name() const { return config_.replica_name; }
+  // With evict, a refusal at a cap means every candidate had a call running or waiting.
+  AtSessionCap at_session_cap() const { return config_.at_session_cap; }
   static constexpr std::size_t kRememberedEnds = 4096;
+  // Told of every eviction, outside the registry's lock. Set before serving.
+  void on_eviction(std::function<void(const Eviction&)> observer);
+  // At the sandbox cap: ends the least recently used idle sandbox of the tenant holding the most
+  // live sandboxes (its session or handle stays; its next call starts a fresh sandbox). False
+  // when every live sandbox has a call running or waiting. For SandboxHost::set_make_room.
+  bool end_idle_sandbox_for_room();
   // Ends every session (gateway shutdown) and stops the sweep.
   void end_all();
   // Ends sessions idle for longer than the idle timeout; returns how many.
@@ -82,6 +118,24 @@ class Registry {
   // Erases one session and its tenant's count, remembering why a handle ended; returns the
   // next entry.
   Sessions::iterator forget_locked(Sessions::iterator it, const std::string& why);
+  using TenantSessions = std::unordered_set<Session*>;
+  std::size_t tenant_count_locked(const std::string& tenant) const;
+  // The session of `among` to end for room: an ended one, else the least recently used one
+  // with no call running or waiting; null when all are busy. A scan, but only of one tenant's
+  // sessions and only on the rare at-cap path.
+  static Session* eviction_victim(const TenantSessions& among);
+  // Evicts, for a gateway at its cap, from the tenant holding the most sessions.
+  Session* gateway_victim_locked() const;
+  struct Evicted {
+    std::shared_ptr<Session> session;
+    Eviction eviction;
+    std::string why;  // what later requests on it are told
+  };
+  // Forgets `victim` and returns what to end and report once the lock is released.
+  Evicted evict_locked(Session* victim, EvictionReason reason, std::uint64_t cap);
+  std::string evict_why(const Session& victim, EvictionReason reason, std::uint64_t cap) const;
+  // Ends the evicted sessions and reports them; called without the lock.
+  void finish(std::vector<Evicted>& evicted);
 
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
@@ -91,11 +145,15 @@ class Registry {
   mutable std::mutex mutex_;
   bool stopped_ = false;
   Sessions sessions_;
-  std::unordered_map<std::string, std::uint32_t> per_tenant_;
+  // Each tenant's live sessions (pointers into sessions_): its count, and where its eviction
+  // victim is looked for.
+  std::unordered_map<std::string, TenantSessions> per_tenant_;
+  std::function<void(const Eviction&)> on_eviction_;
   struct Ended {
     std::string tenant, why;
+    SessionKind kind;
   };
-  std::unordered_map<std::string, Ended> ended_;  // handle id -> why, bounded
+  std::unordered_map<std::string, Ended> ended_;  // id -> why, bounded
   std::deque<std::string> ended_order_;           // oldest first
 };
 

@@ -114,6 +114,17 @@ bool Session::end_sandbox(std::string why) {
   return was_live;
 }
 
+bool Session::end_sandbox_if_idle(std::string why) {
+  std::shared_ptr<sandbox::Sandbox> sandbox;
+  {
+    std::lock_guard lock(mutex_);
+    if (!calls_.empty() || !sandbox_ || sandbox_->ended()) return false;
+    sandbox = std::move(sandbox_);
+  }
+  sandbox->end(sandbox::EndReason::closed, std::move(why));
+  return true;
+}
+
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
   auto session_ended = [&] {
     out.status = ExecuteStatus::session_ended;

@@ -83,6 +83,9 @@ class Session {
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // False when there was no live sandbox.
   bool end_sandbox(std::string why);
+  // end_sandbox, but only when no call runs or waits (checked under the same lock): for making
+  // room at the sandbox cap, which must never end a sandbox in use.
+  bool end_sandbox_if_idle(std::string why);
 
   bool ended() const;
   bool busy() const;  // a call runs or waits

@@ -31,6 +31,15 @@ asio::awaitable<json> answer_owning(McpMethods& methods, std::shared_ptr<session
                                     std::move(events), std::move(cancel));
 }
 
+// Why a session is gone, when the registry still remembers (only to its own tenant).
+std::string ended_hint(const session::Registry& registry, const std::string& id,
+                       const std::string& tenant) {
+  if (id.empty()) return ": it ended or expired; initialize a new one";
+  if (auto why = registry.why_ended(id, tenant, session::SessionKind::session))
+    return ": it ended (" + *why + "); initialize a new one";
+  return ": it ended or expired; initialize a new one";
+}
+
 Reply session_not_found(const Request& req, const std::string& hint) {
   return refuse(req, http::status::not_found, jsonrpc::server_error, "Session not found" + hint);
 }
@@ -52,10 +61,13 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
-    std::string why = per_tenant
-                          ? "this tenant has its maximum number of sessions open; end one (DELETE) "
-                            "or wait for idle ones to expire"
-                          : "the gateway has its maximum number of sessions open; try again later";
+    const bool all_busy = registry_.at_session_cap() == session::AtSessionCap::evict;
+    std::string why =
+        per_tenant ? (all_busy ? "this tenant has its maximum number of sessions open and every "
+                                 "one has a call running or waiting; try again when one finishes"
+                               : "this tenant has its maximum number of sessions open; end one "
+                                 "(DELETE) or wait for idle ones to expire")
+                   : "the gateway has its maximum number of sessions open; try again later";
     Reply r = refuse(
         req, per_tenant ? http::status::too_many_requests : http::status::service_unavailable,
         jsonrpc::server_error, "Too many sessions: " + why, nullptr, message.id);
@@ -81,7 +93,7 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
                      "Bad Request: Mcp-Session-Id header is required (send initialize first)");
   if (auto refused = check_version(req)) co_return std::move(*refused);
   auto session = header.id.empty() ? nullptr : registry_.find(header.id, tenant->name);
-  if (!session) co_return session_not_found(req, ": it ended or expired; initialize a new one");
+  if (!session) co_return session_not_found(req, ended_hint(registry_, header.id, tenant->name));
   session->touch();
   if (message.kind == jsonrpc::Kind::notification) {
     const json& p = message.params;

@@ -76,12 +76,16 @@ ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::str
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
+    const bool all_busy = registry_.at_session_cap() == session::AtSessionCap::evict;
     return {nullptr, "", false,
-            tool_error(per_tenant
-                           ? "Too many sandboxes: this tenant has its maximum open. End one with "
-                             "end_sandbox, or reuse one by passing its sandbox_id."
-                           : "The gateway has its maximum number of sandboxes open; try again "
-                             "later.")};
+            tool_error(!per_tenant ? "The gateway has its maximum number of sandboxes open; try "
+                                     "again later."
+                       : all_busy  ? "Too many sandboxes: this tenant has its maximum open and "
+                                     "every one has a call running. Try again when one finishes, "
+                                     "or reuse one by passing its sandbox_id."
+                                   : "Too many sandboxes: this tenant has its maximum open. End "
+                                     "one with end_sandbox, or reuse one by passing its "
+                                     "sandbox_id.")};
   }
   auto handle = std::get<std::shared_ptr<session::Session>>(created);
   metrics_.count_session_created();

@@ -61,7 +61,7 @@ TEST_CASE("a session created with one tenant's token is invisible to another's",
       << sandgate::auth::to_hex(sandgate::auth::sha256("token-a")) << " alpha max_sessions=1\n"
       << sandgate::auth::to_hex(sandgate::auth::sha256("token-b")) << " beta\n";
   }
-  GatewayProcess gw({"--token-file", tokens.string()}, {});
+  GatewayProcess gw({"--token-file", tokens.string(), "--at-session-cap", "refuse"}, {});
   std::filesystem::remove(tokens);
   std::string mine = gw.initialize("token-a");
   json ping = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}};

@@ -176,7 +176,7 @@ TEST_CASE("a tenant's tokens-file line may raise its cap of running calls",
 TEST_CASE("SIGHUP reloads the tokens file without dropping sessions", "[integration][tenants]") {
   TempFile tokens("reload"), log("reload.log");
   tokens.write(digest("token-a") + " alpha max_sessions=1\n" + digest("token-b") + " beta\n");
-  GatewayProcess gw({"--token-file", tokens.path.string()}, {}, false,
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--at-session-cap", "refuse"}, {}, false,
                     {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
   std::string session = gw.initialize("token-a");
   CHECK(gw.post(initialize_message(), {}, "token-a").status == 429);  // alpha: one session

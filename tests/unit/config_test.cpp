@@ -44,6 +44,17 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     CHECK(parse({"--bogus"}, {"SANDGATE_TOKEN=t"}).message.find("unknown option") !=
           std::string::npos);
   }
+  SECTION("--at-session-cap is evict unless told refuse, and nothing else") {
+    auto by_default = parse({}, {"SANDGATE_TOKEN=t"});
+    REQUIRE(by_default.config);
+    CHECK(by_default.config->registry.at_session_cap == sandgate::session::AtSessionCap::evict);
+    auto refuse = parse({}, {"SANDGATE_TOKEN=t", "SANDGATE_AT_SESSION_CAP=refuse"});
+    REQUIRE(refuse.config);
+    CHECK(refuse.config->registry.at_session_cap == sandgate::session::AtSessionCap::refuse);
+    auto bad = parse({"--at-session-cap", "lru"}, {"SANDGATE_TOKEN=t"});
+    CHECK_FALSE(bad.config);
+    CHECK(bad.message.find("evict or refuse") != std::string::npos);
+  }
   SECTION("--help lists every option with its variable") {
     auto r = parse({"--help"});
     CHECK(r.exit_code == 0);

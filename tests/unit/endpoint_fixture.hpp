@@ -20,6 +20,8 @@ struct Transport {
   Config config = [] {
     Config c;
     c.registry.max_sessions_per_tenant = 2;
+    // The cap's refusal is what these tests look at (eviction: tests/integration/session_cap).
+    c.registry.at_session_cap = session::AtSessionCap::refuse;
     return c;
   }();
   auth::TokenStore tokens = auth::TokenStore::parse(auth::to_hex(auth::sha256("tok-a")) + " a\n" +

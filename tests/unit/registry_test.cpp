@@ -22,6 +22,7 @@ TEST_CASE("the registry enforces session limits and tenant ownership", "[unit][r
   cfg.max_sessions = 3;
   cfg.max_sessions_per_tenant = 2;
   cfg.idle_timeout = std::chrono::seconds(1);
+  cfg.at_session_cap = session::AtSessionCap::refuse;
   session::Registry registry(io.get_executor(), cfg, host, slots);
 
   auto a1 = std::get<std::shared_ptr<session::Session>>(registry.create({"a", {}, {}}));
@@ -45,6 +46,57 @@ TEST_CASE("the registry enforces session limits and tenant ownership", "[unit][r
     CHECK(registry.sweep_idle() == 2);
     CHECK(registry.size() == 0);
   }
+  registry.end_all();
+  host.shutdown();
+  io.run_for(std::chrono::milliseconds(50));
+}
+
+TEST_CASE("at a cap the registry ends the least recently used session of the right tenant",
+          "[unit][registry]") {
+  boost::asio::io_context io;
+  sandbox::SandboxHost host(io.get_executor(), {});
+  session::CallSlots slots(1, 1);
+  session::RegistryConfig cfg;
+  cfg.max_sessions = 5;
+  cfg.max_sessions_per_tenant = 3;
+  session::Registry registry(io.get_executor(), cfg, host, slots);
+  std::vector<session::Eviction> seen;
+  registry.on_eviction([&](const session::Eviction& e) { seen.push_back(e); });
+  auto make = [&](const std::string& tenant) {
+    return std::get<std::shared_ptr<session::Session>>(registry.create({tenant, {}, {}}));
+  };
+  auto a1 = make("a"), a2 = make("a"), a3 = make("a"), b1 = make("b");
+  a1->touch();  // a2 is now alpha's least recently used
+
+  auto a4 = make("a");
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].id == a2->id());
+  CHECK(seen[0].tenant == "a");
+  CHECK(seen[0].reason == session::EvictionReason::tenant_cap);
+  CHECK(a2->ended());
+  CHECK(registry.find(a2->id(), "a") == nullptr);
+  auto why = registry.why_ended(a2->id(), "a", session::SessionKind::session);
+  REQUIRE(why);
+  CHECK(why->find("make room") != std::string::npos);
+  CHECK_FALSE(registry.why_ended(a2->id(), "b", session::SessionKind::session));
+  CHECK_FALSE(registry.why_ended(a2->id(), "a", session::SessionKind::handle));
+
+  // The gateway's cap: b is under its own, a holds the most and pays with its LRU (a3).
+  auto b2 = make("b");
+  auto b3 = make("b");
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].id == a3->id());
+  CHECK(seen[1].reason == session::EvictionReason::gateway_cap);
+  for (const auto& s : {a1, a4, b1, b2, b3}) CHECK_FALSE(s->ended());
+
+  // A session that already ended (its sandbox never started, say) goes before any live one.
+  b2->end("test");
+  auto b4 = make("b");
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[2].id == b2->id());
+  CHECK_FALSE(b1->ended());
+  CHECK(registry.size() == 5);
+
   registry.end_all();
   host.shutdown();
   io.run_for(std::chrono::milliseconds(50));
