@@ -5,7 +5,7 @@ namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
                  sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
-                 std::size_t queue_depth, SessionKind kind)
+                 std::size_t queue_depth, SessionKind kind, StateStore* store)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       kind_(kind),
@@ -15,7 +15,8 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       host_(host),
       gateway_slots_(gateway_slots),
       tenant_call_cap_(tenant_call_cap),
-      call_order_(1, queue_depth) {}
+      call_order_(1, queue_depth),
+      store_(store) {}
 
 Session::~Session() {
   end();
@@ -56,7 +57,10 @@ void Session::end(std::string why) {
     if (!ended_) end_why_ = why;
     ended_ = true;
     sandbox = std::move(sandbox_);
+    hibernated_ = false;
   }
+  // After ended_ is set: a hibernation finishing now sees it and removes its own archive.
+  if (store_) store_->remove(id_);
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
   if (sandbox) sandbox->end(sandbox::EndReason::closed, std::move(why));
@@ -84,6 +88,82 @@ bool Session::end_sandbox(std::string why) {
   return true;
 }
 
+bool Session::hibernated() const {
+  std::lock_guard lock(mutex_);
+  return hibernated_;
+}
+
+asio::awaitable<bool> Session::hibernate(std::string* why) {
+  // Not hibernating now is not a failure (a call came, nothing to pack): `why` stays empty.
+  auto refuse = [](const char*) { return false; };
+  auto idle_sandbox = [&]() -> std::shared_ptr<sandbox::Sandbox> {
+    std::lock_guard lock(mutex_);
+    if (ended_ || !calls_.empty() || !sandbox_ || sandbox_->ended() ||
+        sandbox_.get() == pack_failed_)
+      return nullptr;
+    return sandbox_;
+  };
+  if (!store_) co_return refuse("hibernation is off");
+  if (!idle_sandbox()) co_return refuse("no idle live sandbox");
+  // In turn with calls: a call that arrives meanwhile waits until the pack is done.
+  auto turn = co_await call_order_.acquire();
+  if (!turn) co_return refuse("calls are waiting");
+  // Checked again: a call may have come (and be waiting behind us) while we waited.
+  auto sandbox = idle_sandbox();
+  if (!sandbox) co_return refuse("a call came, or the sandbox ended");
+  auto packed = co_await sandbox->pack_work();
+  std::string error;
+  if (!packed.done || !store_->put(id_, packed.bytes, error)) {
+    std::lock_guard lock(mutex_);
+    pack_failed_ = sandbox.get();
+    // A session deleted (or a sandbox ended) while packing is not a failure worth a warning.
+    if (why && !ended_ && !sandbox->ended()) *why = packed.done ? error : packed.failure;
+    co_return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || sandbox_ != sandbox) {
+      // Ended (or replaced) while packing: the archive is nobody's.
+      store_->remove(id_);
+      co_return refuse("the session ended meanwhile");
+    }
+    sandbox_.reset();
+    hibernated_ = true;
+  }
+  sandbox->end(sandbox::EndReason::closed, "hibernated");
+  ++store_->hibernations;
+  co_return true;
+}
+
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
+    std::shared_ptr<sandbox::Sandbox> fresh, ExecuteResult& out) {
+  auto archive = store_->get(id_);
+  store_->remove(id_);
+  ++store_->resumes;
+  if (!archive) {
+    out.resumed = Resumed::without_files;
+    out.resumed_why =
+        "its files were dropped to keep the gateway's hibernation storage within its cap";
+    co_return fresh;
+  }
+  auto restored = co_await fresh->restore_work(std::move(*archive));
+  if (restored.done) {
+    out.resumed = Resumed::with_files;
+    co_return fresh;
+  }
+  out.resumed = Resumed::without_files;
+  out.resumed_why = "its files could not be restored (" + restored.failure + ")";
+  // Whatever part of the archive got in is not what the session had: start from an empty /work.
+  fresh->end(sandbox::EndReason::closed, "restore failed");
+  try {
+    co_return co_await host_.create(limits_);
+  } catch (const sandbox::SandboxError& e) {
+    out.status = ExecuteStatus::sandbox_error;
+    out.message = e.what();
+    co_return nullptr;
+  }
+}
+
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
   auto session_ended = [&] {
     out.status = ExecuteStatus::session_ended;
@@ -106,7 +186,18 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
   } catch (const sandbox::SandboxError& e) {
     refused = e.what();
   }
+  bool resuming = false;
+  if (fresh && store_) {
+    std::lock_guard lock(mutex_);
+    resuming = hibernated_ && !ended_;
+  }
+  // Only once a fresh sandbox exists: a refused one keeps the archive for the next try.
+  if (resuming) {
+    fresh = co_await resume(std::move(fresh), out);
+    if (!fresh) co_return nullptr;
+  }
   std::lock_guard lock(mutex_);
+  if (resuming) hibernated_ = false;
   if (ended_) {
     // DELETE, expiry or shutdown arrived while the sandbox was being made: that explains more
     // than a sandbox refused because of it (shutdown).

@@ -14,6 +14,7 @@
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
 #include "sandbox/host.hpp"
+#include "state_store.hpp"
 
 namespace sandgate::session {
 
@@ -32,6 +33,13 @@ struct CallFiles {
   sandbox::FileReadRequest out;  // nothing is read back when it names no path
 };
 
+// Whether this call's sandbox was brought back from hibernation (said once, on that call).
+enum class Resumed {
+  no,
+  with_files,     // /work as it was; processes and interpreter variables are gone
+  without_files,  // a fresh, empty /work: the archive was dropped or did not restore (why says)
+};
+
 struct ExecuteResult {
   ExecuteStatus status = ExecuteStatus::ran;
   sandbox::RunResult run;
@@ -40,6 +48,8 @@ struct ExecuteResult {
   sandbox::TransferResult files_out;  // set when it asked for files back and the sandbox lives
   // The sandbox the call ran in, when it ran: what resources minted from its files belong to.
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  Resumed resumed = Resumed::no;
+  std::string resumed_why;  // for without_files
 };
 
 // How the session is named on the wire: by Mcp-Session-Id (2025 era), or as a sandbox handle
@@ -53,7 +63,7 @@ class Session {
   // `gateway_slots`), as the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
           CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth,
-          SessionKind kind = SessionKind::session);
+          SessionKind kind = SessionKind::session, StateStore* store = nullptr);
   ~Session();
 
   const std::string& id() const { return id_; }
@@ -78,6 +88,13 @@ class Session {
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // False when there was no live sandbox.
   bool end_sandbox(std::string why);
+  // Hibernates the live sandbox: waits its turn with calls, packs /work inside the sandbox,
+  // stores the archive, then ends the sandbox; the next call restores /work into a fresh one.
+  // False (and the sandbox lives on) when there is no store, no live idle sandbox, a call came
+  // meanwhile, or packing or storing failed (then only, `why` says why, for the log). The entry
+  // point for idle hibernation and for making room under pressure.
+  boost::asio::awaitable<bool> hibernate(std::string* why = nullptr);
+  bool hibernated() const;
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
@@ -87,6 +104,10 @@ class Session {
  private:
   // The session's live sandbox, or a fresh one; null with `out`'s status and message saying why.
   boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(ExecuteResult& out);
+  // Restores the hibernated /work into `fresh` (or, when that fails, gives a clean sandbox);
+  // says how in `out.resumed`.
+  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> resume(
+      std::shared_ptr<sandbox::Sandbox> fresh, ExecuteResult& out);
 
   const std::string id_;
   const std::string tenant_;
@@ -104,6 +125,10 @@ class Session {
   std::string end_why_;
   std::shared_ptr<sandbox::Sandbox> sandbox_;
   std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
+  StateStore* const store_;  // null: hibernation off
+  bool hibernated_ = false;  // the archive (if the store kept it) waits for the next call
+  // A sandbox whose packing failed is not tried again (it would fail the same way each sweep).
+  const sandbox::Sandbox* pack_failed_ = nullptr;
 };
 
 }  // namespace sandgate::session
