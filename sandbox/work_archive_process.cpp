@@ -12,8 +12,8 @@ namespace sandgate::sandbox {
 namespace {
 
 constexpr const char* kTar = "/usr/bin/tar";
-// gzip -1: a 10 MiB /work packs and unpacks in tens of milliseconds; tar's and gzip's
-// messages would name files of the sandbox, so they go nowhere.
+constexpr const char* kZstd = "/usr/bin/zstd";
+// The messages of tar and its compressor would name files of the sandbox: they go nowhere.
 char* const kEnv[] = {const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("LC_ALL=C"),
                       nullptr};
 
@@ -42,12 +42,17 @@ int run_tar(char* const argv[], int in, int out) {
 }  // namespace
 
 int pack_work(int reply_fd) {
+  // zstd -1 when the rootfs (the host's /usr) has it: about ten times faster than gzip -1 at a
+  // similar or better ratio; gzip, which every Debian has, otherwise. unpack_work tells them
+  // apart by their magic bytes.
+  bool zstd = ::access(kZstd, X_OK) == 0;
   // --sparse: a huge sparse file costs its data, not its apparent size.
   char* const argv[] = {const_cast<char*>("tar"),
                         const_cast<char*>("--create"),
                         const_cast<char*>("--sparse"),
                         const_cast<char*>("--one-file-system"),
-                        const_cast<char*>("--use-compress-program=gzip -1"),
+                        const_cast<char*>(zstd ? "--use-compress-program=zstd -1 -q"
+                                               : "--use-compress-program=gzip -1"),
                         const_cast<char*>("--file=-"),
                         const_cast<char*>("--directory=/work"),
                         const_cast<char*>("."),
@@ -58,6 +63,8 @@ int pack_work(int reply_fd) {
 }
 
 int unpack_work(const std::string& archive) {
+  const bool zstd = archive.size() >= 4 && archive.compare(0, 4, "\x28\xb5\x2f\xfd") == 0;
+  if (zstd && ::access(kZstd, X_OK) != 0) return ENOENT;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return errno;
   // tar may stop reading (a refused archive): a write then fails instead of killing us.
@@ -65,7 +72,7 @@ int unpack_work(const std::string& archive) {
   // As the sandbox's uid tar keeps no owners; it refuses `..` members and strips a leading /.
   char* const argv[] = {const_cast<char*>("tar"),
                         const_cast<char*>("--extract"),
-                        const_cast<char*>("--gzip"),
+                        const_cast<char*>(zstd ? "--zstd" : "--gzip"),
                         const_cast<char*>("--no-same-owner"),
                         const_cast<char*>("--file=-"),
                         const_cast<char*>("--directory=/work"),

@@ -9,8 +9,8 @@
 
 namespace sandgate::sandbox {
 
-// Writes a gzip'd tar of /work's contents to `reply_fd`. Returns 0 or an errno (EIO: tar
-// failed).
+// Writes a zstd'd (or, without zstd, gzip'd) tar of /work's contents to `reply_fd`. Returns 0 or an
+// errno (EIO: tar failed).
 int pack_work(int reply_fd);
 // Extracts `archive` (as pack_work made it) into /work. Returns 0 or an errno (EIO: tar
 // refused the archive or ran out of room).
