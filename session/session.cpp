@@ -52,15 +52,19 @@ double Session::spend_usd() const {
 
 void Session::end(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  bool first = false;
   {
     std::lock_guard lock(mutex_);
     if (!ended_) end_why_ = why;
+    first = !ended_;
     ended_ = true;
     sandbox = std::move(sandbox_);
     hibernated_ = false;
   }
-  // After ended_ is set: a hibernation finishing now sees it and removes its own archive.
-  if (store_) store_->remove(id_);
+  // After ended_ is set: a hibernation finishing now sees it and removes its own archive. Only
+  // the first end: a session kept alive past the gateway's shutdown (by a coroutine frame) may
+  // be destroyed after the store.
+  if (first && store_) store_->remove(id_);
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
   if (sandbox) sandbox->end(sandbox::EndReason::closed, std::move(why));
