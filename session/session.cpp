@@ -83,11 +83,15 @@ void Session::cancel(const std::string& call_key) {
 
 bool Session::end_sandbox(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  bool was_hibernated = false;
   {
     std::lock_guard lock(mutex_);
     sandbox = std::move(sandbox_);
+    was_hibernated = std::exchange(hibernated_, false);
   }
-  if (!sandbox || sandbox->ended()) return false;
+  // A hibernated sandbox ends too: its files are not brought back by the next call.
+  if (was_hibernated && store_) store_->remove(id_);
+  if (!sandbox || sandbox->ended()) return was_hibernated;
   sandbox->end(sandbox::EndReason::closed, std::move(why));
   return true;
 }

@@ -86,7 +86,7 @@ class Session {
   // first `why` is what calls still running or waiting are told.
   void end(std::string why = "the session ended");
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
-  // False when there was no live sandbox.
+  // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
   // Hibernates the live sandbox: waits its turn with calls, packs /work inside the sandbox,
   // stores the archive, then ends the sandbox; the next call restores /work into a fresh one.

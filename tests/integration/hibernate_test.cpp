@@ -165,3 +165,24 @@ TEST_CASE("hibernation off keeps sandboxes live", "[integration][hibernate]") {
   CHECK(metric(gw, "sandgate_hibernations_total") == 0);
   CHECK_FALSE(std::filesystem::exists(s.state));
 }
+
+TEST_CASE("end_sandbox on a hibernated sandbox deletes its archive", "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string()},
+                    {});
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", "open('/work/keep.txt', 'w').write('kept')", 1)["isError"] ==
+          false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  REQUIRE(s.archives().size() == 1);
+  json end = {{"jsonrpc", "2.0"},
+              {"id", 2},
+              {"method", "tools/call"},
+              {"params", {{"name", "end_sandbox"}, {"arguments", json::object()}}}};
+  CHECK(answer(gw.post(end, a, "tok-a"))["result"]["isError"] == false);
+  CHECK(s.archives().empty());
+  auto next = execute(gw, a, "tok-a", "import os\nprint(os.path.exists('/work/keep.txt'))", 3);
+  CHECK(next["structuredContent"]["stdout"] == "False\n");
+  CHECK_FALSE(mentions_resumed(next));
+}
