@@ -132,9 +132,16 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
           own_dir ? session::default_state_dir() : config.state_dir, config.state_max_bytes,
           own_dir);
     } catch (const std::exception& e) {
-      std::cerr << "sandgate: " << e.what() << "\n";
-      return 2;
+      // A --state-dir that cannot be used is the operator's mistake; no writable default
+      // (a read-only root without /tmp) only turns hibernation off.
+      if (!config.state_dir.empty()) {
+        std::cerr << "sandgate: " << e.what() << "\n";
+        return 2;
+      }
+      log_event(LogLevel::warn, "hibernation_off", {{"why", e.what()}});
     }
+  }
+  if (state) {
     state->on_drop = [](const std::string& file, std::uint64_t bytes) {
       log_event(LogLevel::warn, "hibernation_archive_dropped",
                 {{"file", file}, {"bytes", bytes}, {"why", "--state-max-mb reached"}});
