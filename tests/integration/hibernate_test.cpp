@@ -186,3 +186,28 @@ TEST_CASE("end_sandbox on a hibernated sandbox deletes its archive", "[integrati
   CHECK(next["structuredContent"]["stdout"] == "False\n");
   CHECK_FALSE(mentions_resumed(next));
 }
+
+TEST_CASE("past --state-max-mb the oldest archive goes, and its session is told",
+          "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string(), "--state-max-mb", "1"},
+                    {});
+  const char* fill = "import os\nopen('/work/r.bin', 'wb').write(os.urandom(700 * 1024))";
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", fill, 1)["isError"] == false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  std::string b = gw.initialize("tok-a");
+  REQUIRE(execute(gw, b, "tok-a", fill, 2)["isError"] == false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 2));
+  CHECK(metric(gw, "sandgate_state_archives_dropped_total") == 1);
+  CHECK(s.archives().size() == 1);
+  auto first = execute(gw, a, "tok-a", "import os\nprint(os.listdir('/work'))", 3);
+  CHECK(first["structuredContent"]["stdout"] == "[]\n");
+  CHECK_THAT(first["structuredContent"]["resumed"].get<std::string>(),
+             Catch::Contains("with an empty /work") && Catch::Contains("dropped"));
+  auto second = execute(gw, b, "tok-a", "import os\nprint(os.listdir('/work'))", 4);
+  CHECK(second["structuredContent"]["stdout"] == "['r.bin']\n");
+  CHECK(second["structuredContent"]["resumed"].get<std::string>().find("files in /work are kept") !=
+        std::string::npos);
+}
