@@ -37,7 +37,7 @@ class Reader {
 };
 
 bool valid_op(std::uint32_t op) {
-  return op >= 1 && op <= 3;
+  return op >= 1 && op <= 5;
 }
 
 }  // namespace

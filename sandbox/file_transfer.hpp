@@ -20,6 +20,9 @@ enum class TransferOp : std::uint32_t {
   write = 1,     // write each file (parents created), replacing what was there
   read = 2,      // read each named file
   read_dir = 3,  // read every regular file of one directory (sorted by name, bounded count)
+  // Hibernation (work_archive.hpp): the transfer process runs tar as the sandbox's own uid.
+  pack = 4,    // the reply is a gzip'd tar of all of /work (raw bytes, no entries)
+  unpack = 5,  // files[0].second is such an archive: extracted into /work; no reply
 };
 
 // Why one file could not be moved, in words a model can act on (file_status_text).

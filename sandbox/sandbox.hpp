@@ -102,6 +102,13 @@ struct TransferResult {
   std::vector<TransferredFile> files;  // one per file, in order (paths relative to /work)
 };
 
+// /work packed for hibernation: opaque bytes made inside the sandbox (work_archive_process.hpp).
+struct WorkArchive {
+  bool done = false;
+  std::string failure;  // why not, when not done
+  std::string bytes;    // at most the sandbox's /work size
+};
+
 class Sandbox : public std::enable_shared_from_this<Sandbox> {
  public:
   using Clock = std::chrono::steady_clock;
@@ -120,6 +127,11 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // /work comes back as invalid_path without reaching the sandbox.
   boost::asio::awaitable<TransferResult> write_files(std::vector<FileIn> files);
   boost::asio::awaitable<TransferResult> read_files(FileReadRequest what);
+  // Hibernation: packs all of /work inside the sandbox, as its own uid (refused when the
+  // archive would be larger than /work), and unpacks such an archive into this sandbox's
+  // /work the same way. Like write_files, never concurrently with a call.
+  boost::asio::awaitable<WorkArchive> pack_work();
+  boost::asio::awaitable<TransferResult> restore_work(std::string archive);
 
   // Kills every process, removes its cgroups; its mounts and files vanish with its mount
   // namespace. Idempotent: the first reason wins.
@@ -137,6 +149,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
 
  private:
   boost::asio::awaitable<TransferResult> transfer(const TransferRequest& request);
+  // Runs one transfer process to its end; false with `failure` set when it did not succeed.
+  boost::asio::awaitable<bool> run_transfer(const TransferRequest& request, int reply,
+                                            std::string& failure);
   boost::asio::awaitable<RunResult> run_fresh(RunRequest request,
                                               std::shared_ptr<CallControl> control);
   boost::asio::awaitable<RunResult> run_in_interpreter(RunRequest request,

@@ -114,28 +114,26 @@ asio::awaitable<TransferResult> Sandbox::read_files(FileReadRequest what) {
   co_return result;
 }
 
-asio::awaitable<TransferResult> Sandbox::transfer(const TransferRequest& request) {
+asio::awaitable<bool> Sandbox::run_transfer(const TransferRequest& request, int reply,
+                                            std::string& failure) {
   auto self = shared_from_this();
   auto executor = co_await asio::this_coro::executor;
-  TransferResult result;
   std::uint32_t call_id = next_call_id_++;
   Pipe status = make_pipe();
-  UniqueFd reply(::memfd_create("sandgate-transfer-reply", MFD_CLOEXEC));
-  if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
   {
     UniqueFd encoded = memfd_with("sandgate-transfer", encode_request(request));
     std::lock_guard lock(mutex_);
     if (end_reason_ != EndReason::none) {
-      result.failure = "the sandbox has ended (" + end_detail_ + ")";
-      co_return result;
+      failure = "the sandbox has ended (" + end_detail_ + ")";
+      co_return false;
     }
     protocol::Header header{protocol::MessageType::transfer, call_id, protocol::Language::python,
                             0};
-    int fds[protocol::kTransferFdCount] = {encoded.get(), reply.get(), status.write.get()};
+    int fds[protocol::kTransferFdCount] = {encoded.get(), reply, status.write.get()};
     if (send_message(control_.get(), &header, sizeof header, fds) != 0) {
       end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
-      result.failure = "the sandbox failed";
-      co_return result;
+      failure = "the sandbox failed";
+      co_return false;
     }
   }
   status.write.reset();
@@ -144,26 +142,34 @@ asio::awaitable<TransferResult> Sandbox::transfer(const TransferRequest& request
   auto first = co_await (read_status(status_pipe) || deadline.async_wait(kTuple));
   if (first.index() == 1) {
     if (!co_await kill_call(call_id)) end(EndReason::failed, "the sandbox did not stop a transfer");
-    result.failure = "moving the files took longer than " +
-                     std::to_string(kTransferTimeout.count()) + " s and was stopped";
-    co_return result;
+    failure = "moving the files took longer than " + std::to_string(kTransferTimeout.count()) +
+              " s and was stopped";
+    co_return false;
   }
   auto ended_with = std::get<0>(first);
   check();
   if (!ended_with) {
-    result.failure = ended() ? "the sandbox has ended (" + end_detail() + ")"
-                             : "the transfer process ended without a word";
-    co_return result;
+    failure = ended() ? "the sandbox has ended (" + end_detail() + ")"
+                      : "the transfer process ended without a word";
+    co_return false;
   }
   if (ended_with->kind != protocol::StatusKind::exited || ended_with->value != 0) {
     int e = ended_with->value;
-    result.failure = request.op == TransferOp::read_dir && e == ENOENT
-                         ? "no such directory"
-                         : (request.op == TransferOp::read_dir && e == ENOTDIR
-                                ? "not a directory"
-                                : std::string("the transfer failed: ") + std::strerror(e));
-    co_return result;
+    failure = request.op == TransferOp::read_dir && e == ENOENT
+                  ? "no such directory"
+                  : (request.op == TransferOp::read_dir && e == ENOTDIR
+                         ? "not a directory"
+                         : std::string("the transfer failed: ") + std::strerror(e));
+    co_return false;
   }
+  co_return true;
+}
+
+asio::awaitable<TransferResult> Sandbox::transfer(const TransferRequest& request) {
+  TransferResult result;
+  UniqueFd reply(::memfd_create("sandgate-transfer-reply", MFD_CLOEXEC));
+  if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  if (!co_await run_transfer(request, reply.get(), result.failure)) co_return result;
   std::uint64_t count =
       request.op == TransferOp::read_dir ? request.max_files : request.files.size();
   std::uint64_t bound = count * (kEntryOverhead + kMaxTransferPath) +
@@ -176,6 +182,42 @@ asio::awaitable<TransferResult> Sandbox::transfer(const TransferRequest& request
   }
   result.done = true;
   result.files = std::move(*files);
+  co_return result;
+}
+
+asio::awaitable<WorkArchive> Sandbox::pack_work() {
+  WorkArchive out;
+  TransferRequest request{TransferOp::pack, false, 0, 0, 0, {}};
+  UniqueFd reply(::memfd_create("sandgate-work-archive", MFD_CLOEXEC));
+  if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  if (!co_await run_transfer(request, reply.get(), out.failure)) co_return out;
+  // Written inside the sandbox (its memory cgroup pays for the memfd): checked before read.
+  auto bytes = read_reply(reply.get(), limits_.work_bytes);
+  if (!bytes) {
+    out.failure = "the packed /work is larger than /work itself";
+    co_return out;
+  }
+  out.done = true;
+  out.bytes = std::move(*bytes);
+  co_return out;
+}
+
+asio::awaitable<TransferResult> Sandbox::restore_work(std::string archive) {
+  TransferResult result;
+  if (archive.size() > limits_.work_bytes) {
+    result.failure = "the archive is larger than /work";
+    co_return result;
+  }
+  TransferRequest request{TransferOp::unpack, false, 0, 0, 0, {}};
+  request.files.emplace_back(".", std::move(archive));
+  UniqueFd reply(::memfd_create("sandgate-transfer-reply", MFD_CLOEXEC));
+  if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
+  if (!co_await run_transfer(request, reply.get(), result.failure)) {
+    if (result.failure == std::string("the transfer failed: ") + std::strerror(EIO))
+      result.failure = "the archive could not be unpacked (damaged, or larger than /work)";
+    co_return result;
+  }
+  result.done = true;
   co_return result;
 }
 

@@ -14,6 +14,7 @@
 
 #include "file_transfer.hpp"
 #include "unique_fd.hpp"
+#include "work_archive_process.hpp"
 
 namespace sandgate::sandbox {
 namespace {
@@ -242,6 +243,11 @@ int serve_transfer(int request_fd, int reply_fd) {
                 read_one(work.get(), path, request->max_bytes_each, budget, request->remove_after)))
           return EIO;
       break;
+    case TransferOp::pack:
+      return pack_work(reply_fd);
+    case TransferOp::unpack:
+      if (request->files.size() != 1) return EINVAL;
+      return unpack_work(request->files[0].second);
     case TransferOp::read_dir: {
       if (request->files.size() != 1) return EINVAL;
       int error = 0;

@@ -126,6 +126,22 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.registry.idle_timeout = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
        }},
+      {"--sandbox-hibernate-after", "SANDGATE_SANDBOX_HIBERNATE_AFTER", "600",
+       "Seconds without a call after which a session's sandbox is hibernated: /work is packed "
+       "(inside the sandbox) into the state directory and its processes end; the next call "
+       "restores /work into a fresh sandbox. 0: never.",
+       [](Config& c, const std::string& v) {
+         c.registry.hibernate_after = std::chrono::seconds(to_u64(v, 0, 86400 * 7));
+       }},
+      {"--state-dir", "SANDGATE_STATE_DIR", "",
+       "Directory (made 0700) for hibernated sandboxes' archives. Default: a private "
+       "hibernate.<pid> directory under $STATE_DIRECTORY, /var/lib/sandgate or $TMPDIR/sandgate, "
+       "removed at a clean exit.",
+       [](Config& c, const std::string& v) { c.state_dir = v; }},
+      {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
+       "All hibernated archives together, MiB; beyond, the oldest is dropped (its session "
+       "resumes with an empty /work and is told so).",
+       [](Config& c, const std::string& v) { c.state_max_bytes = to_u64(v, 1, 1 << 30) * MiB; }},
       {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64",
        "execute calls running at once across all sessions.",
        [](Config& c, const std::string& v) {

@@ -49,6 +49,10 @@ struct Config {
   std::uint32_t max_concurrent_calls = 64;
   std::uint32_t max_queued_calls = 1024;
   session::RegistryConfig registry;
+  // Hibernation's archives: --state-dir (empty: a private directory, see default_state_dir)
+  // and their total cap.
+  std::string state_dir;
+  std::uint64_t state_max_bytes = 4096ull << 20;
   sandbox::HostConfig host;
   bool uid_base_set = false;  // --sandbox-uid-base given; otherwise chosen from the id maps
 

@@ -21,6 +21,7 @@
 #include "sandbox/supervisor.hpp"
 #include "session/registry.hpp"
 #include "session/session_id.hpp"
+#include "session/state_store.hpp"
 #include "tools/standard_tools.hpp"
 #include "tools/tool_registry.hpp"
 
@@ -123,7 +124,36 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
   session::RegistryConfig registry_config = config.registry;
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
-  session::Registry registry(background, registry_config, host, gateway_slots);
+  // Hibernation's store lives longer than the registry whose sessions use it.
+  std::unique_ptr<session::StateStore> state;
+  if (config.registry.hibernate_after.count() > 0) {
+    try {
+      bool own_dir = config.state_dir.empty();
+      state = std::make_unique<session::StateStore>(
+          own_dir ? session::default_state_dir() : config.state_dir, config.state_max_bytes,
+          own_dir);
+    } catch (const std::exception& e) {
+      // A --state-dir that cannot be used is the operator's mistake; no writable default
+      // (a read-only root without /tmp) only turns hibernation off.
+      if (!config.state_dir.empty()) {
+        std::cerr << "sandgate: " << e.what() << "\n";
+        return 2;
+      }
+      log_event(LogLevel::warn, "hibernation_off", {{"why", e.what()}});
+    }
+  }
+  if (state) {
+    state->on_drop = [](const std::string& file, std::uint64_t bytes) {
+      log_event(LogLevel::warn, "hibernation_archive_dropped",
+                {{"file", file}, {"bytes", bytes}, {"why", "--state-max-mb reached"}});
+    };
+    if (state->left_over() > 0)
+      log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
+  }
+  session::Registry registry(background, registry_config, host, gateway_slots, state.get());
+  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
+    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
+  };
   Metrics metrics;
   registry.on_eviction([&metrics](const session::Eviction& e) {
     const char* reason = session::eviction_reason_name(e.reason);
@@ -152,6 +182,13 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
     g.calls_waiting = gateway_slots.waiting();
     g.handles = registry.handles();
+    if (state) {
+      g.hibernated = registry.hibernated();
+      g.state_bytes = state->bytes();
+      g.hibernations = state->hibernations;
+      g.resumes = state->resumes;
+      g.archives_dropped = state->dropped;
+    }
     return g;
   });
 
@@ -176,7 +213,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups.describe()},
              {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
-             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant}});
+             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant},
+             {"state_dir", state ? state->dir() : std::string("(hibernation off)")}});
   auto notes = isolation_notes(host.isolation());
   for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
   server.set_degraded_notes(std::move(notes));

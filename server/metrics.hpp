@@ -28,6 +28,12 @@ struct Gauges {
   bool ready;
   std::size_t calls_waiting = 0;  // execute calls waiting for a gateway slot
   std::size_t handles = 0;        // of `sessions`, those named as sandbox handles
+  // Hibernation (all 0 when it is off).
+  std::size_t hibernated = 0;      // sessions whose sandbox is hibernated
+  std::uint64_t state_bytes = 0;   // their archives' bytes
+  std::uint64_t hibernations = 0;  // counters since start
+  std::uint64_t resumes = 0;
+  std::uint64_t archives_dropped = 0;
 };
 
 class Metrics {

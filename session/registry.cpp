@@ -17,6 +17,9 @@ namespace {
 // Sweep often enough that a session never outlives its idle timeout by more than half of it.
 RegistryConfig config_with_sweep(RegistryConfig c) {
   auto half = std::chrono::duration_cast<std::chrono::milliseconds>(c.idle_timeout) / 2;
+  if (c.hibernate_after.count() > 0)
+    half = std::min(half,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(c.hibernate_after) / 2);
   c.sweep_interval = std::max(std::chrono::milliseconds(100), std::min(c.sweep_interval, half));
   return c;
 }
@@ -43,10 +46,11 @@ const char* eviction_reason_name(EvictionReason reason) {
 }
 
 Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
-                   sandbox::SandboxHost& host, CallSlots& gateway_slots)
+                   sandbox::SandboxHost& host, CallSlots& gateway_slots, StateStore* store)
     : config_(config_with_sweep(config)),
       host_(host),
       gateway_slots_(gateway_slots),
+      store_(store),
       sweep_timer_(executor) {
   asio::co_spawn(executor, sweep_loop(), asio::detached);
 }
@@ -163,7 +167,7 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
                                                  : new_session_id(config_.replica_name);
     auto session =
         std::make_shared<Session>(std::move(id), tenant.name, limits, host_, gateway_slots_,
-                                  call_cap, config_.calls_queued_per_session, kind);
+                                  call_cap, config_.calls_queued_per_session, kind, store_);
     sessions_.emplace(session->id(), session);
     per_tenant_[tenant.name].insert(session.get());
     out = std::move(session);
@@ -284,6 +288,7 @@ asio::awaitable<void> Registry::sweep_loop() {
       if (stopped_) co_return;
     }
     sweep_idle();
+    co_await hibernate_idle();
   }
 }
 
@@ -323,6 +328,32 @@ bool Registry::end_idle_sandbox_for_room() {
     }
   }
   return false;
+}
+
+asio::awaitable<std::size_t> Registry::hibernate_idle() {
+  if (!store_ || config_.hibernate_after.count() == 0) co_return 0;
+  auto now = Session::Clock::now();
+  std::size_t done = 0;
+  for (auto& s : snapshot()) {
+    if (s->busy() || !s->has_live_sandbox() || now - s->last_used() < config_.hibernate_after)
+      continue;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) co_return done;
+    }
+    std::string why;
+    if (co_await s->hibernate(&why))
+      ++done;
+    else if (on_hibernate_failed && !why.empty())
+      on_hibernate_failed(store_->file_name(s->id()), why);
+  }
+  co_return done;
+}
+
+std::size_t Registry::hibernated() const {
+  std::size_t n = 0;
+  for (const auto& s : snapshot()) n += s->hibernated();
+  return n;
 }
 
 std::size_t Registry::size() const {

@@ -33,6 +33,8 @@ struct RegistryConfig {
   AtSessionCap at_session_cap = AtSessionCap::evict;
   std::chrono::seconds idle_timeout{30 * 60};
   std::chrono::milliseconds sweep_interval{5000};
+  // A live sandbox with no call for this long is hibernated (needs a StateStore); 0: never.
+  std::chrono::seconds hibernate_after{600};
   std::size_t calls_queued_per_session = 16;
   // Calls one tenant may run at once (the tokens file may override); 0 until the gateway has
   // worked out its default (half of --max-concurrent-calls, or all of it for a single tenant).
@@ -72,7 +74,7 @@ struct Eviction {
 class Registry {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
-           CallSlots& gateway_slots);
+           CallSlots& gateway_slots, StateStore* store = nullptr);
   ~Registry();
 
   // Handles count against the same caps as sessions: each holds a sandbox the same way.
@@ -105,9 +107,14 @@ class Registry {
   void end_all();
   // Ends sessions idle for longer than the idle timeout; returns how many.
   std::size_t sweep_idle();
+  // Hibernates live sandboxes with no call for hibernate_after, one at a time; returns how many.
+  boost::asio::awaitable<std::size_t> hibernate_idle();
+  // Told (session id hash, why) when a hibernation was tried and failed: for the log.
+  std::function<void(const std::string&, const std::string&)> on_hibernate_failed;
 
   std::size_t size() const;  // sessions and handles
   std::size_t handles() const;
+  std::size_t hibernated() const;  // sessions and handles whose sandbox is hibernated
   double spend_usd() const;
 
  private:
@@ -140,6 +147,7 @@ class Registry {
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
   CallSlots& gateway_slots_;
+  StateStore* const store_;
   boost::asio::steady_timer sweep_timer_;
 
   mutable std::mutex mutex_;

@@ -5,7 +5,7 @@ namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
                  sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
-                 std::size_t queue_depth, SessionKind kind)
+                 std::size_t queue_depth, SessionKind kind, StateStore* store)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       kind_(kind),
@@ -16,7 +16,8 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       gateway_slots_(gateway_slots),
       tenant_call_cap_(tenant_call_cap),
       call_order_(1, queue_depth),
-      account_(limits_, created_) {}
+      account_(limits_, created_),
+      store_(store) {}
 
 Session::~Session() {
   end();
@@ -75,12 +76,19 @@ void Session::account_for_locked(sandbox::RunResult& run,
 
 void Session::end(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  bool first = false;
   {
     std::lock_guard lock(mutex_);
     if (!ended_) end_why_ = why;
+    first = !ended_;
     ended_ = true;
     sandbox = std::move(sandbox_);
+    hibernated_ = false;
   }
+  // After ended_ is set: a hibernation finishing now sees it and removes its own archive. Only
+  // the first end: a session kept alive past the gateway's shutdown (by a coroutine frame) may
+  // be destroyed after the store.
+  if (first && store_) store_->remove(id_);
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
   if (!sandbox) return;
@@ -102,16 +110,20 @@ void Session::cancel(const std::string& call_key) {
 
 bool Session::end_sandbox(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  bool was_hibernated = false;
   {
     std::lock_guard lock(mutex_);
     sandbox = std::move(sandbox_);
+    was_hibernated = std::exchange(hibernated_, false);
   }
-  if (!sandbox) return false;
+  // A hibernated sandbox ends too: its files are not brought back by the next call.
+  if (was_hibernated && store_) store_->remove(id_);
+  if (!sandbox) return was_hibernated;
   bool was_live = !sandbox->ended();
   sandbox->end(sandbox::EndReason::closed, std::move(why));
   std::lock_guard lock(mutex_);
   settle_locked(sandbox);
-  return was_live;
+  return was_live || was_hibernated;
 }
 
 bool Session::end_sandbox_if_idle(std::string why) {
@@ -122,7 +134,94 @@ bool Session::end_sandbox_if_idle(std::string why) {
     sandbox = std::move(sandbox_);
   }
   sandbox->end(sandbox::EndReason::closed, std::move(why));
+  std::lock_guard lock(mutex_);
+  settle_locked(sandbox);
   return true;
+}
+
+bool Session::hibernated() const {
+  std::lock_guard lock(mutex_);
+  return hibernated_;
+}
+
+asio::awaitable<bool> Session::hibernate(std::string* why) {
+  // Not hibernating now is not a failure (a call came, nothing to pack): `why` stays empty.
+  auto refuse = [](const char*) { return false; };
+  auto idle_sandbox = [&]() -> std::shared_ptr<sandbox::Sandbox> {
+    std::lock_guard lock(mutex_);
+    if (ended_ || !calls_.empty() || !sandbox_ || sandbox_->ended() ||
+        sandbox_.get() == pack_failed_)
+      return nullptr;
+    return sandbox_;
+  };
+  if (!store_) co_return refuse("hibernation is off");
+  if (!idle_sandbox()) co_return refuse("no idle live sandbox");
+  // In turn with calls: a call that arrives meanwhile waits until the pack is done.
+  auto turn = co_await call_order_.acquire();
+  if (!turn) co_return refuse("calls are waiting");
+  // Checked again: a call may have come (and be waiting behind us) while we waited.
+  auto sandbox = idle_sandbox();
+  if (!sandbox) co_return refuse("a call came, or the sandbox ended");
+  auto packed = co_await sandbox->pack_work();
+  std::string error;
+  if (!packed.done || !store_->put(id_, packed.bytes, error)) {
+    std::lock_guard lock(mutex_);
+    pack_failed_ = sandbox.get();
+    // A session deleted (or a sandbox ended) while packing is not a failure worth a warning.
+    if (why && !ended_ && !sandbox->ended()) *why = packed.done ? error : packed.failure;
+    co_return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || sandbox_ != sandbox) {
+      // Ended (or replaced) while packing: the archive is nobody's.
+      store_->remove(id_);
+      co_return refuse("the session ended meanwhile");
+    }
+    sandbox_.reset();
+    hibernated_ = true;
+  }
+  sandbox->end(sandbox::EndReason::closed, "hibernated");
+  {
+    // Its spend stays with the session, which the next sandbox continues.
+    std::lock_guard lock(mutex_);
+    settle_locked(sandbox);
+  }
+  ++store_->hibernations;
+  co_return true;
+}
+
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
+    std::shared_ptr<sandbox::Sandbox> fresh, sandbox::Limits limits, ExecuteResult& out) {
+  auto archive = store_->get(id_);
+  store_->remove(id_);
+  ++store_->resumes;
+  if (!archive) {
+    out.resumed = Resumed::without_files;
+    out.resumed_why =
+        "its files were dropped to keep the gateway's hibernation storage within its cap";
+    co_return fresh;
+  }
+  auto restored = co_await fresh->restore_work(std::move(*archive));
+  if (restored.done) {
+    out.resumed = Resumed::with_files;
+    co_return fresh;
+  }
+  out.resumed = Resumed::without_files;
+  out.resumed_why = "its files could not be restored (" + restored.failure + ")";
+  // Whatever part of the archive got in is not what the session had: start from an empty /work.
+  fresh->end(sandbox::EndReason::closed, "restore failed");
+  {
+    std::lock_guard lock(mutex_);
+    settle_locked(fresh);
+  }
+  try {
+    co_return co_await host_.create(limits);
+  } catch (const sandbox::SandboxError& e) {
+    out.status = ExecuteStatus::sandbox_error;
+    out.message = e.what();
+    co_return nullptr;
+  }
 }
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
@@ -164,7 +263,18 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
   } catch (const sandbox::SandboxError& e) {
     refused = e.what();
   }
+  bool resuming = false;
+  if (fresh && store_) {
+    std::lock_guard lock(mutex_);
+    resuming = hibernated_ && !ended_;
+  }
+  // Only once a fresh sandbox exists: a refused one keeps the archive for the next try.
+  if (resuming) {
+    fresh = co_await resume(std::move(fresh), limits, out);
+    if (!fresh) co_return nullptr;
+  }
   std::lock_guard lock(mutex_);
+  if (resuming) hibernated_ = false;
   if (ended_) {
     // DELETE, expiry or shutdown arrived while the sandbox was being made: that explains more
     // than a sandbox refused because of it (shutdown).

@@ -15,6 +15,7 @@
 #include "call_slots.hpp"
 #include "sandbox/host.hpp"
 #include "session_account.hpp"
+#include "state_store.hpp"
 
 namespace sandgate::session {
 
@@ -34,6 +35,13 @@ struct CallFiles {
   sandbox::FileReadRequest out;  // nothing is read back when it names no path
 };
 
+// Whether this call's sandbox was brought back from hibernation (said once, on that call).
+enum class Resumed {
+  no,
+  with_files,     // /work as it was; processes and interpreter variables are gone
+  without_files,  // a fresh, empty /work: the archive was dropped or did not restore (why says)
+};
+
 struct ExecuteResult {
   ExecuteStatus status = ExecuteStatus::ran;
   sandbox::RunResult run;
@@ -42,6 +50,8 @@ struct ExecuteResult {
   sandbox::TransferResult files_out;  // set when it asked for files back and the sandbox lives
   // The sandbox the call ran in, when it ran: what resources minted from its files belong to.
   std::shared_ptr<sandbox::Sandbox> sandbox;
+  Resumed resumed = Resumed::no;
+  std::string resumed_why;  // for without_files
 };
 
 // How the session is named on the wire: by Mcp-Session-Id (2025 era), or as a sandbox handle
@@ -55,7 +65,7 @@ class Session {
   // `gateway_slots`), as the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
           CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth,
-          SessionKind kind = SessionKind::session);
+          SessionKind kind = SessionKind::session, StateStore* store = nullptr);
   ~Session();
 
   const std::string& id() const { return id_; }
@@ -81,11 +91,18 @@ class Session {
   // first `why` is what calls still running or waiting are told.
   void end(std::string why = "the session ended");
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
-  // False when there was no live sandbox.
+  // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
   // end_sandbox, but only when no call runs or waits (checked under the same lock): for making
   // room at the sandbox cap, which must never end a sandbox in use.
   bool end_sandbox_if_idle(std::string why);
+  // Hibernates the live sandbox: waits its turn with calls, packs /work inside the sandbox,
+  // stores the archive, then ends the sandbox; the next call restores /work into a fresh one.
+  // False (and the sandbox lives on) when there is no store, no live idle sandbox, a call came
+  // meanwhile, or packing or storing failed (then only, `why` says why, for the log). The entry
+  // point for idle hibernation and for making room under pressure.
+  boost::asio::awaitable<bool> hibernate(std::string* why = nullptr);
+  bool hibernated() const;
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
@@ -104,6 +121,10 @@ class Session {
   // The call's result told in the session's terms: its total spend, and, when its sandbox ended
   // at the cap or lifetime, that the session's was reached.
   void account_for_locked(sandbox::RunResult& run, const std::shared_ptr<sandbox::Sandbox>& ran_in);
+  // Restores the hibernated /work into `fresh` (or, when that fails, gives a clean sandbox);
+  // says how in `out.resumed`.
+  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> resume(
+      std::shared_ptr<sandbox::Sandbox> fresh, sandbox::Limits limits, ExecuteResult& out);
 
   const std::string id_;
   const std::string tenant_;
@@ -122,6 +143,10 @@ class Session {
   std::shared_ptr<sandbox::Sandbox> sandbox_;
   SessionAccount account_;
   std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
+  StateStore* const store_;  // null: hibernation off
+  bool hibernated_ = false;  // the archive (if the store kept it) waits for the next call
+  // A sandbox whose packing failed is not tried again (it would fail the same way each sweep).
+  const sandbox::Sandbox* pack_failed_ = nullptr;
 };
 
 }  // namespace sandgate::session

@@ -235,6 +235,11 @@ json execute_tool_definition(const ToolLimits& limits) {
           {"description",
            "Present when the persistent interpreter's variables and imports did not survive "
            "this call, and why (files in /work did)."}}},
+        {"resumed",
+         {{"type", "string"},
+          {"description",
+           "Present on the first call after the sandbox was hibernated (idle): what was kept "
+           "(files in /work) and what was not (processes, interpreter variables)."}}},
         {"images",
          {{"type", "array"},
           {"description",
@@ -478,6 +483,20 @@ std::string files_refused_text(const sandbox::TransferResult& written) {
   return text;
 }
 
+// Said once, on the first call after a hibernated sandbox was brought back.
+std::string resumed_text(const session::ExecuteResult& executed) {
+  switch (executed.resumed) {
+    case session::Resumed::with_files:
+      return "The sandbox was resumed from hibernation: files in /work are kept; processes and "
+             "interpreter variables were not.";
+    case session::Resumed::without_files:
+      return "The sandbox was resumed from hibernation with an empty /work: " +
+             executed.resumed_why + "; processes and interpreter variables were not kept either.";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 std::string unusable_handle_text(const std::string& id, const std::string& why) {
@@ -499,8 +518,12 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
               ExecOutcome::sandbox_failure};
     case ExecuteStatus::cancelled:
       return {tool_error("Cancelled."), ExecOutcome::cancelled};
-    case ExecuteStatus::files_refused:
-      return {tool_error(files_refused_text(executed.files_in)), ExecOutcome::invalid_arguments};
+    case ExecuteStatus::files_refused: {
+      std::string resumed = resumed_text(executed);
+      return {tool_error((resumed.empty() ? "" : resumed + " ") +
+                         files_refused_text(executed.files_in)),
+              ExecOutcome::invalid_arguments};
+    }
     case ExecuteStatus::limit_reached: {
       std::string text = executed.message;
       if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
@@ -512,6 +535,8 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
   }
   auto& run = executed.run;
   json data = structured(run);
+  const std::string resumed = resumed_text(executed);
+  if (!resumed.empty()) data["resumed"] = resumed;
   if (executed.files_in.done && !executed.files_in.files.empty()) {
     json written = json::array();
     for (const auto& f : executed.files_in.files)
@@ -534,6 +559,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
   switch (run.outcome) {
     case sandbox::RunOutcome::completed: {
       json content = json::array();
+      if (!resumed.empty()) content.push_back({{"type", "text"}, {"text", resumed}});
       if (!run.state_lost.empty())
         content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
       content.push_back({{"type", "text"}, {"text", std::move(text)}});
@@ -549,6 +575,7 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
     case sandbox::RunOutcome::timed_out: {
       auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
       std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
+      if (!resumed.empty()) head = resumed + " " + head;
       if (run.persistent)
         head += run.state_lost.empty() ? " The interpreter was interrupted and keeps its state."
                                        : " " + state_lost_text(run.state_lost);

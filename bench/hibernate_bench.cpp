@@ -1,0 +1,80 @@
+// What hibernation costs: packing a sandbox's /work (inside the sandbox, tar + gzip -1) and
+// resuming it (a fresh sandbox, then the archive unpacked inside it), for 10 MiB of /work,
+// incompressible (random) and text-like. Prints Markdown.
+//
+//   hibernate_bench [iterations]
+#include <boost/asio/io_context.hpp>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "bench/common/await.hpp"
+#include "bench/common/measure.hpp"
+#include "sandbox/host.hpp"
+#include "sandbox/supervisor.hpp"
+
+namespace sb = sandgate::sandbox;
+using namespace sandgate::bench;
+
+int main(int argc, char** argv) {
+  if (sb::is_supervisor_invocation(argc, argv)) sb::supervisor_main(argc, argv);
+  int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 10;
+  boost::asio::io_context io;
+  sb::HostConfig config;
+  config.limits.work_bytes = 64ull << 20;
+  sb::SandboxHost host(io.get_executor(), config);
+  if (!host.isolation().usable()) {
+    std::cerr << "sandboxes unavailable: " << host.isolation().problem << "\n";
+    return 1;
+  }
+  struct Kind {
+    const char* name;
+    const char* make;
+  };
+  const Kind kinds[] = {
+      {"10 MiB random", "head -c 10485760 /dev/urandom > /work/data"},
+      {"10 MiB text (100 files)",
+       "for i in $(seq 100); do seq 1 20000 | head -c 104857 > /work/f$i.txt; done"},
+  };
+  std::cout << "| /work | archive KiB | pack p50 ms | create p50 ms | resume p50 ms (create + "
+               "restore) | resume p90 ms |\n|---|---|---|---|---|---|\n";
+  for (const auto& kind : kinds) {
+    auto first = await(io, host.create(config.limits));
+    sb::RunRequest make;
+    make.language = sb::Language::bash;
+    make.code = kind.make;
+    make.fresh = true;
+    await(io, first->run(make));
+    std::vector<double> pack, create, resume;
+    std::string archive;
+    for (int i = 0; i < iterations; ++i) {
+      auto t = Clock::now();
+      auto packed = await(io, first->pack_work());
+      pack.push_back(ms_since(t));
+      if (!packed.done) {
+        std::cerr << "pack failed: " << packed.failure << "\n";
+        return 1;
+      }
+      archive = std::move(packed.bytes);
+    }
+    first->end(sb::EndReason::closed);
+    for (int i = 0; i < iterations; ++i) {
+      auto t = Clock::now();
+      auto fresh = await(io, host.create(config.limits));
+      create.push_back(ms_since(t));
+      auto restored = await(io, fresh->restore_work(archive));
+      resume.push_back(ms_since(t));
+      if (!restored.done) {
+        std::cerr << "restore failed: " << restored.failure << "\n";
+        return 1;
+      }
+      fresh->end(sb::EndReason::closed);
+    }
+    auto r = stats(resume);
+    std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f |\n", kind.name, archive.size() >> 10,
+                stats(pack).p50, stats(create).p50, r.p50, r.p90);
+  }
+  std::cout << "\n" << machine() << ", " << iterations << " iterations each\n";
+  host.shutdown();
+  return 0;
+}

@@ -1,0 +1,231 @@
+#include "state_store.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+namespace sandgate::session {
+namespace {
+
+constexpr const char* kSuffix = ".sgz";
+constexpr const char* kTempSuffix = ".tmp";
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Makes `dir` (and its parents) and checks that it is a directory of ours, not a symlink.
+void make_private_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    errno = ec.value();
+    fail("state directory " + dir);
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) fail("state directory " + dir);
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    errno = ENOTDIR;
+    fail("state directory " + dir + " is not a directory of this user");
+  }
+  if (::chmod(dir.c_str(), 0700) != 0) fail("chmod 0700 " + dir);
+}
+
+}  // namespace
+
+StateStore::StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), remove_dir_at_end_(remove_dir_at_end) {
+  make_private_dir(dir_);
+  dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd_ < 0) fail("open " + dir_);
+  // Archives (and temporaries) of an earlier gateway: nothing here can resume them.
+  int listing = ::dup(dir_fd_);
+  DIR* d = listing >= 0 ? ::fdopendir(listing) : nullptr;
+  if (d == nullptr) fail("list " + dir_);
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (ends_with(name, kSuffix) || name.find(kTempSuffix) != std::string::npos)
+      stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const auto& name : stale)
+    if (::unlinkat(dir_fd_, name.c_str(), 0) == 0) ++left_over_;
+}
+
+StateStore::~StateStore() {
+  std::lock_guard lock(mutex_);
+  if (remove_dir_at_end_) {
+    for (const auto& [name, entry] : entries_) ::unlinkat(dir_fd_, name.c_str(), 0);
+    ::rmdir(dir_.c_str());
+  }
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+std::string StateStore::file_name(const std::string& session_id) const {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(session_id.data(), session_id.size(), digest, &size, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 16 && i < size; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out + kSuffix;
+}
+
+void StateStore::remove_locked(const std::string& name) {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return;
+  total_ -= it->second.size;
+  entries_.erase(it);
+  ::unlinkat(dir_fd_, name.c_str(), 0);
+}
+
+bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error) {
+  if (bytes.size() > max_bytes_) {
+    error = "the archive is larger than the state directory's cap (--state-max-mb)";
+    return false;
+  }
+  std::string name = file_name(session_id);
+  std::string temp = name + kTempSuffix;
+  std::lock_guard lock(mutex_);
+  remove_locked(name);
+  // Oldest first, until the new archive fits.
+  while (total_ + bytes.size() > max_bytes_ && !entries_.empty()) {
+    auto oldest = entries_.begin();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->second.order < oldest->second.order) oldest = it;
+    std::string dropped_name = oldest->first;
+    std::uint64_t dropped_size = oldest->second.size;
+    remove_locked(dropped_name);
+    ++dropped;
+    if (on_drop) on_drop(dropped_name, dropped_size);
+  }
+  ::unlinkat(dir_fd_, temp.c_str(), 0);
+  int fd =
+      ::openat(dir_fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = std::string("cannot create the archive file: ") + std::strerror(errno);
+    return false;
+  }
+  bool ok = write_all(fd, bytes.data(), bytes.size()) && ::fsync(fd) == 0;
+  int saved = errno;
+  ::close(fd);
+  if (!ok || ::renameat(dir_fd_, temp.c_str(), dir_fd_, name.c_str()) != 0) {
+    if (ok) saved = errno;
+    ::unlinkat(dir_fd_, temp.c_str(), 0);
+    error = std::string("cannot write the archive file: ") + std::strerror(saved);
+    return false;
+  }
+  ::fsync(dir_fd_);
+  entries_[name] = Entry{bytes.size(), next_order_++};
+  total_ += bytes.size();
+  return true;
+}
+
+std::optional<std::string> StateStore::get(const std::string& session_id) {
+  std::string name = file_name(session_id);
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
+  int fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string out;
+  // Exactly what was stored, or nothing: a file changed behind our back is not trusted.
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) == it->second.size) {
+    out.resize(it->second.size);
+    std::size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    if (done != out.size())
+      out.clear();
+    else {
+      ::close(fd);
+      return out;
+    }
+  }
+  ::close(fd);
+  return std::nullopt;
+}
+
+void StateStore::remove(const std::string& session_id) {
+  std::lock_guard lock(mutex_);
+  remove_locked(file_name(session_id));
+}
+
+std::uint64_t StateStore::bytes() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+std::size_t StateStore::count() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::string default_state_dir() {
+  std::vector<std::string> parents;
+  if (const char* s = std::getenv("STATE_DIRECTORY"); s && *s == '/') {
+    std::string first = s;
+    parents.push_back(first.substr(0, first.find(':')));  // systemd may list several
+  }
+  parents.push_back("/var/lib/sandgate");
+  const char* tmp = std::getenv("TMPDIR");
+  parents.push_back(std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/sandgate");
+  for (const auto& parent : parents) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    struct stat st {};
+    if (ec || ::lstat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::geteuid() || ::access(parent.c_str(), W_OK) != 0)
+      continue;
+    // Leftovers of gateways that are gone (killed without a clean exit).
+    for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+      std::string name = entry.path().filename();
+      if (name.rfind("hibernate.", 0) != 0) continue;
+      char* end = nullptr;
+      long pid = std::strtol(name.c_str() + 10, &end, 10);
+      if (pid <= 0 || *end != '\0' || pid == ::getpid()) continue;
+      if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        std::filesystem::remove_all(entry.path(), ec);
+    }
+    return parent + "/hibernate." + std::to_string(::getpid());
+  }
+  errno = EACCES;
+  fail("no writable directory for hibernated sandboxes (set --state-dir)");
+}
+
+}  // namespace sandgate::session

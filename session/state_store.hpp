@@ -1,0 +1,74 @@
+#pragma once
+// Where hibernated sandboxes' /work archives wait for their session's next call.
+//
+// One file per session, named by a hash of its id (never the raw id: ids are bearer-ish names
+// and must not leak through a directory listing), mode 0600, written to a temporary name,
+// fsync'd and renamed so that a crash leaves the old file or the new one, never a torn one.
+// The bytes are opaque: packed and unpacked only inside sandboxes (sandbox/work_archive_*);
+// this store never parses them. Bounded in total: storing past `max_bytes` drops the oldest
+// archives first (their sessions resume with an empty /work and are told so).
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace sandgate::session {
+
+class StateStore {
+ public:
+  // `dir` is created (0700) when missing; `remove_dir_at_end`: the store made it and removes
+  // it (with what is left in it) when destroyed. Archives a previous gateway left there are
+  // removed: this gateway cannot serve their sessions (restart is not supported yet).
+  // Throws std::system_error when the directory cannot be used.
+  StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  // Told (file name, bytes) of each archive dropped to make room: for the log.
+  std::function<void(const std::string&, std::uint64_t)> on_drop;
+
+  // Stores (replaces) the session's archive, dropping the oldest others to stay within
+  // max_bytes. False with `error` when it cannot (larger than max_bytes, disk error).
+  bool put(const std::string& session_id, const std::string& bytes, std::string& error);
+  // The session's archive, or nullopt when there is none (never stored, dropped, damaged).
+  std::optional<std::string> get(const std::string& session_id);
+  void remove(const std::string& session_id);
+
+  const std::string& dir() const { return dir_; }
+  std::string file_name(const std::string& session_id) const;  // "<hex>.sgz"
+  std::uint64_t bytes() const;
+  std::size_t count() const;
+  std::size_t left_over() const { return left_over_; }  // removed at start
+
+  // Counters for /metrics.
+  std::atomic<std::uint64_t> hibernations{0}, resumes{0}, dropped{0};
+
+ private:
+  void remove_locked(const std::string& name);
+
+  std::string dir_;
+  int dir_fd_ = -1;
+  std::uint64_t max_bytes_;
+  bool remove_dir_at_end_;
+  std::size_t left_over_ = 0;
+
+  mutable std::mutex mutex_;
+  struct Entry {
+    std::uint64_t size = 0;
+    std::uint64_t order = 0;  // when stored: lower is older
+  };
+  std::map<std::string, Entry> entries_;  // by file name
+  std::uint64_t next_order_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+// The private directory used when no --state-dir is given: `hibernate.<pid>` (0700) under
+// $STATE_DIRECTORY (systemd's StateDirectory=), else /var/lib/sandgate when it can be made,
+// else $TMPDIR or /tmp/sandgate. Such directories of gateways no longer running are removed.
+std::string default_state_dir();
+
+}  // namespace sandgate::session

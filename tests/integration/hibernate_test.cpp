@@ -1,0 +1,213 @@
+// Hibernation on the real binary: an idle session's sandbox is packed into the state
+// directory and its processes end; the next call restores /work and says so once; DELETE
+// removes the archive; another tenant never reaches it.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "auth/token_store.hpp"
+#include "gateway_process.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+struct Setup {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sandgate-hib-" + std::to_string(::getpid()));
+  std::filesystem::path tokens = dir / "tokens";
+  std::filesystem::path state = dir / "state";
+  Setup() {
+    std::filesystem::create_directories(dir);
+    std::ofstream(tokens) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
+                          << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
+    ::chmod(tokens.c_str(), 0600);
+  }
+  ~Setup() { std::filesystem::remove_all(dir); }
+  std::vector<std::filesystem::path> archives() const {
+    std::vector<std::filesystem::path> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(state, ec)) out.push_back(e.path());
+    return out;
+  }
+};
+
+json answer(const HttpReply& r) {
+  std::string body = r.body;
+  auto data = body.rfind("data: ");
+  if (data != std::string::npos) body = body.substr(data + 6, body.find('\n', data) - data - 6);
+  return json::parse(body);
+}
+
+json execute(GatewayProcess& gw, const std::string& session, const std::string& token,
+             const std::string& code, int id) {
+  json msg = {
+      {"jsonrpc", "2.0"},
+      {"id", id},
+      {"method", "tools/call"},
+      {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", "python"}}}}}};
+  auto r = gw.post(msg, session, token);
+  REQUIRE(r.status == 200);
+  return answer(r)["result"];
+}
+
+std::uint64_t metric(GatewayProcess& gw, const std::string& name) {
+  auto body = gw.request(boost::beast::http::verb::get, "/metrics").body;
+  auto at = body.find("\n" + name + " ");
+  if (at == std::string::npos) return ~0ull;
+  return std::stoull(body.substr(at + name.size() + 2));
+}
+
+// Polls /metrics (the sweep runs every half second here) until `name` reaches `value`.
+bool wait_for_metric(GatewayProcess& gw, const std::string& name, std::uint64_t value) {
+  for (int i = 0; i < 200; ++i) {
+    auto v = metric(gw, name);
+    if (v != ~0ull && v >= value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+bool mentions_resumed(const json& result) {
+  return result.dump().find("resumed from hibernation") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, told once",
+          "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string()},
+                    {});
+  std::string a = gw.initialize("tok-a");
+  auto first = execute(gw, a, "tok-a",
+                       "x = 41\nopen('/work/keep.txt', 'w').write('kept')\n"
+                       "open('/work/blob.bin', 'wb').write(bytes(range(256)) * 40)\nprint('ok')",
+                       1);
+  REQUIRE(first["isError"] == false);
+  CHECK_FALSE(mentions_resumed(first));
+  REQUIRE(children_of(gw.pid()).size() >= 1);
+
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  CHECK(metric(gw, "sandgate_sandboxes") == 0);
+  CHECK(metric(gw, "sandgate_sandboxes_hibernated") == 1);
+  CHECK(metric(gw, "sandgate_state_bytes") > 0);
+  CHECK(children_of(gw.pid()).empty());  // no supervisor, so no process of that sandbox
+  auto files = s.archives();
+  REQUIRE(files.size() == 1);
+  struct stat st {};
+  REQUIRE(::lstat(files[0].c_str(), &st) == 0);
+  CHECK(S_ISREG(st.st_mode));
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(files[0].filename().string().find(a) == std::string::npos);  // named by a hash
+  struct stat dir {};
+  REQUIRE(::stat(s.state.c_str(), &dir) == 0);
+  CHECK((dir.st_mode & 0777) == 0700);
+
+  // Another tenant: a session of its own sees none of it, and cannot use this session's id.
+  std::string b = gw.initialize("tok-b");
+  auto theirs = execute(
+      gw, b, "tok-b", "import os\nprint(os.path.exists('/work/keep.txt'), os.listdir('/work'))", 2);
+  CHECK(theirs["structuredContent"]["stdout"] == "False []\n");
+  CHECK_FALSE(mentions_resumed(theirs));
+  json msg = {
+      {"jsonrpc", "2.0"},
+      {"id", 3},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "execute"}, {"arguments", {{"code", "print(open('/work/keep.txt').read())"}}}}}};
+  CHECK(gw.post(msg, a, "tok-b").status == 404);
+
+  std::uint64_t hibernations = metric(gw, "sandgate_hibernations_total");
+  auto resumed = execute(gw, a, "tok-a",
+                         "import hashlib\nprint(open('/work/keep.txt').read(), 'x' in globals(), "
+                         "hashlib.md5(open('/work/blob.bin','rb').read()).hexdigest() == "
+                         "hashlib.md5(bytes(range(256)) * 40).hexdigest())",
+                         4);
+  REQUIRE(resumed["isError"] == false);
+  CHECK(resumed["structuredContent"]["stdout"] == "kept False True\n");
+  CHECK(resumed["content"][0]["text"] ==
+        "The sandbox was resumed from hibernation: files in /work are kept; processes and "
+        "interpreter variables were not.");
+  CHECK(resumed["structuredContent"]["resumed"] == resumed["content"][0]["text"]);
+  CHECK(metric(gw, "sandgate_resumes_total") == 1);
+
+  // Once: the next call says nothing more (unless the sandbox hibernated again in between).
+  auto again = execute(gw, a, "tok-a", "print(open('/work/keep.txt').read())", 5);
+  CHECK(again["structuredContent"]["stdout"] == "kept\n");
+  if (metric(gw, "sandgate_hibernations_total") == hibernations) {
+    CHECK_FALSE(mentions_resumed(again));
+  }
+
+  // DELETE removes the archive of a hibernated session.
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", hibernations + 1));
+  REQUIRE(s.archives().size() >= 1);
+  CHECK(
+      gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(a, "tok-a")).status ==
+      200);
+  // b's session may have hibernated too: only a's archive is gone.
+  for (const auto& f : s.archives()) CHECK(f.filename() != files[0].filename());
+  CHECK(gw.stop() == 0);
+}
+
+TEST_CASE("hibernation off keeps sandboxes live", "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "0",
+                     "--state-dir", s.state.string()},
+                    {});
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", "print(1)", 1)["isError"] == false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(metric(gw, "sandgate_sandboxes") == 1);
+  CHECK(metric(gw, "sandgate_hibernations_total") == 0);
+  CHECK_FALSE(std::filesystem::exists(s.state));
+}
+
+TEST_CASE("end_sandbox on a hibernated sandbox deletes its archive", "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string()},
+                    {});
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", "open('/work/keep.txt', 'w').write('kept')", 1)["isError"] ==
+          false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  REQUIRE(s.archives().size() == 1);
+  json end = {{"jsonrpc", "2.0"},
+              {"id", 2},
+              {"method", "tools/call"},
+              {"params", {{"name", "end_sandbox"}, {"arguments", json::object()}}}};
+  CHECK(answer(gw.post(end, a, "tok-a"))["result"]["isError"] == false);
+  CHECK(s.archives().empty());
+  auto next = execute(gw, a, "tok-a", "import os\nprint(os.path.exists('/work/keep.txt'))", 3);
+  CHECK(next["structuredContent"]["stdout"] == "False\n");
+  CHECK_FALSE(mentions_resumed(next));
+}
+
+TEST_CASE("past --state-max-mb the oldest archive goes, and its session is told",
+          "[integration][hibernate]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string(), "--state-max-mb", "1"},
+                    {});
+  const char* fill = "import os\nopen('/work/r.bin', 'wb').write(os.urandom(700 * 1024))";
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", fill, 1)["isError"] == false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  std::string b = gw.initialize("tok-a");
+  REQUIRE(execute(gw, b, "tok-a", fill, 2)["isError"] == false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 2));
+  CHECK(metric(gw, "sandgate_state_archives_dropped_total") == 1);
+  CHECK(s.archives().size() == 1);
+  auto first = execute(gw, a, "tok-a", "import os\nprint(os.listdir('/work'))", 3);
+  CHECK(first["structuredContent"]["stdout"] == "[]\n");
+  CHECK_THAT(first["structuredContent"]["resumed"].get<std::string>(),
+             Catch::Contains("with an empty /work") && Catch::Contains("dropped"));
+  auto second = execute(gw, b, "tok-a", "import os\nprint(os.listdir('/work'))", 4);
+  CHECK(second["structuredContent"]["stdout"] == "['r.bin']\n");
+  CHECK(second["structuredContent"]["resumed"].get<std::string>().find("files in /work are kept") !=
+        std::string::npos);
+}
