@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: unit, sandbox, integration, the official SDK client
 # end-to-end tests and the MCP conformance suite. `scripts/test.sh asan-ubsan` (or `tsan`) runs
-# the same suite, less the benchmark smoke run, on that sanitizer build. Needs root (apt, and
+# the same suite, less the benchmark smoke run (tsan: and less the Node-driven e2e runs), on that
+# sanitizer build. Needs root (apt, and
 # sandboxes with distinct host uids).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,10 +15,10 @@ unit() {  # unit NAME COMMAND...: a transient Delegate=yes service; its exit sta
 }
 
 say "sandbox suite as a Delegate=yes unit"
-# Figures and live output add no cgroup path of their own (matplotlib's import alone takes
-# minutes under software emulation); they run natively in every other stage.
+# Figures, live output and hibernation's archives add no cgroup path of their own (matplotlib's
+# import alone takes minutes under software emulation); they run natively in every other stage.
 check "sandbox suite" unit sandgate-sandbox-suite "$build/tests/sandbox_tests" --order decl \
-  "~[figures]~[live_output]"
+  "~[figures]~[live_output]~[hibernate]"
 
 say "integration suite as a Delegate=yes unit, one cgroup per gateway"
 # shellcheck disable=SC2016
@@ -30,10 +30,11 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   for c in memory pids cpu; do echo "+$c" > "$own/gateways/cgroup.subtree_control" || exit 1; done
   # The HTTP client tests ([hostile]) hold wall-clock deadlines that software emulation
   # stretches. Those and the transport-only ones (HTTP hardening, TLS, replica forwarding, tasks,
-  # live output, files in and out) make no sandbox or cgroup of their own kind: they run
-  # natively in every other stage, and leaving them out here keeps CI within its time.
+  # live output, files in and out, session caps, hibernation) make no sandbox or cgroup of their
+  # own kind: they run natively in every other stage, and leaving them out here keeps CI within
+  # its time. The spend tests stay: memory.peak is metered only on cgroup v2.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).
