@@ -128,7 +128,7 @@ TEST_CASE("a sandbox handle ended for room tells its next call why", "[integrati
   CHECK(kept["structuredContent"]["stdout"] == "kept\n");
 }
 
-TEST_CASE("a session with a call running is never ended for room; all busy is refused",
+TEST_CASE("a session with a call running is never ended for room, and all busy is refused",
           "[integration][session_cap]") {
   GatewayProcess gw({"--max-sessions-per-tenant", "2", "--timeout-max", "900"});
   std::string s1 = gw.initialize(), s2 = gw.initialize();
@@ -155,7 +155,7 @@ TEST_CASE("a session with a call running is never ended for room; all busy is re
   CHECK(metric(gw, "sandgate_sessions_evicted_total{reason=\"tenant_cap\"}") == 1);
 }
 
-TEST_CASE("--at-session-cap=refuse refuses at the cap as before", "[integration][session_cap]") {
+TEST_CASE("with --at-session-cap=refuse a full cap refuses as before", "[integration][session_cap]") {
   GatewayProcess gw({"--max-sessions-per-tenant", "1", "--at-session-cap", "refuse"});
   std::string s1 = gw.initialize();
   auto refused = gw.post(initialize_message());
