@@ -155,7 +155,8 @@ TEST_CASE("a session with a call running is never ended for room, and all busy i
   CHECK(metric(gw, "sandgate_sessions_evicted_total{reason=\"tenant_cap\"}") == 1);
 }
 
-TEST_CASE("with --at-session-cap=refuse a full cap refuses as before", "[integration][session_cap]") {
+TEST_CASE("with --at-session-cap=refuse a full cap refuses as before",
+          "[integration][session_cap]") {
   GatewayProcess gw({"--max-sessions-per-tenant", "1", "--at-session-cap", "refuse"});
   std::string s1 = gw.initialize();
   auto refused = gw.post(initialize_message());
