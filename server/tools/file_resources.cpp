@@ -157,6 +157,12 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
   what.paths = {entry.path};
   what.max_bytes_each = read_max_bytes_;
   what.max_bytes_total = read_max_bytes_;
+  // A large file held several times over: the gateway's reads together are bounded.
+  auto turn = co_await reads_.acquire();
+  if (!turn)
+    co_return json{{"error",
+                    {{"code", -32603},
+                     {"message", "The gateway is busy reading other files; try again shortly"}}}};
   std::optional<sandbox::TransferResult> read;
   std::string refused;
   try {

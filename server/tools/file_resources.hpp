@@ -10,6 +10,7 @@
 // found". The table is bounded per tenant (a tenant's oldest URIs go first, so no tenant can
 // push out another's) and in all (entries of ended sandboxes go first, then the oldest of the
 // tenant holding most).
+#include <algorithm>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <deque>
@@ -36,7 +37,18 @@ class FileResources {
       : read_max_bytes_(read_max_bytes),
         replica_(std::move(replica)),
         max_per_tenant_(max_per_tenant),
-        max_entries_(max_entries) {}
+        max_entries_(max_entries),
+        reads_(reads_at_once(read_max_bytes), kReadsWaiting) {}
+
+  // Reads that may run at once, gateway-wide: one read holds up to about five copies of its file
+  // (transfer memfd, content, base64, JSON, response), so together they stay near
+  // kReadMemoryBudget. Beyond, reads wait their turn (up to kReadsWaiting, then a busy error).
+  static constexpr std::uint64_t kReadMemoryBudget = 512ull << 20;
+  static constexpr std::size_t kReadsWaiting = 64;
+  static std::size_t reads_at_once(std::uint64_t read_max_bytes) {
+    std::uint64_t per_read = 5 * std::max<std::uint64_t>(read_max_bytes, 1);
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(kReadMemoryBudget / per_read, 1, 64));
+  }
 
   // The URI of `path` (relative to /work) in `sandbox`, readable by `tenant` from now on.
   std::string mint(const std::string& tenant, const std::shared_ptr<session::Session>& session,
@@ -68,6 +80,7 @@ class FileResources {
   std::unordered_map<std::string, Entry> entries_;                      // by URI
   std::unordered_map<std::string, std::deque<std::string>> by_tenant_;  // URIs, oldest first
   std::unordered_map<const sandbox::Sandbox*, Key> keys_;
+  session::AsyncSemaphore reads_;
 };
 
 // "sandgate://sandbox/<key>/work/<path>", the path percent-encoded where needed.

@@ -137,3 +137,12 @@ TEST_CASE("execute's files and return_files are checked before anything runs", "
   CHECK(server::file_uri_key("sandgate://sandbox/r1.abc/work/x") == "r1.abc");
   CHECK(server::file_uri_key("file:///etc/passwd").empty());
 }
+
+TEST_CASE("resource reads at once are bounded by the memory their files may take", "[files]") {
+  using sandgate::server::FileResources;
+  // Each read may hold about five copies of a file of up to --resource-read-max-bytes.
+  CHECK(FileResources::reads_at_once(50ull << 20) == 2);
+  CHECK(FileResources::reads_at_once(1ull << 30) == 1);
+  CHECK(FileResources::reads_at_once(1) == 64);
+  CHECK(FileResources::reads_at_once(0) == 64);
+}
