@@ -318,7 +318,13 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
 
 asio::awaitable<std::string> SandboxHost::self_test() {
   try {
-    auto sandbox = co_await create(config_.limits);
+    // The probe checks that sandboxes work at all; the spend cap and lifetime are the sessions'
+    // budget. A tiny cap on a slow host (software emulation) once kept a gateway from ever
+    // becoming ready: the probe's own start-up crossed it.
+    Limits probe = config_.limits;
+    probe.spend_cap_usd = std::max(probe.spend_cap_usd, 0.01);
+    probe.lifetime = std::max(probe.lifetime, std::chrono::seconds(60));
+    auto sandbox = co_await create(probe);
     RunRequest request;
     request.language = Language::bash;
     request.code = "true";
