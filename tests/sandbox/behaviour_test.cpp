@@ -103,6 +103,9 @@ TEST_CASE("memory held between two samples is charged by its peak", "[sandbox][s
   config.prices.usd_per_vcpu_hour = 1e-12;  // spend is (almost) all memory
   config.prices.usd_per_gib_hour = 3600;    // $1 per GiB-second
   config.limits.spend_cap_usd = 1e9;
+  // Room for the 200 MiB beside the supervisor, which shares the sandbox's memory cgroup and,
+  // in the ASan build, carries the sanitizer's own memory (256 MiB was OOM-killed there).
+  config.limits.memory_bytes = 512ull << 20;
   sandgate::test::SandboxFixture f(config);
   if (!f.require_isolation()) return;
   auto sb = f.create();
