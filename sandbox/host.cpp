@@ -208,7 +208,11 @@ std::size_t SandboxHost::live_count() const {
   return n;
 }
 
-void SandboxHost::set_make_room(std::function<bool()> make_room) {
+const char* pressure_name(Pressure pressure) {
+  return pressure == Pressure::memory_budget ? "memory_budget" : "sandbox_cap";
+}
+
+void SandboxHost::set_make_room(MakeRoom make_room) {
   std::lock_guard lock(mutex_);
   make_room_ = std::move(make_room);
 }
@@ -238,18 +242,35 @@ asio::awaitable<void> SandboxHost::meter_loop() {
   }
 }
 
+bool SandboxHost::memory_nearly_used() const {
+  // Sandboxes share the memory budget: at 90 % a new one would only push the kernel into
+  // killing programs of sandboxes already running.
+  const auto& layout = report_.cgroups;
+  return layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9;
+}
+
+asio::awaitable<bool> SandboxHost::make_room(Pressure pressure) {
+  MakeRoom hook;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) co_return false;
+    hook = make_room_;
+  }
+  if (!hook) co_return false;
+  bool freed = co_await hook(pressure);
+  co_return freed;
+}
+
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
+  // At the cap, an idle sandbox makes room (its slot comes back when it ends). Bounded: another
+  // create may take the freed slot first, and every other sandbox may be in use.
   auto slot = slots_->take();
-  if (!slot) {
-    std::function<bool()> make_room;
-    {
-      std::lock_guard lock(mutex_);
-      make_room = make_room_;
-    }
-    // Ending a sandbox gives its slot back at once; another create may still take it first.
-    if (make_room && make_room()) slot = slots_->take();
+  for (int attempt = 0; !slot && attempt < kMakeRoomAttempts; ++attempt) {
+    bool freed = co_await make_room(Pressure::sandbox_cap);
+    if (!freed) break;
+    slot = slots_->take();
   }
   if (!slot)
     throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
@@ -263,10 +284,13 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     }
     id = "sb" + std::to_string(next_id_++);
   }
-  // Sandboxes share the memory budget: at 90 % a new one would only push the kernel into
-  // killing programs of sandboxes already running. Say so instead.
-  const auto& layout = report_.cgroups;
-  if (layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9) {
+  // Near the memory budget, idle sandboxes make room the same way; refused only when they
+  // cannot (every other sandbox in use, or what they held was not enough).
+  for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
+    bool freed = co_await make_room(Pressure::memory_budget);
+    if (!freed) break;
+  }
+  if (memory_nearly_used()) {
     release();
     throw SandboxError(
         "the gateway's sandboxes are using their whole shared memory budget; try again when other "

@@ -66,6 +66,17 @@ std::string uid_base_problem(std::uint32_t base, const std::string& uid_map);
 std::uint32_t automatic_uid_base(std::uint32_t max_sandboxes, const std::string& uid_map,
                                  const std::string& gid_map);
 
+// Why a new sandbox needs room made for it.
+enum class Pressure {
+  sandbox_cap,    // every sandbox slot (--max-sandboxes) is taken
+  memory_budget,  // the sandboxes use 90 % of the memory they share
+};
+const char* pressure_name(Pressure pressure);
+
+// Asked to free one sandbox's worth of room (which sandbox goes, and whether it is hibernated or
+// ended, belongs to whoever knows the sessions); true when it freed one.
+using MakeRoom = std::function<boost::asio::awaitable<bool>(Pressure)>;
+
 // Thrown when a sandbox cannot be created; what() is safe to show to the model.
 class SandboxError : public std::runtime_error {
  public:
@@ -85,10 +96,12 @@ class SandboxHost {
   // Creates a sandbox, runs `true` in bash, ends it: "" when that worked, else the reason.
   boost::asio::awaitable<std::string> self_test();
 
-  // Asked, when every sandbox slot is taken, to end an idle sandbox before a new one is refused
-  // (the policy of which one belongs to whoever knows the sessions); true when it ended one.
-  // Null: refuse at once.
-  void set_make_room(std::function<bool()> make_room);
+  // Asked, when every sandbox slot is taken or the shared memory budget is nearly used, to free
+  // an idle sandbox before a new one is refused. Null: refuse at once.
+  void set_make_room(MakeRoom make_room);
+  // How often one create() asks for room before it refuses: another create may take the room
+  // made, and freed memory may not be enough.
+  static constexpr int kMakeRoomAttempts = 4;
 
   void shutdown();  // ends every live sandbox and stops the meter
   std::size_t live_count() const;
@@ -98,6 +111,9 @@ class SandboxHost {
   struct Slots;
   boost::asio::awaitable<void> meter_loop();
   std::vector<std::shared_ptr<Sandbox>> snapshot() const;
+  bool memory_nearly_used() const;
+  // Asks the make-room hook once; false when there is none or it freed nothing.
+  boost::asio::awaitable<bool> make_room(Pressure pressure);
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
@@ -109,7 +125,7 @@ class SandboxHost {
   mutable std::mutex mutex_;
   std::vector<std::weak_ptr<Sandbox>> live_;
   bool stopped_ = false;
-  std::function<bool()> make_room_;
+  MakeRoom make_room_;
 };
 
 }  // namespace sandgate::sandbox

@@ -129,7 +129,8 @@ const std::vector<Option>& options() {
       {"--sandbox-hibernate-after", "SANDGATE_SANDBOX_HIBERNATE_AFTER", "600",
        "Seconds without a call after which a session's sandbox is hibernated: /work is packed "
        "(inside the sandbox) into the state directory and its processes end; the next call "
-       "restores /work into a fresh sandbox. 0: never.",
+       "restores /work into a fresh sandbox. Earlier under pressure (see --max-sandboxes). 0: "
+       "never (then pressure ends idle sandboxes instead).",
        [](Config& c, const std::string& v) {
          c.registry.hibernate_after = std::chrono::seconds(to_u64(v, 0, 86400 * 7));
        }},
@@ -319,9 +320,11 @@ const std::vector<Option>& options() {
          c.host.gateway_memory_reserve = to_u64(v, 16, 1 << 20) * MiB;
        }},
       {"--max-sandboxes", "SANDGATE_MAX_SANDBOXES", "1024",
-       "Sandboxes alive at once. At the cap, a new one ends the least recently used idle sandbox "
-       "(of the tenant holding the most; its session or handle stays and its next call starts a "
-       "fresh sandbox); refused only when every sandbox has a call running.",
+       "Sandboxes alive at once. At the cap (or with the sandboxes at 90 % of their shared "
+       "memory budget), a new one hibernates the least recently used idle sandbox (of the tenant "
+       "holding the most; its session or handle stays and its next call resumes it with its "
+       "/work), or ends it when hibernation is off or fails; refused only when every sandbox has "
+       "a call running.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},

@@ -157,17 +157,24 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   Metrics metrics;
   registry.on_eviction([&metrics](const session::Eviction& e) {
     const char* reason = session::eviction_reason_name(e.reason);
-    metrics.count_eviction(reason);
-    log_event(
-        LogLevel::info,
-        e.reason == session::EvictionReason::sandbox_cap ? "sandbox_evicted" : "session_evicted",
-        {{"session", std::string(session::log_prefix(e.id))},
-         {"tenant", e.tenant},
-         {"kind", e.kind == session::SessionKind::handle ? "handle" : "session"},
-         {"reason", reason},
-         {"idle_s", e.idle.count()}});
+    const bool sandbox_only = e.reason == session::EvictionReason::sandbox_cap ||
+                              e.reason == session::EvictionReason::memory_budget;
+    // Hibernated under pressure: counted apart from the idle sweep's hibernations.
+    if (e.hibernated)
+      metrics.count_pressure_hibernation(reason);
+    else
+      metrics.count_eviction(reason);
+    const char* event = e.hibernated ? "sandbox_hibernated"
+                                     : (sandbox_only ? "sandbox_evicted" : "session_evicted");
+    log_event(LogLevel::info, event,
+              {{"session", std::string(session::log_prefix(e.id))},
+               {"tenant", e.tenant},
+               {"kind", e.kind == session::SessionKind::handle ? "handle" : "session"},
+               {"reason", reason},
+               {"idle_s", e.idle.count()}});
   });
-  host.set_make_room([&registry] { return registry.end_idle_sandbox_for_room(); });
+  host.set_make_room(
+      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
   // The host outlives the registry: its hook must not call into a registry that is gone.
   struct ForgetMakeRoom {
     sandbox::SandboxHost& host;
@@ -185,7 +192,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     if (state) {
       g.hibernated = registry.hibernated();
       g.state_bytes = state->bytes();
-      g.hibernations = state->hibernations;
+      g.hibernations = registry.idle_hibernations();
       g.resumes = state->resumes;
       g.archives_dropped = state->dropped;
     }

@@ -33,6 +33,15 @@ void Metrics::count_eviction(const char* reason) {
     evicted_gateway_cap_++;
   else if (r == "sandbox_cap")
     evicted_sandbox_cap_++;
+  else if (r == "memory_budget")
+    evicted_memory_budget_++;
+}
+
+void Metrics::count_pressure_hibernation(const char* reason) {
+  if (std::string_view(reason) == "memory_budget")
+    hibernated_memory_budget_++;
+  else
+    hibernated_sandbox_cap_++;
 }
 
 void Metrics::count_http(unsigned status) {
@@ -60,9 +69,14 @@ std::string Metrics::render(const Gauges& g) const {
       << "sandgate_sandboxes_hibernated " << g.hibernated << "\n"
       << "# HELP sandgate_state_bytes Bytes of hibernated archives in the state directory.\n"
       << "# TYPE sandgate_state_bytes gauge\nsandgate_state_bytes " << g.state_bytes << "\n"
-      << "# HELP sandgate_hibernations_total Sandboxes hibernated.\n"
-      << "# TYPE sandgate_hibernations_total counter\nsandgate_hibernations_total "
-      << g.hibernations << "\n"
+      << "# HELP sandgate_hibernations_total Sandboxes hibernated: idle for "
+         "--sandbox-hibernate-after, or earlier to make room for a new one (sandbox_cap, "
+         "memory_budget).\n"
+      << "# TYPE sandgate_hibernations_total counter\n"
+      << "sandgate_hibernations_total{reason=\"idle\"} " << g.hibernations << "\n"
+      << "sandgate_hibernations_total{reason=\"sandbox_cap\"} " << hibernated_sandbox_cap_ << "\n"
+      << "sandgate_hibernations_total{reason=\"memory_budget\"} " << hibernated_memory_budget_
+      << "\n"
       << "# HELP sandgate_resumes_total Sandboxes resumed from hibernation.\n"
       << "# TYPE sandgate_resumes_total counter\nsandgate_resumes_total " << g.resumes << "\n"
       << "# HELP sandgate_state_archives_dropped_total Archives dropped to stay within "
@@ -91,9 +105,11 @@ std::string Metrics::render(const Gauges& g) const {
       << "sandgate_sessions_evicted_total{reason=\"tenant_cap\"} " << evicted_tenant_cap_ << "\n"
       << "sandgate_sessions_evicted_total{reason=\"gateway_cap\"} " << evicted_gateway_cap_ << "\n"
       << "# HELP sandgate_sandboxes_evicted_total Idle sandboxes ended (their session kept) to "
-         "make room for a new one at the sandbox cap.\n"
+         "make room for a new one, when hibernation is off or failed.\n"
       << "# TYPE sandgate_sandboxes_evicted_total counter\n"
       << "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"} " << evicted_sandbox_cap_ << "\n"
+      << "sandgate_sandboxes_evicted_total{reason=\"memory_budget\"} " << evicted_memory_budget_
+      << "\n"
       << "# HELP sandgate_auth_failures_total Requests refused for a missing or wrong token.\n"
       << "# TYPE sandgate_auth_failures_total counter\nsandgate_auth_failures_total "
       << auth_failures_ << "\n"

@@ -31,7 +31,7 @@ struct Gauges {
   // Hibernation (all 0 when it is off).
   std::size_t hibernated = 0;      // sessions whose sandbox is hibernated
   std::uint64_t state_bytes = 0;   // their archives' bytes
-  std::uint64_t hibernations = 0;  // counters since start
+  std::uint64_t hibernations = 0;  // counters since start; by the idle sweep (pressure's: Metrics)
   std::uint64_t resumes = 0;
   std::uint64_t archives_dropped = 0;
 };
@@ -44,6 +44,8 @@ class Metrics {
   void count_session_refused() { sessions_refused_++; }
   // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap) ended for room.
   void count_eviction(const char* reason);
+  // A sandbox hibernated to make room for a new one (sandbox_cap, memory_budget).
+  void count_pressure_hibernation(const char* reason);
   void count_http(unsigned status);
   std::string render(const Gauges& gauges) const;
 
@@ -58,7 +60,8 @@ class Metrics {
   std::atomic<std::uint64_t> sessions_created_{0};
   std::atomic<std::uint64_t> sessions_refused_{0};
   std::atomic<std::uint64_t> evicted_tenant_cap_{0}, evicted_gateway_cap_{0},
-      evicted_sandbox_cap_{0};
+      evicted_sandbox_cap_{0}, evicted_memory_budget_{0};
+  std::atomic<std::uint64_t> hibernated_sandbox_cap_{0}, hibernated_memory_budget_{0};
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
 };
 

@@ -25,6 +25,13 @@ asio::awaitable<AsyncSemaphore::Permit> AsyncSemaphore::acquire() {
   co_return Permit(this);
 }
 
+AsyncSemaphore::Permit AsyncSemaphore::try_acquire() {
+  std::lock_guard lock(mutex_);
+  if (available_ == 0 || !waiters_.empty()) return Permit();
+  --available_;
+  return Permit(this);
+}
+
 void AsyncSemaphore::release() {
   std::shared_ptr<Signal> next;
   {

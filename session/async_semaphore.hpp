@@ -41,6 +41,8 @@ class AsyncSemaphore {
 
   // An empty Permit means the queue was full.
   boost::asio::awaitable<Permit> acquire();
+  // A permit only when one is free and nobody waits; never waits.
+  Permit try_acquire();
   std::size_t waiting() const;
   std::size_t available() const;
 

@@ -1,6 +1,7 @@
 #pragma once
 // All live sessions of this gateway: id -> session, with overall and per-tenant limits, and
 // the idle sweep that ends sessions (and their sandboxes) nobody has used for a while.
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -56,9 +57,10 @@ enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
 
 // Why a session or a sandbox was ended to make room for a newer one.
 enum class EvictionReason {
-  tenant_cap,   // the tenant had its maximum of sessions and handles
-  gateway_cap,  // the gateway had its maximum of sessions and handles
-  sandbox_cap,  // the gateway had its maximum of live sandboxes (the session stays)
+  tenant_cap,     // the tenant had its maximum of sessions and handles
+  gateway_cap,    // the gateway had its maximum of sessions and handles
+  sandbox_cap,    // the gateway had its maximum of live sandboxes (the session stays)
+  memory_budget,  // the sandboxes used 90 % of their shared memory (the session stays)
 };
 const char* eviction_reason_name(EvictionReason reason);
 
@@ -69,6 +71,9 @@ struct Eviction {
   SessionKind kind = SessionKind::session;
   EvictionReason reason = EvictionReason::tenant_cap;
   std::chrono::seconds idle{0};
+  // For sandbox_cap and memory_budget: the sandbox was hibernated (its /work kept for the next
+  // call), not ended.
+  bool hibernated = false;
 };
 
 class Registry {
@@ -99,16 +104,22 @@ class Registry {
   static constexpr std::size_t kRememberedEnds = 4096;
   // Told of every eviction, outside the registry's lock. Set before serving.
   void on_eviction(std::function<void(const Eviction&)> observer);
-  // At the sandbox cap: ends the least recently used idle sandbox of the tenant holding the most
-  // live sandboxes (its session or handle stays; its next call starts a fresh sandbox). False
-  // when every live sandbox has a call running or waiting. For SandboxHost::set_make_room.
-  bool end_idle_sandbox_for_room();
+  // Under pressure (the sandbox cap, the memory budget): hibernates the least recently used idle
+  // sandbox of the tenant holding the most live sandboxes (its session or handle stays; its next
+  // call resumes with its /work), or ends it when hibernation is off or fails. A sandbox that
+  // gets a call meanwhile, or is being hibernated already, is skipped for the next one (never
+  // waited for); after kMakeRoomFailures failed hibernations it gives up. False when none could
+  // go. For SandboxHost::set_make_room.
+  boost::asio::awaitable<bool> make_room(sandbox::Pressure pressure);
+  static constexpr int kMakeRoomFailures = 4;
   // Ends every session (gateway shutdown) and stops the sweep.
   void end_all();
   // Ends sessions idle for longer than the idle timeout; returns how many.
   std::size_t sweep_idle();
   // Hibernates live sandboxes with no call for hibernate_after, one at a time; returns how many.
   boost::asio::awaitable<std::size_t> hibernate_idle();
+  // Sandboxes hibernated by hibernate_idle since start (make_room's are told as evictions).
+  std::uint64_t idle_hibernations() const { return idle_hibernations_; }
   // Told (session id hash, why) when a hibernation was tried and failed: for the log.
   std::function<void(const std::string&, const std::string&)> on_hibernate_failed;
 
@@ -143,6 +154,15 @@ class Registry {
   std::string evict_why(const Session& victim, EvictionReason reason, std::uint64_t cap) const;
   // Ends the evicted sessions and reports them; called without the lock.
   void finish(std::vector<Evicted>& evicted);
+  // Live sessions with a live sandbox in the order make_room tries them: the tenants holding
+  // the most live sandboxes first, each tenant's least recently used first.
+  std::vector<std::shared_ptr<Session>> room_candidates() const;
+  // Frees `s`'s sandbox for room: hibernated when it can be, else ended if idle. Skipped when
+  // it is in use or being hibernated; failed when its hibernation failed and it could not end.
+  enum class RoomTry { freed, skipped, failed };
+  boost::asio::awaitable<RoomTry> free_sandbox_for_room(std::shared_ptr<Session> s,
+                                                        sandbox::Pressure pressure);
+  void report(const Eviction& eviction);
 
   RegistryConfig config_;
   sandbox::SandboxHost& host_;
@@ -163,6 +183,7 @@ class Registry {
   };
   std::unordered_map<std::string, Ended> ended_;  // id -> why, bounded
   std::deque<std::string> ended_order_;           // oldest first
+  std::atomic<std::uint64_t> idle_hibernations_{0};
 };
 
 }  // namespace sandgate::session

@@ -139,6 +139,11 @@ bool Session::end_sandbox_if_idle(std::string why) {
   return true;
 }
 
+bool Session::can_hibernate() const {
+  std::lock_guard lock(mutex_);
+  return store_ && sandbox_ && !sandbox_->ended() && sandbox_.get() != pack_failed_;
+}
+
 bool Session::hibernated() const {
   std::lock_guard lock(mutex_);
   return hibernated_;
@@ -156,9 +161,12 @@ asio::awaitable<bool> Session::hibernate(std::string* why) {
   };
   if (!store_) co_return refuse("hibernation is off");
   if (!idle_sandbox()) co_return refuse("no idle live sandbox");
-  // In turn with calls: a call that arrives meanwhile waits until the pack is done.
-  auto turn = co_await call_order_.acquire();
-  if (!turn) co_return refuse("calls are waiting");
+  // In turn with calls: a call that arrives meanwhile waits until the pack is done. Never
+  // waiting for the turn: one taken means a call or a read is under way (not idle), or another
+  // hibernation of this sandbox is (two sandbox creates making room at once pick the same
+  // victim): waiting would hold up whoever needs the room.
+  auto turn = call_order_.try_acquire();
+  if (!turn) co_return refuse("the sandbox is in use");
   // Checked again: a call may have come (and be waiting behind us) while we waited.
   auto sandbox = idle_sandbox();
   if (!sandbox) co_return refuse("a call came, or the sandbox ended");

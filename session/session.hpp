@@ -96,12 +96,16 @@ class Session {
   // end_sandbox, but only when no call runs or waits (checked under the same lock): for making
   // room at the sandbox cap, which must never end a sandbox in use.
   bool end_sandbox_if_idle(std::string why);
-  // Hibernates the live sandbox: waits its turn with calls, packs /work inside the sandbox,
-  // stores the archive, then ends the sandbox; the next call restores /work into a fresh one.
-  // False (and the sandbox lives on) when there is no store, no live idle sandbox, a call came
-  // meanwhile, or packing or storing failed (then only, `why` says why, for the log). The entry
-  // point for idle hibernation and for making room under pressure.
+  // Hibernates the live sandbox: takes its turn with calls (never waits for it), packs /work
+  // inside the sandbox, stores the archive, then ends the sandbox; the next call restores /work
+  // into a fresh one. False (and the sandbox lives on) when there is no store, no live idle
+  // sandbox, a call or a read is under way or came meanwhile, or packing or storing failed (then
+  // only, `why` says why, for the log). The entry point for idle hibernation and for making room
+  // under pressure.
   boost::asio::awaitable<bool> hibernate(std::string* why = nullptr);
+  // Whether hibernate() could pack this live sandbox: there is a store, and packing it has not
+  // failed before (such a sandbox is ended when room is needed).
+  bool can_hibernate() const;
   bool hibernated() const;
 
   bool ended() const;

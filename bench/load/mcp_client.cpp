@@ -39,6 +39,7 @@ asio::awaitable<void> McpClient::ensure_connected() {
   stream_.socket().set_option(asio::ip::tcp::no_delay(true));
   buffer_.clear();
   connected_ = true;
+  reused_ = false;
 }
 
 asio::awaitable<McpClient::Reply> McpClient::send(const std::string& method,
@@ -67,17 +68,34 @@ asio::awaitable<McpClient::Reply> McpClient::send(
   request.prepare_payload();
 
   // A call may legitimately run long (the output flood); the deadline only guards a wedge.
-  stream_.expires_after(std::chrono::seconds(300));
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
-  try {
-    co_await http::async_write(stream_, request, use_awaitable);
-    co_await http::async_read(stream_, buffer_, parser, use_awaitable);
-  } catch (...) {
-    connected_ = false;
-    stream_.socket().close();
-    throw;
+  // A kept-alive connection may have been closed by the server while idle (its keep-alive
+  // limit): then, and only then (no byte of an answer came), the request goes once more on a
+  // fresh connection, as HTTP clients do.
+  for (bool reused = reused_;; reused = false) {
+    stream_.expires_after(std::chrono::seconds(300));
+    bool closed_while_idle = false;
+    try {
+      co_await http::async_write(stream_, request, use_awaitable);
+      co_await http::async_read(stream_, buffer_, parser, use_awaitable);
+      break;
+    } catch (const boost::system::system_error& e) {
+      connected_ = false;
+      stream_.socket().close();
+      closed_while_idle =
+          reused && !parser.got_some() &&
+          (e.code() == http::error::end_of_stream || e.code() == asio::error::connection_reset ||
+           e.code() == asio::error::broken_pipe || e.code() == asio::error::eof);
+      if (!closed_while_idle) throw;
+    } catch (...) {
+      connected_ = false;
+      stream_.socket().close();
+      throw;
+    }
+    co_await ensure_connected();
   }
+  reused_ = true;
   auto& response = parser.get();
   if (!response.keep_alive()) {
     connected_ = false;

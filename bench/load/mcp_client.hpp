@@ -63,6 +63,7 @@ class McpClient {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   bool connected_ = false;
+  bool reused_ = false;  // the connection has carried a whole request and answer already
   int next_id_ = 1;
 };
 

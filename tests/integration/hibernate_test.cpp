@@ -91,7 +91,7 @@ TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, t
   CHECK_FALSE(mentions_resumed(first));
   REQUIRE(children_of(gw.pid()).size() >= 1);
 
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 1));
   CHECK(metric(gw, "sandgate_sandboxes") == 0);
   CHECK(metric(gw, "sandgate_sandboxes_hibernated") == 1);
   CHECK(metric(gw, "sandgate_state_bytes") > 0);
@@ -121,7 +121,7 @@ TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, t
        {{"name", "execute"}, {"arguments", {{"code", "print(open('/work/keep.txt').read())"}}}}}};
   CHECK(gw.post(msg, a, "tok-b").status == 404);
 
-  std::uint64_t hibernations = metric(gw, "sandgate_hibernations_total");
+  std::uint64_t hibernations = metric(gw, "sandgate_hibernations_total{reason=\"idle\"}");
   auto resumed = execute(gw, a, "tok-a",
                          "import hashlib\nprint(open('/work/keep.txt').read(), 'x' in globals(), "
                          "hashlib.md5(open('/work/blob.bin','rb').read()).hexdigest() == "
@@ -138,12 +138,12 @@ TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, t
   // Once: the next call says nothing more (unless the sandbox hibernated again in between).
   auto again = execute(gw, a, "tok-a", "print(open('/work/keep.txt').read())", 5);
   CHECK(again["structuredContent"]["stdout"] == "kept\n");
-  if (metric(gw, "sandgate_hibernations_total") == hibernations) {
+  if (metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") == hibernations) {
     CHECK_FALSE(mentions_resumed(again));
   }
 
   // DELETE removes the archive of a hibernated session.
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", hibernations + 1));
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", hibernations + 1));
   REQUIRE(s.archives().size() >= 1);
   CHECK(
       gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(a, "tok-a")).status ==
@@ -162,7 +162,7 @@ TEST_CASE("hibernation off keeps sandboxes live", "[integration][hibernate]") {
   REQUIRE(execute(gw, a, "tok-a", "print(1)", 1)["isError"] == false);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   CHECK(metric(gw, "sandgate_sandboxes") == 1);
-  CHECK(metric(gw, "sandgate_hibernations_total") == 0);
+  CHECK(metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") == 0);
   CHECK_FALSE(std::filesystem::exists(s.state));
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("end_sandbox on a hibernated sandbox deletes its archive", "[integrati
   std::string a = gw.initialize("tok-a");
   REQUIRE(execute(gw, a, "tok-a", "open('/work/keep.txt', 'w').write('kept')", 1)["isError"] ==
           false);
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 1));
   REQUIRE(s.archives().size() == 1);
   json end = {{"jsonrpc", "2.0"},
               {"id", 2},
@@ -196,10 +196,10 @@ TEST_CASE("past --state-max-mb the oldest archive goes, and its session is told"
   const char* fill = "import os\nopen('/work/r.bin', 'wb').write(os.urandom(700 * 1024))";
   std::string a = gw.initialize("tok-a");
   REQUIRE(execute(gw, a, "tok-a", fill, 1)["isError"] == false);
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 1));
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 1));
   std::string b = gw.initialize("tok-a");
   REQUIRE(execute(gw, b, "tok-a", fill, 2)["isError"] == false);
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total", 2));
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 2));
   CHECK(metric(gw, "sandgate_state_archives_dropped_total") == 1);
   CHECK(s.archives().size() == 1);
   auto first = execute(gw, a, "tok-a", "import os\nprint(os.listdir('/work'))", 3);

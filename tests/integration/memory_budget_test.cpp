@@ -2,7 +2,10 @@
 // capped below it by --gateway-memory-reserve-mb, so an out-of-memory kill lands on a sandbox
 // program inside that cap and never on the limit that would take the gateway with it
 // (memory.oom.group=1 on a Kubernetes container). The VM stage repeats this in a real pod.
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <sstream>
 
 #include "gateway_process.hpp"
 
@@ -37,26 +40,93 @@ TEST_CASE(
   CHECK(gw.execute(a, "print('still here')")["structuredContent"]["stdout"] == "still here\n");
 }
 
-TEST_CASE("a new sandbox is refused while the others hold the whole shared budget",
-          "[integration][memory]") {
-  // 2304 MiB above us, 256 kept: 2048 MiB for sandboxes, refused from 1843 MiB on. One holds
-  // 1900 MiB (every page touched) in the background; with what python and the supervisor take
-  // (more on a sanitizer build) it stays below 2048.
-  GatewayProcess gw({"--memory-limit-mb", "2304", "--memory-mb", "2100"});
+namespace {
+
+// Starts, in `session`'s sandbox, a program holding 1900 MiB (every page touched) in the
+// background or, with `foreground`, in a call that runs until the gateway stops; returns once
+// the memory is held. 2304 MiB above us, 256 kept: 2048 MiB for sandboxes, full from 1843 MiB
+// on; with what python and the supervisor take (more on a sanitizer build) it stays below 2048.
+const char* kHold =
+    "python3 -c 'import time; b = bytearray(1900 << 20); b[::4096] = b\"x\" * "
+    "len(b[::4096]); print(\"held\", flush=True); time.sleep(120)' > /tmp/held";
+
+json hold_in_background(GatewayProcess& gw, const std::string& session) {
+  return gw.execute(session,
+                    std::string("echo mine > /work/mine\n") + kHold +
+                        " &\nuntil grep -q held /tmp/held; do sleep 0.1; done; echo started",
+                    "bash", 120);
+}
+
+// The resident MiB of the largest holder program (kHold) running on this host; 0 when none.
+long held_by_python_mib() {
+  long most = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+    if (text.find("bytearray(1900 << 20)") == std::string::npos) continue;
+    std::ifstream status(entry.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmRSS:", 0) == 0) most = std::max(most, std::stol(line.substr(6)) >> 10);
+  }
+  return most;
+}
+
+long metric(GatewayProcess& gw, const std::string& name) {
+  std::istringstream metrics(gw.request(boost::beast::http::verb::get, "/metrics").body);
+  for (std::string line; std::getline(metrics, line);)
+    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("near the shared memory budget the idle sandbox holding it is hibernated for a new one",
+          "[integration][memory][hibernate][pressure]") {
+  GatewayProcess gw(
+      {"--memory-limit-mb", "2304", "--memory-mb", "2100", "--sandbox-hibernate-after", "3600"});
   std::string holder = gw.initialize(), late = gw.initialize();
-  auto held =
-      gw.execute(holder,
-                 "python3 -c 'import time; b = bytearray(1900 << 20); b[::4096] = b\"x\" * "
-                 "len(b[::4096]); print(\"held\", flush=True); time.sleep(120)' > /tmp/held &\n"
-                 "until grep -q held /tmp/held; do sleep 0.1; done; echo started",
-                 "bash", 120);
+  auto held = hold_in_background(gw, holder);
   INFO("holder: " << held.dump().substr(0, 500));
   REQUIRE(held["isError"] == false);
   REQUIRE(held["structuredContent"]["stdout"] == "started\n");
+
+  // The holder has no call running: it is hibernated (its program ends, its /work is kept).
+  auto ran = gw.execute(late, "print('hi')");
+  INFO("late: " << ran.dump().substr(0, 500));
+  CHECK(ran["isError"] == false);
+  CHECK(ran["structuredContent"]["stdout"] == "hi\n");
+  CHECK(metric(gw, "sandgate_hibernations_total{reason=\"memory_budget\"}") == 1);
+  CHECK(metric(gw, "sandgate_sandboxes_hibernated") == 1);
+  // Its /work came back; its program and /tmp did not.
+  auto back = gw.execute(holder, "cat /work/mine; ls /tmp", "bash");
+  CHECK(back["structuredContent"]["stdout"] == "mine\n");
+  CHECK(held_by_python_mib() == 0);
+  CHECK(back["structuredContent"]["resumed"].get<std::string>().find("files in /work are kept") !=
+        std::string::npos);
+}
+
+TEST_CASE("a new sandbox is refused while busy sandboxes hold the whole shared budget",
+          "[integration][memory][pressure]") {
+  GatewayProcess gw({"--memory-limit-mb", "2304", "--memory-mb", "2100", "--timeout-max", "300"});
+  std::string holder = gw.initialize(), late = gw.initialize();
+  // The holder's call runs (holding the memory) until the gateway stops: nothing can make room.
+  auto running = std::async(std::launch::async, [&] {
+    return gw.call_execute(holder, std::string(kHold) + "; sleep 300", "bash", 300);
+  });
+  struct StopFirst {
+    GatewayProcess& gw;
+    ~StopFirst() {
+      if (gw.pid() > 0) gw.stop(SIGTERM);
+    }
+  } stop_first{gw};
+  REQUIRE(eventually([&] { return held_by_python_mib() >= 1900; }, std::chrono::seconds(60)));
   auto refused = gw.execute(late, "print('hi')");
   CHECK(refused["isError"] == true);
   CHECK(refused["content"][0]["text"].get<std::string>().find("shared memory budget") !=
         std::string::npos);
+  CHECK(metric(gw, "sandgate_hibernations_total{reason=\"memory_budget\"}") == 0);
+  CHECK(metric(gw, "sandgate_sandboxes_evicted_total{reason=\"memory_budget\"}") == 0);
   // Once the holder's session ends, there is room again.
   gw.request(boost::beast::http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(holder));
   CHECK(eventually([&] {

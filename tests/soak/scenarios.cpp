@@ -21,6 +21,11 @@ void Tally::transport(const std::string& scenario, const std::string& what) {
   if (first_problems.size() < 20) first_problems.push_back(scenario + " (transport): " + what);
 }
 
+void Tally::refused_for_cap(const std::string& scenario, const std::string& what) {
+  ++cap_refusals;
+  if (first_problems.size() < 20) first_problems.push_back(scenario + " (cap): " + what);
+}
+
 namespace {
 
 json tools_call(int id, const std::string& language, const std::string& code, int timeout) {
@@ -44,6 +49,16 @@ bool is_tool_error(const McpClient::Reply& reply) {
          (*reply.message)["result"].value("isError", false);
 }
 
+// Whether a reply is a refusal for a full cap: a session cap (429, "Too many sessions"), the
+// sandbox cap or the sandboxes' memory budget (tool errors).
+bool cap_refusal(const McpClient::Reply& reply) {
+  if (reply.status == 429) return true;
+  if (!is_tool_error(reply)) return false;
+  std::string text = reply.message->dump();
+  return text.find("maximum number of sandboxes") != std::string::npos ||
+         text.find("shared memory budget") != std::string::npos;
+}
+
 std::string describe(const McpClient::Reply& reply) {
   return "HTTP " + std::to_string(reply.status) +
          (reply.message ? " " + reply.message->dump().substr(0, 300) : std::string());
@@ -52,13 +67,14 @@ std::string describe(const McpClient::Reply& reply) {
 }  // namespace
 
 Actor::Actor(asio::any_io_executor executor, asio::ip::tcp::endpoint server, std::string token,
-             unsigned seed, Tally& tally)
+             unsigned seed, Tally& tally, Behaviour behaviour)
     : executor_(executor),
       token_(token),
       main_(executor, server, token),
       side_(executor, server, token),
       random_(seed),
-      tally_(tally) {}
+      tally_(tally),
+      behaviour_(behaviour) {}
 
 void Actor::expect(bool ok, const std::string& scenario, const std::string& what) {
   if (!ok) tally_.wrong(scenario, what);
@@ -72,12 +88,22 @@ asio::awaitable<void> Actor::pause(std::chrono::milliseconds how_long) {
 asio::awaitable<McpClient::Reply> Actor::call(McpClient& client, int id,
                                               const std::string& language, const std::string& code,
                                               int timeout) {
-  co_return co_await client.send("POST", session_, tools_call(id, language, code, timeout).dump());
+  auto reply =
+      co_await client.send("POST", session_, tools_call(id, language, code, timeout).dump());
+  if (cap_refusal(reply)) tally_.refused_for_cap("tools/call", describe(reply));
+  co_return reply;
 }
 
 asio::awaitable<void> Actor::ensure_session() {
   if (!session_.empty()) co_return;
-  session_ = co_await main_.initialize();
+  try {
+    session_ = co_await main_.initialize();
+  } catch (const bench::McpFailure& e) {
+    // initialize answered, but not with a session: a full session cap is what matters here.
+    if (std::string(e.what()).find("HTTP 429") != std::string::npos)
+      tally_.refused_for_cap("initialize", e.what());
+    throw;
+  }
   workspace_value_.clear();
 }
 
@@ -90,6 +116,11 @@ asio::awaitable<void> Actor::run(std::chrono::steady_clock::time_point deadline)
       session_.clear();
     }
   }
+  // An abandoning client just goes, as it always does.
+  if (behaviour_ == Behaviour::abandoning && !session_.empty()) {
+    ++tally_.abandoned;
+    session_.clear();
+  }
   if (!session_.empty()) {
     try {
       co_await main_.end(session_);
@@ -101,6 +132,11 @@ asio::awaitable<void> Actor::run(std::chrono::steady_clock::time_point deadline)
 
 asio::awaitable<void> Actor::play_one() {
   co_await ensure_session();
+  if (behaviour_ == Behaviour::abandoning) {
+    tally_.done["short_task"]++;
+    co_await short_task_then_leave();
+    co_return;
+  }
   // Weights: mostly ordinary calls, with every kind of trouble mixed in.
   static const std::vector<std::pair<int, const char*>> weights = {
       {20, "arithmetic"}, {10, "python"}, {8, "exit"},       {8, "workspace"},
@@ -246,6 +282,31 @@ asio::awaitable<void> Actor::delete_mid_call() {
 asio::awaitable<void> Actor::abandon_session() {
   // Walk away without DELETE: the idle sweep must end it and its sandbox.
   co_await call(main_, main_.next_id(), "bash", "sleep 1000 > /dev/null 2>&1 &", 5);
+  ++tally_.abandoned;
+  session_.clear();
+}
+
+asio::awaitable<void> Actor::short_task_then_leave() {
+  // A file written, then read back by one or two later calls: whether the sandbox stayed live
+  // or was hibernated for room meanwhile, the file is there.
+  std::string value = std::to_string(random_());
+  auto wrote =
+      co_await call(main_, main_.next_id(), "bash", "printf " + value + " > /work/task", 30);
+  expect(!is_tool_error(wrote) && structured(wrote).is_object(), "short_task", describe(wrote));
+  int reads = std::uniform_int_distribution<int>(1, 2)(random_);
+  for (int i = 0; i < reads; ++i) {
+    auto read = co_await call(main_, main_.next_id(), "bash", "cat /work/task", 30);
+    auto s = structured(read);
+    expect(!is_tool_error(read) && s.is_object() && s["stdout"] == value, "short_task",
+           describe(read) + " expected '" + value + "'");
+  }
+  // Most real clients never send DELETE; one in five here does.
+  if (std::uniform_int_distribution<int>(0, 4)(random_) == 0) {
+    auto reply = co_await main_.send("DELETE", session_, {});
+    expect(reply.status == 200 || reply.status == 204, "short_task", describe(reply));
+  } else {
+    ++tally_.abandoned;
+  }
   session_.clear();
 }
 

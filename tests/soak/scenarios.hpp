@@ -15,17 +15,26 @@ struct Tally {
   std::map<std::string, long> done;  // per scenario
   long wrong_answers = 0;            // a well-formed request got an answer it must not get
   long transport_errors = 0;         // connection failures (never expected on loopback)
+  // Refused for a full cap (sessions, sandboxes, memory): caps make room, so never expected.
+  long cap_refusals = 0;
+  long abandoned = 0;  // sessions left without DELETE
   std::vector<std::string> first_problems;
   void wrong(const std::string& scenario, const std::string& what);
   void transport(const std::string& scenario, const std::string& what);
+  void refused_for_cap(const std::string& scenario, const std::string& what);
 };
+
+// How a simulated client behaves. `mixed`: a random mix of good and bad requests, one session
+// kept until something ends it. `abandoning`: like most real clients, a new session for each
+// short task (a file written, read back), then gone without DELETE most of the time.
+enum class Behaviour { mixed, abandoning };
 
 // One simulated client: holds (at most) one session and two connections, and plays scenarios
 // until the deadline.
 class Actor {
  public:
   Actor(boost::asio::any_io_executor executor, boost::asio::ip::tcp::endpoint server,
-        std::string token, unsigned seed, Tally& tally);
+        std::string token, unsigned seed, Tally& tally, Behaviour behaviour = Behaviour::mixed);
   boost::asio::awaitable<void> run(std::chrono::steady_clock::time_point deadline);
 
  private:
@@ -42,6 +51,7 @@ class Actor {
   boost::asio::awaitable<void> abandon_session();
   boost::asio::awaitable<void> delete_session();
   boost::asio::awaitable<void> bad_request();
+  boost::asio::awaitable<void> short_task_then_leave();
 
   // tools/call execute with the reply unchecked.
   boost::asio::awaitable<bench::McpClient::Reply> call(bench::McpClient& client, int id,
@@ -55,6 +65,7 @@ class Actor {
   bench::McpClient main_, side_;  // side_: the second connection for cancel / DELETE mid-call
   std::mt19937 random_;
   Tally& tally_;
+  const Behaviour behaviour_;
   std::string session_;
   std::string workspace_value_;  // what /work/value holds in this session's sandbox, if set
 };

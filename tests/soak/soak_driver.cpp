@@ -6,7 +6,13 @@
 // gateway's memory came back to its baseline.
 //
 //   soak_driver --sandgate PATH [--seconds N] [--clients N] [--hostile N] [--seed N]
+//               [--abandoning N] [--max-sandboxes N] [--max-sessions-per-tenant N]
 //               [--report FILE]
+//
+// --abandoning adds clients that open a session per short task and mostly leave it without
+// DELETE (as most real clients do); with the caps set well below the sessions they open, the
+// gateway must make room (hibernate idle sandboxes, end idle sessions) and never refuse a call
+// for a cap, and live sandboxes must stay within --max-sandboxes.
 //
 // Exit status 0 only when every check passed; the report (JSON) says what was done and found.
 #include <signal.h>
@@ -56,6 +62,9 @@ struct Options {
   int clients = 16;
   int hostile = 2;
   unsigned seed = 1;
+  int abandoning = 0;
+  int max_sandboxes = 0;  // 0: the gateway's default
+  int max_sessions_per_tenant = 1000;
   std::string report;
 };
 
@@ -75,6 +84,12 @@ Options parse(int argc, char** argv) {
       o.hostile = std::stoi(value);
     else if (arg == "--seed")
       o.seed = static_cast<unsigned>(std::stoul(value));
+    else if (arg == "--abandoning")
+      o.abandoning = std::stoi(value);
+    else if (arg == "--max-sandboxes")
+      o.max_sandboxes = std::stoi(value);
+    else if (arg == "--max-sessions-per-tenant")
+      o.max_sessions_per_tenant = std::stoi(value);
     else if (arg == "--report")
       o.report = value;
     else
@@ -110,13 +125,17 @@ void run_actors(asio::io_context& io, ServerProcess& gateway, const std::string&
   for (int i = 0; i < options.clients; ++i)
     actors.push_back(std::make_unique<sandgate::soak::Actor>(io.get_executor(), gateway.endpoint(),
                                                              token, seed * 1000 + i, tally));
+  for (int i = 0; i < options.abandoning; ++i)
+    actors.push_back(std::make_unique<sandgate::soak::Actor>(
+        io.get_executor(), gateway.endpoint(), token, seed * 1000 + 300 + i, tally,
+        sandgate::soak::Behaviour::abandoning));
   std::vector<std::unique_ptr<sandgate::soak::HostileActor>> hostile;
   for (int i = 0; i < options.hostile; ++i)
     hostile.push_back(std::make_unique<sandgate::soak::HostileActor>(
         io.get_executor(), gateway.endpoint(), token, kBodyLimitBytes, seed * 1000 + 500 + i,
         tally));
   auto deadline = std::chrono::steady_clock::now() + duration;
-  int running = options.clients + options.hostile;
+  int running = static_cast<int>(actors.size() + hostile.size());
   auto on_end = [&](std::exception_ptr failure) {
     --running;
     if (failure) tally.transport("actor", "ended by an exception");
@@ -141,16 +160,32 @@ int main(int argc, char** argv) {
   const std::string token = "soak-token-" + std::to_string(options.seed);
   auto mounts_before = sandgate::test::mount_count();
   auto scratch_before = host_scratch_entries();
-  ServerProcess gateway(
-      "sandgate",
-      {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn", "--session-idle-timeout",
-       std::to_string(kIdleTimeoutSeconds), "--max-sessions-per-tenant", "1000", "--max-processes",
-       "64", "--body-limit-bytes", std::to_string(kBodyLimitBytes)},
-      {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, "/readyz");
+  std::vector<std::string> args = {options.sandgate,
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--log-level",
+                                   "warn",
+                                   "--session-idle-timeout",
+                                   std::to_string(kIdleTimeoutSeconds),
+                                   "--max-sessions-per-tenant",
+                                   std::to_string(options.max_sessions_per_tenant),
+                                   "--max-processes",
+                                   "64",
+                                   "--body-limit-bytes",
+                                   std::to_string(kBodyLimitBytes)};
+  if (options.max_sandboxes > 0) {
+    args.push_back("--max-sandboxes");
+    args.push_back(std::to_string(options.max_sandboxes));
+  }
+  ServerProcess gateway("sandgate", args, {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"},
+                        "/readyz");
   asio::io_context io;
   sandgate::soak::Tally tally;
   json report = {{"seconds", options.seconds},
                  {"clients", options.clients},
+                 {"abandoning_clients", options.abandoning},
+                 {"max_sandboxes", options.max_sandboxes},
+                 {"max_sessions_per_tenant", options.max_sessions_per_tenant},
                  {"hostile_clients", options.hostile},
                  {"seed", options.seed},
                  {"machine", sandgate::bench::machine()}};
@@ -166,10 +201,12 @@ int main(int argc, char** argv) {
   tally = {};
 
   long peak_kib = baseline_kib;
+  long peak_sandboxes = 0;  // live sandboxes, as /metrics says
   std::atomic<bool> sampling{true};
   std::thread sampler([&] {
     while (sampling) {
       peak_kib = std::max(peak_kib, gateway.rss_kib());
+      peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes"));
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
@@ -179,6 +216,15 @@ int main(int argc, char** argv) {
   double ran_s = sandgate::bench::ms_since(started) / 1000;
   sampling = false;
   sampler.join();
+
+  // How the gateway made room while the caps were full.
+  json made_room;
+  for (const char* name : {"sandgate_hibernations_total{reason=\"sandbox_cap\"}",
+                           "sandgate_hibernations_total{reason=\"memory_budget\"}",
+                           "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"}",
+                           "sandgate_sessions_evicted_total{reason=\"tenant_cap\"}",
+                           "sandgate_resumes_total", "sandgate_sessions_created_total"})
+    made_room[name] = metric(gateway, name);
 
   // Abandoned sessions end by the idle sweep; wait for it, then everything must be gone.
   long sessions = -1, sandboxes = -1;
@@ -211,6 +257,10 @@ int main(int argc, char** argv) {
   report["by_scenario"] = tally.done;
   report["wrong_answers"] = tally.wrong_answers;
   report["transport_errors"] = tally.transport_errors;
+  report["cap_refusals"] = tally.cap_refusals + warmup.cap_refusals;
+  report["sessions_abandoned"] = tally.abandoned;
+  report["peak_live_sandboxes"] = peak_sandboxes;
+  report["made_room"] = made_room;
   report["warmup_wrong_answers"] = warmup.wrong_answers + warmup.transport_errors;
   report["problems"] = tally.first_problems;
   for (const auto& problem : warmup.first_problems) report["problems"].push_back(problem);
@@ -227,11 +277,14 @@ int main(int argc, char** argv) {
                           {"processes", processes_after_exit},
                           {"host_mounts_delta", mounts_delta},
                           {"new_host_files", new_scratch}};
+  const bool within_sandbox_cap =
+      options.max_sandboxes == 0 || peak_sandboxes <= options.max_sandboxes;
   bool ok = tally.wrong_answers == 0 && tally.transport_errors == 0 && warmup.wrong_answers == 0 &&
-            warmup.transport_errors == 0 && sessions == 0 && sandboxes == 0 &&
-            supervisors_left.empty() && cgroups_while_idle == 0 && exit_status == 0 &&
-            cgroups_after_exit == 0 && processes_after_exit == 0 && mounts_delta == 0 &&
-            new_scratch.empty() && (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
+            warmup.transport_errors == 0 && tally.cap_refusals == 0 && warmup.cap_refusals == 0 &&
+            within_sandbox_cap && sessions == 0 && sandboxes == 0 && supervisors_left.empty() &&
+            cgroups_while_idle == 0 && exit_status == 0 && cgroups_after_exit == 0 &&
+            processes_after_exit == 0 && mounts_delta == 0 && new_scratch.empty() &&
+            (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
   report["passed"] = ok;
   std::cout << report.dump(2) << "\n";
   if (!options.report.empty()) std::ofstream(options.report) << report.dump(2) << "\n";

@@ -133,6 +133,33 @@ TEST_CASE("the semaphore is FIFO and bounded", "[unit][registry]") {
   CHECK(order == std::vector<int>{1, -4, 2, 3});
 }
 
+TEST_CASE("try_acquire takes a free permit and never waits or jumps the queue",
+          "[unit][registry]") {
+  boost::asio::io_context io;
+  session::AsyncSemaphore sem(1, 4);
+  auto first = sem.try_acquire();
+  REQUIRE(first);
+  CHECK_FALSE(sem.try_acquire());  // taken: no, at once
+  bool waiter_got = false;
+  session::AsyncSemaphore::Permit waiter;
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        waiter = co_await sem.acquire();
+        waiter_got = static_cast<bool>(waiter);
+      },
+      boost::asio::detached);
+  io.poll();
+  CHECK_FALSE(waiter_got);
+  first.reset();  // handed to the waiter, not left for try_acquire
+  CHECK_FALSE(sem.try_acquire());
+  io.restart();
+  io.poll();
+  CHECK(waiter_got);
+  waiter.reset();
+  CHECK(sem.try_acquire());
+}
+
 TEST_CASE("session ids are unguessable: 128 random bits, never repeated", "[unit][registry]") {
   std::set<std::string> seen;
   std::array<int, 16> digit_counts{};
