@@ -139,6 +139,7 @@ std::size_t StateStore::adopt(const std::vector<std::string>& session_ids) {
   int listing = ::dup(dir_fd_);
   DIR* d = listing >= 0 ? ::fdopendir(listing) : nullptr;
   if (d == nullptr) return 0;
+  ::rewinddir(d);  // a dup shares its offset: the constructor's listing left it at the end
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (!ends_with(name, kSuffix)) continue;
