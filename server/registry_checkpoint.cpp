@@ -15,9 +15,15 @@ RegistryCheckpoint::RegistryCheckpoint(asio::any_io_executor executor, session::
     : registry_(registry), dir_(std::move(dir)), timer_(executor) {}
 
 bool RegistryCheckpoint::write_locked() {
-  std::string text = session::serialize(registry_.save());
+  std::string text, error;
+  try {
+    text = session::serialize(registry_.save());
+  } catch (const std::exception& e) {
+    // Out of memory, say: the previous checkpoint stays, and the next one tries again.
+    log_event(LogLevel::error, "sessions_save_failed", {{"dir", dir_}, {"problem", e.what()}});
+    return false;
+  }
   if (text == last_) return true;
-  std::string error;
   if (!session::write_saved_registry(dir_, text, error)) {
     log_event(LogLevel::error, "sessions_save_failed", {{"dir", dir_}, {"problem", error}});
     return false;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -178,20 +179,35 @@ std::string errno_text(const char* what) {
 }  // namespace
 
 std::string serialize(const SavedRegistry& registry) {
-  json sessions = json::array();
-  for (const auto& s : registry.sessions)
-    sessions.push_back({{"id", s.id},
-                        {"kind", s.kind == SessionKind::handle ? "handle" : "session"},
-                        {"tenant", s.tenant},
-                        {"created_unix_ms", s.created_unix_ms},
-                        {"last_used_unix_ms", s.last_used_unix_ms},
-                        {"spend_usd", s.spend_usd},
-                        {"sandbox", sandbox_name(s.sandbox)}});
-  json doc = {{"format", kFormat},
-              {"version", kVersion},
-              {"replica", registry.replica},
-              {"sessions", std::move(sessions)}};
-  return doc.dump() + "\n";
+  // Written by hand, one entry a line: the gateway checkpoints this on a timer, and a JSON tree
+  // of 50,000 entries costs far more than the text. Names are quoted by nlohmann (invalid UTF-8
+  // replaced, never thrown on); ids are the gateway's own ([a-z0-9._-] only).
+  auto quoted = [](const std::string& s) {
+    return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  auto number = [](double v) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, std::isfinite(v) ? v : 0.0);
+    return ec == std::errc() ? std::string(buf, end) : std::string("0");
+  };
+  std::string out = std::string("{\"format\":\"") + kFormat +
+                    "\",\"version\":" + std::to_string(kVersion) +
+                    ",\"replica\":" + quoted(registry.replica) + ",\"sessions\":[";
+  out.reserve(out.size() + registry.sessions.size() * 220);
+  const char* separator = "\n";
+  for (const auto& s : registry.sessions) {
+    out += separator;
+    separator = ",\n";
+    out += "{\"id\":\"" + s.id + "\",\"kind\":\"" +
+           (s.kind == SessionKind::handle ? "handle" : "session") +
+           "\",\"tenant\":" + quoted(s.tenant) +
+           ",\"created_unix_ms\":" + std::to_string(s.created_unix_ms) +
+           ",\"last_used_unix_ms\":" + std::to_string(s.last_used_unix_ms) +
+           ",\"spend_usd\":" + number(s.spend_usd) + ",\"sandbox\":\"" + sandbox_name(s.sandbox) +
+           "\"}";
+  }
+  out += "\n]}\n";
+  return out;
 }
 
 ParsedRegistry parse_saved_registry(std::string_view text) {

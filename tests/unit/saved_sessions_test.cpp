@@ -68,6 +68,12 @@ TEST_CASE("a saved registry reads back exactly as written", "[unit][restart]") {
     CHECK(parsed.skipped == 0);
     CHECK(*parsed.registry == r);
   }
+  // A tenant name that is not UTF-8 (the tokens file takes any word) is written, not thrown on.
+  auto odd = sample();
+  odd.sessions[0].tenant = "caf\xff\"\\";
+  auto back = session::parse_saved_registry(session::serialize(odd));
+  REQUIRE(back.registry);
+  CHECK(back.registry->sessions.size() == 3);
   // Fields a later version may add are ignored.
   auto r = sample();
   auto parsed = session::parse_saved_registry(with_field(r, 0, "future_field", {1, 2}));
