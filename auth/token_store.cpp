@@ -176,4 +176,11 @@ std::shared_ptr<const Tenant> TokenStore::find(std::string_view token) const {
   return match ? std::shared_ptr<const Tenant>(entries, match) : nullptr;
 }
 
+std::shared_ptr<const Tenant> TokenStore::find_tenant(std::string_view name) const {
+  auto entries = snapshot();
+  for (const auto& e : *entries)
+    if (e.tenant.name == name) return std::shared_ptr<const Tenant>(entries, &e.tenant);
+  return nullptr;
+}
+
 }  // namespace sandgate::auth

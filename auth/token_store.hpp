@@ -47,6 +47,8 @@ class TokenStore {
 
   // The tenant whose token this is, or null; every entry is compared, whatever matches first.
   std::shared_ptr<const Tenant> find(std::string_view token) const;
+  // The tenant of this name (a restarted gateway's saved sessions name tenants), or null.
+  std::shared_ptr<const Tenant> find_tenant(std::string_view name) const;
   std::size_t size() const;
   // Every token and tenant at once from `fresh` (which is left empty), safe while other
   // threads call find().

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -17,6 +18,7 @@
 #include "isolation_notes.hpp"
 #include "logging.hpp"
 #include "mcp/mcp_endpoint.hpp"
+#include "registry_checkpoint.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/supervisor.hpp"
 #include "session/registry.hpp"
@@ -70,6 +72,33 @@ std::uint32_t default_tenant_call_cap(const Config& config) {
   if (set) return std::min(set, pool);
   if (config.no_auth || config.token_file.empty()) return pool;
   return std::max<std::uint32_t>(1, pool / 2);
+}
+
+// A tenant's current policy by name, for sessions a restarted gateway serves again; nullopt
+// when the tenant is gone from the tokens file (its sessions are dropped).
+std::optional<session::TenantPolicy> tenant_policy(const Config& config,
+                                                   const auth::TokenStore* tokens,
+                                                   const std::string& name) {
+  if (!tokens) {
+    if (config.no_auth && name == "anonymous")
+      return session::TenantPolicy{name, std::nullopt, std::nullopt, std::nullopt};
+    return std::nullopt;
+  }
+  auto tenant = tokens->find_tenant(name);
+  if (!tenant) return std::nullopt;
+  return session::TenantPolicy{tenant->name, tenant->max_sessions, tenant->spend_cap_usd,
+                               tenant->max_concurrent_calls};
+}
+
+// As often as the registry sweeps: a checkpoint sees each hibernation soon after it happens.
+std::chrono::milliseconds checkpoint_interval(const session::RegistryConfig& c) {
+  auto every = c.sweep_interval;
+  auto half = [](std::chrono::seconds s) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(s) / 2;
+  };
+  every = std::min(every, half(c.idle_timeout));
+  if (c.hibernate_after.count() > 0) every = std::min(every, half(c.hibernate_after));
+  return std::max(std::chrono::milliseconds(100), every);
 }
 
 unsigned thread_count(const Config& config) {
@@ -126,12 +155,15 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
   std::unique_ptr<session::StateStore> state;
+  // With a --state-dir of its own choosing the operator keeps the registry and its archives
+  // across restarts; a private default directory is removed at exit, as it always was.
+  const bool keep_sessions = !config.state_dir.empty();
   if (config.registry.hibernate_after.count() > 0) {
     try {
       bool own_dir = config.state_dir.empty();
       state = std::make_unique<session::StateStore>(
           own_dir ? session::default_state_dir() : config.state_dir, config.state_max_bytes,
-          own_dir);
+          own_dir, keep_sessions);
     } catch (const std::exception& e) {
       // A --state-dir that cannot be used is the operator's mistake; no writable default
       // (a read-only root without /tmp) only turns hibernation off.
@@ -147,10 +179,19 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
       log_event(LogLevel::warn, "hibernation_archive_dropped",
                 {{"file", file}, {"bytes", bytes}, {"why", "--state-max-mb reached"}});
     };
-    if (state->left_over() > 0)
-      log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
   }
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
+  std::unique_ptr<RegistryCheckpoint> checkpoint;
+  if (state && keep_sessions) {
+    restore_saved_sessions(registry, *state, [&](const std::string& name) {
+      return tenant_policy(config, tokens ? &*tokens : nullptr, name);
+    });
+    checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state->dir());
+    asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)),
+                   asio::detached);
+  }
+  if (state && state->left_over() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
   registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
     log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
   };
@@ -276,9 +317,27 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     reload_signal.cancel();
     server.stop_accepting();
     grace.expires_after(config.shutdown_grace);
-    registry.end_all();
-    host.shutdown();
-    wait_for_drain();
+    if (!checkpoint) {
+      registry.end_all();
+      host.shutdown();
+      wait_for_drain();
+      return;
+    }
+    // Restart survival: idle sandboxes are hibernated (within half the grace period), the
+    // registry is written, and only then are the sessions let go of, their archives kept.
+    // Calls in flight end as without it.
+    auto deadline = std::chrono::steady_clock::now() + config.shutdown_grace / 2;
+    asio::co_spawn(
+        background, registry.hibernate_all_idle(deadline),
+        [&](std::exception_ptr, std::size_t hibernated) {
+          bool saved = checkpoint->finish();
+          log_event(
+              LogLevel::info, "sessions_saved",
+              {{"sessions", registry.size()}, {"hibernated_now", hibernated}, {"written", saved}});
+          registry.release_all("the gateway is restarting");
+          host.shutdown();
+          wait_for_drain();
+        });
   });
 
   std::vector<std::thread> threads;

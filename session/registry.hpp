@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "saved_sessions.hpp"
 #include "session.hpp"
 
 namespace sandgate::session {
@@ -76,6 +77,15 @@ struct Eviction {
   bool hibernated = false;
 };
 
+// What restore() did with a saved registry (for the log).
+struct RestoreReport {
+  std::vector<std::string> ids;  // restored: their archives are the ones to keep
+  std::size_t sessions = 0, handles = 0, with_sandbox = 0;
+  std::size_t unknown_tenant = 0;  // their tenant is no longer in the tokens file
+  std::size_t expired = 0;         // idle past the idle timeout by now
+  std::size_t duplicate = 0;       // an id this registry already has
+};
+
 class Registry {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
@@ -122,6 +132,21 @@ class Registry {
   std::uint64_t idle_hibernations() const { return idle_hibernations_; }
   // Told (session id hash, why) when a hibernation was tried and failed: for the log.
   std::function<void(const std::string&, const std::string&)> on_hibernate_failed;
+
+  // Restart survival (registry_restart.cpp). The registry as the state directory keeps it:
+  // every session and handle that has not ended, sorted by id.
+  SavedRegistry save() const;
+  // Serves the saved sessions again, with their tenant's current policy, age, spend and
+  // sandbox (resumed on their next call). `tenant_of` says a tenant's policy, or nullopt when
+  // it no longer exists: its sessions are dropped.
+  RestoreReport restore(
+      const SavedRegistry& saved,
+      const std::function<std::optional<TenantPolicy>(const std::string&)>& tenant_of);
+  // Hibernates every live sandbox with no call running or waiting, however recently used,
+  // several at a time; none is started after `deadline`. For a graceful stop. Returns how many.
+  boost::asio::awaitable<std::size_t> hibernate_all_idle(Session::Clock::time_point deadline);
+  // end_all(), but hibernated sandboxes' archives stay: the gateway's successor resumes them.
+  void release_all(const std::string& why);
 
   std::size_t size() const;  // sessions and handles
   std::size_t handles() const;

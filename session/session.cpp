@@ -5,19 +5,26 @@ namespace asio = boost::asio;
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
                  sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
-                 std::size_t queue_depth, SessionKind kind, StateStore* store)
+                 std::size_t queue_depth, SessionKind kind, StateStore* store,
+                 const RestoredSession* restored)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       kind_(kind),
       limits_(limits),
-      created_(Clock::now()),
-      last_used_(created_.time_since_epoch().count()),
+      created_(restored ? restored->created : Clock::now()),
+      last_used_((restored ? restored->last_used : created_).time_since_epoch().count()),
       host_(host),
       gateway_slots_(gateway_slots),
       tenant_call_cap_(tenant_call_cap),
       call_order_(1, queue_depth),
       account_(limits_, created_),
-      store_(store) {}
+      store_(store) {
+  if (!restored) return;
+  // Its spend and lifetime go on where they were; its sandbox comes back on the next call.
+  account_.settle(restored->spent_usd);
+  hibernated_ = restored->had_sandbox && store_ != nullptr;
+  lost_files_why_ = restored->lost_files_why;
+}
 
 Session::~Session() {
   end();
@@ -74,13 +81,32 @@ void Session::account_for_locked(sandbox::RunResult& run,
   }
 }
 
+void Session::end_keeping_archive(std::string why) {
+  {
+    std::lock_guard lock(mutex_);
+    keep_archive_ = true;
+  }
+  end(std::move(why));
+}
+
+Session::SavedState Session::saved_state() const {
+  std::lock_guard lock(mutex_);
+  SavedState out;
+  out.spend_usd = account_.settled_usd() + (sandbox_ ? sandbox_->spend_usd() : 0.0);
+  out.live = sandbox_ && !sandbox_->ended();
+  out.hibernated = hibernated_;
+  return out;
+}
+
 void Session::end(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
   bool first = false;
+  bool keep_archive = false;
   {
     std::lock_guard lock(mutex_);
     if (!ended_) end_why_ = why;
     first = !ended_;
+    keep_archive = keep_archive_;
     ended_ = true;
     sandbox = std::move(sandbox_);
     hibernated_ = false;
@@ -88,7 +114,7 @@ void Session::end(std::string why) {
   // After ended_ is set: a hibernation finishing now sees it and removes its own archive. Only
   // the first end: a session kept alive past the gateway's shutdown (by a coroutine frame) may
   // be destroyed after the store.
-  if (first && store_) store_->remove(id_);
+  if (first && store_ && !keep_archive) store_->remove(id_);
   // A running call sees its sandbox end and answers with a tool error saying so; calls still
   // waiting their turn find the session ended.
   if (!sandbox) return;
@@ -204,10 +230,17 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
   auto archive = store_->get(id_);
   store_->remove(id_);
   ++store_->resumes;
+  std::string lost;  // set for a restored session only, and said at most once
+  {
+    std::lock_guard lock(mutex_);
+    lost = std::exchange(lost_files_why_, {});
+  }
   if (!archive) {
     out.resumed = Resumed::without_files;
     out.resumed_why =
-        "its files were dropped to keep the gateway's hibernation storage within its cap";
+        lost.empty() ? "its files were dropped to keep the gateway's hibernation storage within "
+                       "its cap"
+                     : lost;
     co_return fresh;
   }
   auto restored = co_await fresh->restore_work(std::move(*archive));

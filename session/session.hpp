@@ -58,6 +58,17 @@ struct ExecuteResult {
 // passed back in tool arguments (both eras). One never stands in for the other.
 enum class SessionKind { session, handle };
 
+// A session brought back from the registry a previous gateway wrote (see saved_sessions): its
+// age, spend and sandbox so far.
+struct RestoredSession {
+  std::chrono::steady_clock::time_point created, last_used;
+  double spent_usd = 0;
+  // It had a sandbox: the next call resumes it, with its archive when the store holds one,
+  // else with an empty /work and `lost_files_why`.
+  bool had_sandbox = false;
+  std::string lost_files_why;
+};
+
 class Session {
  public:
   using Clock = std::chrono::steady_clock;
@@ -65,7 +76,8 @@ class Session {
   // `gateway_slots`), as the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
           CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth,
-          SessionKind kind = SessionKind::session, StateStore* store = nullptr);
+          SessionKind kind = SessionKind::session, StateStore* store = nullptr,
+          const RestoredSession* restored = nullptr);
   ~Session();
 
   const std::string& id() const { return id_; }
@@ -90,6 +102,9 @@ class Session {
   // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent; the
   // first `why` is what calls still running or waiting are told.
   void end(std::string why = "the session ended");
+  // end(), but a hibernated sandbox's archive stays in the store: for a gateway stopping with
+  // its registry saved, whose successor serves this session again.
+  void end_keeping_archive(std::string why);
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
@@ -107,6 +122,12 @@ class Session {
   // failed before (such a sandbox is ended when room is needed).
   bool can_hibernate() const;
   bool hibernated() const;
+  // What the registry file records of the session besides its names and times.
+  struct SavedState {
+    double spend_usd = 0;
+    bool live = false, hibernated = false;
+  };
+  SavedState saved_state() const;
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
@@ -147,8 +168,11 @@ class Session {
   std::shared_ptr<sandbox::Sandbox> sandbox_;
   SessionAccount account_;
   std::map<std::string, std::shared_ptr<sandbox::CallControl>> calls_;
-  StateStore* const store_;  // null: hibernation off
-  bool hibernated_ = false;  // the archive (if the store kept it) waits for the next call
+  StateStore* const store_;    // null: hibernation off
+  bool hibernated_ = false;    // the archive (if the store kept it) waits for the next call
+  bool keep_archive_ = false;  // end_keeping_archive: the gateway's successor resumes it
+  // Why a restored session's sandbox comes back without files when it has no archive.
+  std::string lost_files_why_;
   // A sandbox whose packing failed is not tried again (it would fail the same way each sweep).
   const sandbox::Sandbox* pack_failed_ = nullptr;
 };

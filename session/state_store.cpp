@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <system_error>
 #include <vector>
 
@@ -58,7 +60,8 @@ void make_private_dir(const std::string& dir) {
 
 }  // namespace
 
-StateStore::StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end)
+StateStore::StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end,
+                       bool keep_archives)
     : dir_(std::move(dir)), max_bytes_(max_bytes), remove_dir_at_end_(remove_dir_at_end) {
   make_private_dir(dir_);
   dir_fd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -70,7 +73,8 @@ StateStore::StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir
   std::vector<std::string> stale;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (ends_with(name, kSuffix) || name.find(kTempSuffix) != std::string::npos)
+    bool archive = ends_with(name, kSuffix);
+    if ((archive && !keep_archives) || name.find(kTempSuffix) != std::string::npos)
       stale.push_back(name);
   }
   ::closedir(d);
@@ -108,17 +112,9 @@ void StateStore::remove_locked(const std::string& name) {
   ::unlinkat(dir_fd_, name.c_str(), 0);
 }
 
-bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error) {
-  if (bytes.size() > max_bytes_) {
-    error = "the archive is larger than the state directory's cap (--state-max-mb)";
-    return false;
-  }
-  std::string name = file_name(session_id);
-  std::string temp = name + kTempSuffix;
-  std::lock_guard lock(mutex_);
-  remove_locked(name);
-  // Oldest first, until the new archive fits.
-  while (total_ + bytes.size() > max_bytes_ && !entries_.empty()) {
+void StateStore::make_room_locked(std::uint64_t incoming) {
+  // Oldest first, until `incoming` fits.
+  while (total_ + incoming > max_bytes_ && !entries_.empty()) {
     auto oldest = entries_.begin();
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->second.order < oldest->second.order) oldest = it;
@@ -128,6 +124,66 @@ bool StateStore::put(const std::string& session_id, const std::string& bytes, st
     ++dropped;
     if (on_drop) on_drop(dropped_name, dropped_size);
   }
+}
+
+std::size_t StateStore::adopt(const std::vector<std::string>& session_ids) {
+  std::set<std::string> wanted;
+  for (const auto& id : session_ids) wanted.insert(file_name(id));
+  struct Found {
+    std::string name;
+    std::uint64_t size;
+    struct timespec mtime;
+  };
+  std::vector<Found> found;
+  std::vector<std::string> stale;
+  int listing = ::dup(dir_fd_);
+  DIR* d = listing >= 0 ? ::fdopendir(listing) : nullptr;
+  if (d == nullptr) return 0;
+  ::rewinddir(d);  // a dup shares its offset: the constructor's listing left it at the end
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (!ends_with(name, kSuffix)) continue;
+    struct stat st {};
+    // Only what this gateway's predecessor wrote: a regular file of this user, never a link.
+    bool ours = ::fstatat(dir_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(st.st_mode) && st.st_uid == ::geteuid();
+    if (ours && wanted.count(name))
+      found.push_back({name, static_cast<std::uint64_t>(st.st_size), st.st_mtim});
+    else
+      stale.push_back(name);
+  }
+  ::closedir(d);
+  for (const auto& name : stale)
+    if (::unlinkat(dir_fd_, name.c_str(), 0) == 0) ++left_over_;
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.mtime.tv_sec != b.mtime.tv_sec ? a.mtime.tv_sec < b.mtime.tv_sec
+                                            : a.mtime.tv_nsec < b.mtime.tv_nsec;
+  });
+  std::lock_guard lock(mutex_);
+  for (const auto& f : found) {
+    entries_[f.name] = Entry{f.size, next_order_++};
+    total_ += f.size;
+  }
+  // A smaller --state-max-mb than the previous gateway's: the oldest go, as they would have.
+  make_room_locked(0);
+  return found.size();
+}
+
+bool StateStore::has(const std::string& session_id) const {
+  std::lock_guard lock(mutex_);
+  return entries_.count(file_name(session_id)) > 0;
+}
+
+bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error) {
+  if (bytes.size() > max_bytes_) {
+    error = "the archive is larger than the state directory's cap (--state-max-mb)";
+    return false;
+  }
+  std::string name = file_name(session_id);
+  std::string temp = name + kTempSuffix;
+  std::lock_guard lock(mutex_);
+  remove_locked(name);
+  make_room_locked(bytes.size());
   ::unlinkat(dir_fd_, temp.c_str(), 0);
   int fd =
       ::openat(dir_fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

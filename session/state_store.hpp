@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sandgate::session {
 
@@ -21,9 +22,11 @@ class StateStore {
  public:
   // `dir` is created (0700) when missing; `remove_dir_at_end`: the store made it and removes
   // it (with what is left in it) when destroyed. Archives a previous gateway left there are
-  // removed: this gateway cannot serve their sessions (restart is not supported yet).
+  // removed, unless `keep_archives`: then they wait for adopt(), which keeps those of the
+  // sessions the saved registry brings back. Temporaries (torn writes) are always removed.
   // Throws std::system_error when the directory cannot be used.
-  StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end);
+  StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir_at_end,
+             bool keep_archives = false);
   ~StateStore();
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
@@ -37,18 +40,25 @@ class StateStore {
   // The session's archive, or nullopt when there is none (never stored, dropped, damaged).
   std::optional<std::string> get(const std::string& session_id);
   void remove(const std::string& session_id);
+  // After a restart: takes over the archives a previous gateway left for these sessions
+  // (regular files of this user; oldest by modification time), removes every other archive,
+  // then drops the oldest while over max_bytes. Returns how many were taken over.
+  std::size_t adopt(const std::vector<std::string>& session_ids);
+  bool has(const std::string& session_id) const;
 
   const std::string& dir() const { return dir_; }
   std::string file_name(const std::string& session_id) const;  // "<hex>.sgz"
   std::uint64_t bytes() const;
   std::size_t count() const;
-  std::size_t left_over() const { return left_over_; }  // removed at start
+  std::size_t left_over() const { return left_over_; }  // removed at start (or by adopt)
 
   // Counters for /metrics.
   std::atomic<std::uint64_t> hibernations{0}, resumes{0}, dropped{0};
 
  private:
   void remove_locked(const std::string& name);
+  // Drops the oldest archives until `incoming` more bytes fit within max_bytes.
+  void make_room_locked(std::uint64_t incoming);
 
   std::string dir_;
   int dir_fd_ = -1;

@@ -82,6 +82,13 @@ test("the workload has probes, a grace period covering the drain, and the docume
   assert.ok(template.includes(`{replica}.${sts.spec.serviceName}:`), template);
   assert.equal(manifests["service-peers.yaml"].spec.clusterIP, "None");
   assert.equal(pod.volumes.find((v) => v.name === "tokens").secret.secretName, manifests["secret.example.yaml"].metadata.name);
+  // Restart survival: each replica's state directory is on a volume of its own, below the mount
+  // (the gateway makes the directory itself, 0700).
+  const claim = sts.spec.volumeClaimTemplates.find((t) => t.metadata.name === "state");
+  assert.ok(claim, "a volumeClaimTemplate named state");
+  const mount = c.volumeMounts.find((m) => m.name === "state");
+  const stateDir = c.env.find((e) => e.name === "SANDGATE_STATE_DIR").value;
+  assert.ok(stateDir.startsWith(mount.mountPath + "/"), `${stateDir} below ${mount.mountPath}`);
 });
 
 test("the Dockerfile builds from what the tree has and ships the runtimes", () => {

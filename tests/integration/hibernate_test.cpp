@@ -29,7 +29,9 @@ struct Setup {
   std::vector<std::filesystem::path> archives() const {
     std::vector<std::filesystem::path> out;
     std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(state, ec)) out.push_back(e.path());
+    // Archives only: an explicit --state-dir also holds the saved registry (sessions.json).
+    for (const auto& e : std::filesystem::directory_iterator(state, ec))
+      if (e.path().extension() == ".sgz") out.push_back(e.path());
     return out;
   }
 };

@@ -1,0 +1,98 @@
+#include "registry_checkpoint.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "logging.hpp"
+#include "session/saved_sessions.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+
+RegistryCheckpoint::RegistryCheckpoint(asio::any_io_executor executor, session::Registry& registry,
+                                       std::string dir)
+    : registry_(registry), dir_(std::move(dir)), timer_(executor) {}
+
+bool RegistryCheckpoint::write_locked() {
+  std::string text, error;
+  try {
+    text = session::serialize(registry_.save());
+  } catch (const std::exception& e) {
+    // Out of memory, say: the previous checkpoint stays, and the next one tries again.
+    log_event(LogLevel::error, "sessions_save_failed", {{"dir", dir_}, {"problem", e.what()}});
+    return false;
+  }
+  if (text == last_) return true;
+  if (!session::write_saved_registry(dir_, text, error)) {
+    log_event(LogLevel::error, "sessions_save_failed", {{"dir", dir_}, {"problem", error}});
+    return false;
+  }
+  last_ = std::move(text);
+  return true;
+}
+
+bool RegistryCheckpoint::write_if_changed() {
+  std::lock_guard lock(mutex_);
+  return finished_ || write_locked();
+}
+
+bool RegistryCheckpoint::finish() {
+  bool ok = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return true;
+    finished_ = true;
+    ok = write_locked();
+  }
+  asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
+  return ok;
+}
+
+asio::awaitable<void> RegistryCheckpoint::run(std::chrono::milliseconds interval) {
+  for (;;) {
+    timer_.expires_after(interval);
+    co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    {
+      std::lock_guard lock(mutex_);
+      if (finished_) co_return;
+      write_locked();
+    }
+  }
+}
+
+void restore_saved_sessions(
+    session::Registry& registry, session::StateStore& store,
+    const std::function<std::optional<session::TenantPolicy>(const std::string&)>& tenant_of) {
+  std::string path = store.dir() + "/" + session::kSavedSessionsFile;
+  auto ignored = [&](const std::string& problem) {
+    log_event(LogLevel::warn, "saved_sessions_ignored", {{"file", path}, {"problem", problem}});
+    store.adopt({});
+  };
+  auto file = session::read_saved_registry(store.dir());
+  if (file.absent) {
+    store.adopt({});
+    return;
+  }
+  if (!file.text) return ignored(file.problem);
+  auto parsed = session::parse_saved_registry(*file.text);
+  if (!parsed.registry) return ignored(parsed.problem);
+  if (parsed.registry->replica != registry.replica_name())
+    return ignored("it was written by replica '" + parsed.registry->replica +
+                   "', and this gateway is '" + registry.replica_name() + "'");
+  if (parsed.skipped > 0)
+    log_event(LogLevel::warn, "saved_sessions_skipped",
+              {{"file", path}, {"entries", parsed.skipped}, {"first_problem", parsed.problem}});
+  auto report = registry.restore(*parsed.registry, tenant_of);
+  std::size_t archives = store.adopt(report.ids);
+  log_event(LogLevel::info, "sessions_restored",
+            {{"sessions", report.sessions},
+             {"handles", report.handles},
+             {"with_sandbox", report.with_sandbox},
+             {"archives", archives},
+             {"dropped_unknown_tenant", report.unknown_tenant},
+             {"dropped_expired", report.expired},
+             {"archives_removed", store.left_over()}});
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,325 @@
+#include "saved_sessions.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "session_id.hpp"
+
+namespace sandgate::session {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "sandgate-sessions";
+constexpr int kVersion = 1;
+constexpr const char* kTempName = "sessions.json.tmp";
+// {"sessions": [ {...} ]}: three levels, and one more for what a later version may add to an
+// entry; anything deeper is not this file.
+constexpr std::size_t kMaxDepth = 4;
+constexpr std::size_t kMaxTenantBytes = 256;
+constexpr double kMaxSpendUsd = 1e12;
+
+const char* sandbox_name(SavedSandbox s) {
+  switch (s) {
+    case SavedSandbox::none:
+      return "none";
+    case SavedSandbox::live:
+      return "live";
+    case SavedSandbox::hibernated:
+      return "hibernated";
+  }
+  return "none";
+}
+
+// nlohmann's DOM builder behind a depth counter (as server/mcp/bounded_json): a deeper
+// document stops the parse before anything of that depth exists.
+class DepthBoundedSax {
+ public:
+  explicit DepthBoundedSax(json& root) : dom_(root, false) {}
+  bool null() { return dom_.null(); }
+  bool boolean(bool v) { return dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
+  bool number_float(json::number_float_t v, const json::string_t& s) {
+    return dom_.number_float(v, s);
+  }
+  bool string(json::string_t& s) { return dom_.string(s); }
+  bool binary(json::binary_t& b) { return dom_.binary(b); }
+  bool key(json::string_t& k) { return dom_.key(k); }
+  bool start_object(std::size_t n) { return enter() && dom_.start_object(n); }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) { return enter() && dom_.start_array(n); }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& ex) {
+    return dom_.parse_error(position, token, ex);
+  }
+
+ private:
+  bool enter() { return ++depth_ <= kMaxDepth; }
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::size_t depth_ = 0;
+};
+
+bool is_tenant_name(const std::string& s) {
+  if (s.empty() || s.size() > kMaxTenantBytes) return false;
+  for (unsigned char c : s)
+    if (c < 0x21 || c == 0x7f) return false;  // tokens-file names are single words
+  return true;
+}
+
+std::optional<std::int64_t> unix_ms(const json& entry, const char* key) {
+  auto it = entry.find(key);
+  if (it == entry.end() || !it->is_number_integer()) return std::nullopt;
+  auto v = it->get<std::int64_t>();
+  if (v < 0) return std::nullopt;
+  return v;
+}
+
+std::optional<std::string> text_field(const json& entry, const char* key) {
+  auto it = entry.find(key);
+  if (it == entry.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// One entry, checked field by field; the reason it is refused otherwise.
+std::optional<SavedSession> parse_entry(const json& entry, const std::string& replica,
+                                        std::string& problem) {
+  if (!entry.is_object()) {
+    problem = "an entry is not an object";
+    return std::nullopt;
+  }
+  SavedSession s;
+  auto kind = text_field(entry, "kind");
+  if (kind == "session")
+    s.kind = SessionKind::session;
+  else if (kind == "handle")
+    s.kind = SessionKind::handle;
+  else {
+    problem = "an entry has no valid kind";
+    return std::nullopt;
+  }
+  auto id = text_field(entry, "id");
+  bool id_ok =
+      id && (s.kind == SessionKind::session ? looks_like_session_id(*id) : looks_like_handle(*id));
+  if (!id_ok) {
+    problem = "an entry's id is not a session id or handle";
+    return std::nullopt;
+  }
+  // Only this replica's own sessions: one named for another replica is that replica's.
+  if (owner_replica(*id) != replica) {
+    problem = "an entry's id names another replica";
+    return std::nullopt;
+  }
+  s.id = std::move(*id);
+  auto tenant = text_field(entry, "tenant");
+  if (!tenant || !is_tenant_name(*tenant)) {
+    problem = "an entry has no valid tenant";
+    return std::nullopt;
+  }
+  s.tenant = std::move(*tenant);
+  auto created = unix_ms(entry, "created_unix_ms");
+  auto used = unix_ms(entry, "last_used_unix_ms");
+  if (!created || !used) {
+    problem = "an entry has no valid times";
+    return std::nullopt;
+  }
+  s.created_unix_ms = *created;
+  s.last_used_unix_ms = *used;
+  auto spend = entry.find("spend_usd");
+  if (spend == entry.end() || !spend->is_number() || !std::isfinite(spend->get<double>()) ||
+      spend->get<double>() < 0 || spend->get<double>() > kMaxSpendUsd) {
+    problem = "an entry has no valid spend";
+    return std::nullopt;
+  }
+  s.spend_usd = spend->get<double>();
+  auto sandbox = text_field(entry, "sandbox");
+  if (sandbox == "none")
+    s.sandbox = SavedSandbox::none;
+  else if (sandbox == "live")
+    s.sandbox = SavedSandbox::live;
+  else if (sandbox == "hibernated")
+    s.sandbox = SavedSandbox::hibernated;
+  else {
+    problem = "an entry has no valid sandbox state";
+    return std::nullopt;
+  }
+  return s;
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+std::string serialize(const SavedRegistry& registry) {
+  // Written by hand, one entry a line: the gateway checkpoints this on a timer, and a JSON tree
+  // of 50,000 entries costs far more than the text. Names are quoted by nlohmann (invalid UTF-8
+  // replaced, never thrown on); ids are the gateway's own ([a-z0-9._-] only).
+  auto quoted = [](const std::string& s) {
+    return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  auto number = [](double v) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, std::isfinite(v) ? v : 0.0);
+    return ec == std::errc() ? std::string(buf, end) : std::string("0");
+  };
+  std::string out = std::string("{\"format\":\"") + kFormat +
+                    "\",\"version\":" + std::to_string(kVersion) +
+                    ",\"replica\":" + quoted(registry.replica) + ",\"sessions\":[";
+  out.reserve(out.size() + registry.sessions.size() * 220);
+  const char* separator = "\n";
+  for (const auto& s : registry.sessions) {
+    out += separator;
+    separator = ",\n";
+    out += "{\"id\":\"" + s.id + "\",\"kind\":\"" +
+           (s.kind == SessionKind::handle ? "handle" : "session") +
+           "\",\"tenant\":" + quoted(s.tenant) +
+           ",\"created_unix_ms\":" + std::to_string(s.created_unix_ms) +
+           ",\"last_used_unix_ms\":" + std::to_string(s.last_used_unix_ms) +
+           ",\"spend_usd\":" + number(s.spend_usd) + ",\"sandbox\":\"" + sandbox_name(s.sandbox) +
+           "\"}";
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+ParsedRegistry parse_saved_registry(std::string_view text) {
+  ParsedRegistry out;
+  if (text.size() > kMaxSavedBytes) {
+    out.problem = "the file is larger than " + std::to_string(kMaxSavedBytes >> 20) + " MiB";
+    return out;
+  }
+  json doc;
+  DepthBoundedSax sax(doc);
+  if (!json::sax_parse(text, &sax, json::input_format_t::json, /*strict=*/true) ||
+      !doc.is_object()) {
+    out.problem = "the file is not a JSON object of at most four levels (torn or foreign)";
+    return out;
+  }
+  if (text_field(doc, "format") != kFormat) {
+    out.problem = "the file is not a sandgate session registry";
+    return out;
+  }
+  auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_integer() || version->get<long>() != kVersion) {
+    out.problem = "the file's version is not one this gateway reads";
+    return out;
+  }
+  auto replica = text_field(doc, "replica");
+  if (!replica || (!replica->empty() && !is_replica_name(*replica))) {
+    out.problem = "the file names no valid replica";
+    return out;
+  }
+  auto sessions = doc.find("sessions");
+  if (sessions == doc.end() || !sessions->is_array()) {
+    out.problem = "the file has no list of sessions";
+    return out;
+  }
+  SavedRegistry registry;
+  registry.replica = *replica;
+  std::unordered_set<std::string> seen;
+  for (const auto& entry : *sessions) {
+    std::string problem;
+    auto s = parse_entry(entry, registry.replica, problem);
+    if (s && !seen.insert(s->id).second) problem = "an id appears twice";
+    if (!s || !problem.empty()) {
+      if (out.skipped++ == 0) out.problem = problem;
+      continue;
+    }
+    registry.sessions.push_back(std::move(*s));
+  }
+  out.registry = std::move(registry);
+  return out;
+}
+
+bool write_saved_registry(const std::string& dir, const std::string& text, std::string& error) {
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    error = errno_text("cannot open the state directory");
+    return false;
+  }
+  ::unlinkat(dir_fd, kTempName, 0);
+  int fd = ::openat(dir_fd, kTempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = errno_text("cannot create the registry file");
+    ::close(dir_fd);
+    return false;
+  }
+  bool ok = write_all(fd, text.data(), text.size()) && ::fsync(fd) == 0;
+  if (!ok) error = errno_text("cannot write the registry file");
+  ::close(fd);
+  if (ok && ::renameat(dir_fd, kTempName, dir_fd, kSavedSessionsFile) != 0) {
+    error = errno_text("cannot rename the registry file");
+    ok = false;
+  }
+  if (!ok)
+    ::unlinkat(dir_fd, kTempName, 0);
+  else
+    ::fsync(dir_fd);  // the rename itself is durable only once the directory is
+  ::close(dir_fd);
+  return ok;
+}
+
+SavedFile read_saved_registry(const std::string& dir) {
+  SavedFile out;
+  std::string path = dir + "/" + kSavedSessionsFile;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      out.absent = true;
+    else
+      out.problem = errno_text("cannot open it");  // a symlink (ELOOP), no permission, ...
+    return out;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 0077) != 0) {
+    out.problem = "it is not a private (0600) regular file of this user";
+  } else if (static_cast<std::uint64_t>(st.st_size) > kMaxSavedBytes) {
+    out.problem = "it is larger than " + std::to_string(kMaxSavedBytes >> 20) + " MiB";
+  } else {
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    if (done == text.size())
+      out.text = std::move(text);
+    else
+      out.problem = "it could not be read whole";
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace sandgate::session
