@@ -255,10 +255,38 @@ asio::awaitable<bool> SandboxHost::make_room(Pressure pressure) {
     std::lock_guard lock(mutex_);
     if (stopped_) co_return false;
     hook = make_room_;
+    if (hook) ++making_room_;
   }
   if (!hook) co_return false;
+  struct Done {
+    SandboxHost& host;
+    ~Done() {
+      std::lock_guard lock(host.mutex_);
+      --host.making_room_;
+    }
+  } done{*this};
   bool freed = co_await hook(pressure);
   co_return freed;
+}
+
+asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
+  auto slot = slots_->take();
+  auto give_up_at = std::chrono::steady_clock::now() + kMakeRoomPatience;
+  while (!slot && std::chrono::steady_clock::now() < give_up_at) {
+    bool freed = co_await make_room(Pressure::sandbox_cap);
+    slot = slots_->take();
+    if (slot || freed) continue;  // freed but taken by another create: ask again
+    // Nothing idle to free: worth waiting only while other creates are freeing sandboxes
+    // (theirs may be the last idle ones, and a slot of theirs may come back unused).
+    {
+      std::lock_guard lock(mutex_);
+      if (making_room_ == 0 || stopped_) break;
+    }
+    asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(50));
+    co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+    slot = slots_->take();
+  }
+  co_return slot;
 }
 
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
@@ -266,12 +294,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
   // At the cap, an idle sandbox makes room (its slot comes back when it ends). Bounded: another
   // create may take the freed slot first, and every other sandbox may be in use.
-  auto slot = slots_->take();
-  for (int attempt = 0; !slot && attempt < kMakeRoomAttempts; ++attempt) {
-    bool freed = co_await make_room(Pressure::sandbox_cap);
-    if (!freed) break;
-    slot = slots_->take();
-  }
+  auto slot = co_await take_slot();
   if (!slot)
     throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
   auto release = [slots = slots_, i = *slot] { slots->give_back(i); };

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -99,9 +100,13 @@ class SandboxHost {
   // Asked, when every sandbox slot is taken or the shared memory budget is nearly used, to free
   // an idle sandbox before a new one is refused. Null: refuse at once.
   void set_make_room(MakeRoom make_room);
-  // How often one create() asks for room before it refuses: another create may take the room
-  // made, and freed memory may not be enough.
+  // How often one create() asks for room at the memory budget before it refuses: freed memory
+  // may not be enough.
   static constexpr int kMakeRoomAttempts = 4;
+  // How long one create() keeps trying for a slot at the sandbox cap while room is being made
+  // (by it or by other creates: another may take the slot it freed, and the idle sandboxes may
+  // all be hibernating for others already). Refused at once when nothing is idle.
+  static constexpr std::chrono::seconds kMakeRoomPatience{20};
 
   void shutdown();  // ends every live sandbox and stops the meter
   std::size_t live_count() const;
@@ -114,6 +119,9 @@ class SandboxHost {
   bool memory_nearly_used() const;
   // Asks the make-room hook once; false when there is none or it freed nothing.
   boost::asio::awaitable<bool> make_room(Pressure pressure);
+  // A free sandbox slot, made by hibernating (or ending) idle sandboxes at the cap; nullopt when
+  // none is idle, or none came within kMakeRoomPatience.
+  boost::asio::awaitable<std::optional<std::uint32_t>> take_slot();
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
@@ -126,6 +134,7 @@ class SandboxHost {
   std::vector<std::weak_ptr<Sandbox>> live_;
   bool stopped_ = false;
   MakeRoom make_room_;
+  int making_room_ = 0;  // make-room hooks running now (under mutex_)
 };
 
 }  // namespace sandgate::sandbox
