@@ -135,9 +135,13 @@ const std::vector<Option>& options() {
          c.registry.hibernate_after = std::chrono::seconds(to_u64(v, 0, 86400 * 7));
        }},
       {"--state-dir", "SANDGATE_STATE_DIR", "",
-       "Directory (made 0700) for hibernated sandboxes' archives. Default: a private "
+       "Directory (made 0700) for hibernated sandboxes' archives and, when given, the saved "
+       "session registry (`sessions.json`, 0600): on SIGTERM idle sandboxes are hibernated and "
+       "the registry written (also checkpointed while running), and a gateway started again with "
+       "the same `--state-dir` and `--replica-name` serves those sessions and handles again. "
+       "Needs hibernation on (`--sandbox-hibernate-after` > 0). Default: a private "
        "hibernate.<pid> directory under $STATE_DIRECTORY, /var/lib/sandgate or $TMPDIR/sandgate, "
-       "removed at a clean exit.",
+       "removed at a clean exit (sessions do not survive a restart).",
        [](Config& c, const std::string& v) { c.state_dir = v; }},
       {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
        "All hibernated archives together, MiB; beyond, the oldest is dropped (its session "
@@ -352,7 +356,9 @@ const std::vector<Option>& options() {
        }},
       {"--replica-name", "SANDGATE_REPLICA_NAME", "",
        "This replica's name (a DNS label, e.g. the StatefulSet pod name). Session ids then name "
-       "their replica, and requests for another replica's session are forwarded to it.",
+       "their replica, and requests for another replica's session are forwarded to it. Also "
+       "recorded in the saved registry (`--state-dir`): a gateway with another name ignores that "
+       "file, with a warning.",
        [](Config& c, const std::string& v) { c.replica_name = v; }},
       {"--peers", "SANDGATE_PEERS", "",
        "Comma-separated NAME=http://HOST:PORT of the other replicas.",
