@@ -145,12 +145,14 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     std::cerr << "sandgate: " << e.what() << "\n";
     return 2;
   }
+  // Declared before the io_context, so destroyed after it: calls still pending at exit are
+  // destroyed with the io_context, and their slot permits give back into a live CallSlots.
+  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
   asio::io_context io(static_cast<int>(thread_count(config)));
   auto background = asio::make_strand(io);
   sandbox::SandboxHost host(background, config.host);
   if (host.swept_at_start() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
-  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
   session::RegistryConfig registry_config = config.registry;
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
