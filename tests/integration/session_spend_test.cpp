@@ -107,14 +107,16 @@ TEST_CASE("a session's lifetime holds across a failed sandbox", "[lifetime]") {
 }
 
 TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[spend]") {
-  GatewayProcess gw({"--spend-cap-usd", "0.00001"});
+  // About 2 s of one vCPU: the first call's sandbox start and echo stay well under it even in a
+  // sanitizer build (whose supervisor spends CPU in the same cgroup); the loop reaches it.
+  GatewayProcess gw({"--spend-cap-usd", "0.00003"});
   auto first = gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}});
   REQUIRE(first["isError"] == false);
   std::string handle = first["structuredContent"]["sandbox_id"];
   auto capped = gw.call_stateless(
       "execute", {{"code", "while True: pass"}, {"language", "python"}, {"sandbox_id", handle}});
   CHECK(capped["isError"] == true);
-  CHECK(text_of(capped).find("this sandbox reached its $0.00001 spend cap") != std::string::npos);
+  CHECK(text_of(capped).find("this sandbox reached its $0.00003 spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   auto after = gw.call_stateless(
       "execute", {{"code", "echo no"}, {"language", "bash"}, {"sandbox_id", handle}});
