@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "file_transfer.hpp"
+#include "file_util.hpp"
 #include "unique_fd.hpp"
 #include "work_archive_process.hpp"
 
@@ -49,17 +50,6 @@ FileStatus status_for(int error) {
     default:
       return FileStatus::failed;
   }
-}
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 bool read_all(int fd, std::string& out, std::size_t size) {
@@ -124,7 +114,7 @@ TransferredFile write_one(int work, const std::string& path, const std::string& 
     return out;
   }
   if (::ftruncate(fd.get(), 0) != 0) return fail(errno);
-  if (!write_all(fd.get(), content.data(), content.size())) return fail(errno);
+  if (!write_all(fd.get(), content)) return fail(errno);
   out.size = content.size();
   return out;
 }
@@ -229,7 +219,7 @@ int serve_transfer(int request_fd, int reply_fd) {
 
   auto send = [&](const TransferredFile& file) {
     std::string entry = encode_reply_entry(file);
-    return write_all(reply_fd, entry.data(), entry.size());
+    return write_all(reply_fd, entry);
   };
   std::uint64_t budget = request->max_bytes_total;
   switch (request->op) {

@@ -133,15 +133,26 @@ void Registry::finish(std::vector<Evicted>& evicted) {
   }
 }
 
-std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant,
-                                                                       SessionKind kind) {
-  sandbox::Limits limits = host_.config().limits;
-  if (tenant.spend_cap_usd) limits.spend_cap_usd = *tenant.spend_cap_usd;
-  std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
+Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
+  SessionTerms terms{host_.config().limits, 0};
+  if (tenant.spend_cap_usd) terms.limits.spend_cap_usd = *tenant.spend_cap_usd;
   // A cap of 0 would never run a call: an unset default means "no share smaller than the pool".
-  std::uint32_t call_cap = tenant.max_concurrent_calls.value_or(
+  terms.call_cap = tenant.max_concurrent_calls.value_or(
       config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
                                               : std::numeric_limits<std::uint32_t>::max());
+  return terms;
+}
+
+bool Registry::admit_locked(const std::shared_ptr<Session>& session) {
+  if (!sessions_.emplace(session->id(), session).second) return false;
+  per_tenant_[session->tenant()].insert(session.get());
+  return true;
+}
+
+std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant,
+                                                                       SessionKind kind) {
+  SessionTerms terms = terms_for(tenant);
+  std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
   const bool evict = config_.at_session_cap == AtSessionCap::evict;
 
   std::vector<Evicted> evicted;
@@ -168,10 +179,9 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
     std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
                                                  : new_session_id(config_.replica_name);
     auto session =
-        std::make_shared<Session>(std::move(id), tenant.name, limits, host_, gateway_slots_,
-                                  call_cap, config_.calls_queued_per_session, kind, store_);
-    sessions_.emplace(session->id(), session);
-    per_tenant_[tenant.name].insert(session.get());
+        std::make_shared<Session>(std::move(id), tenant.name, terms.limits, host_, gateway_slots_,
+                                  terms.call_cap, config_.calls_queued_per_session, kind, store_);
+    admit_locked(session);  // a fresh random id: never taken
     out = std::move(session);
   }();
   finish(evicted);
@@ -243,8 +253,8 @@ std::vector<std::shared_ptr<Session>> Registry::snapshot() const {
   return out;
 }
 
-void Registry::end_all() {
-  std::unordered_map<std::string, std::shared_ptr<Session>> all;
+Registry::Sessions Registry::stop_and_take_all() {
+  Sessions all;
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;
@@ -252,7 +262,11 @@ void Registry::end_all() {
     per_tenant_.clear();
   }
   asio::post(sweep_timer_.get_executor(), [this] { sweep_timer_.cancel(); });
-  for (auto& [id, s] : all) s->end("the gateway is shutting down");
+  return all;
+}
+
+void Registry::end_all() {
+  for (auto& [id, s] : stop_and_take_all()) s->end("the gateway is shutting down");
 }
 
 std::string Registry::idle_why() const {

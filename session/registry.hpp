@@ -162,6 +162,8 @@ class Registry {
   // next entry.
   Sessions::iterator forget_locked(Sessions::iterator it, const std::string& why);
   using TenantSessions = std::unordered_set<Session*>;
+  // Stops the registry (no session is added after) and hands over every session it held.
+  Sessions stop_and_take_all();
   std::size_t tenant_count_locked(const std::string& tenant) const;
   // The session of `among` to end for room: an ended one, else the least recently used one
   // with no call running or waiting; null when all are busy. A scan, but only of one tenant's
@@ -179,6 +181,15 @@ class Registry {
   std::string evict_why(const Session& victim, EvictionReason reason, std::uint64_t cap) const;
   // Ends the evicted sessions and reports them; called without the lock.
   void finish(std::vector<Evicted>& evicted);
+  // What a session of `tenant` runs under, by the tenant's policy now (a new session's, and a
+  // restored one's): its sandbox limits and its cap of calls at once.
+  struct SessionTerms {
+    sandbox::Limits limits;
+    std::uint32_t call_cap;
+  };
+  SessionTerms terms_for(const TenantPolicy& tenant) const;
+  // Adds `session` to the map and to its tenant's set; false when its id is taken.
+  bool admit_locked(const std::shared_ptr<Session>& session);
   // Live sessions with a live sandbox in the order make_room tries them: the tenants holding
   // the most live sandboxes first, each tenant's least recently used first.
   std::vector<std::shared_ptr<Session>> room_candidates() const;

@@ -7,7 +7,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <limits>
 
 #include "registry.hpp"
 
@@ -118,21 +117,14 @@ RestoreReport Registry::restore(
     else if (entry.sandbox == SavedSandbox::hibernated)
       restored.lost_files_why = "its files were not found when the gateway restarted";
     // The tenant's policy now, as create() would apply it.
-    sandbox::Limits limits = host_.config().limits;
-    if (tenant->spend_cap_usd) limits.spend_cap_usd = *tenant->spend_cap_usd;
-    std::uint32_t call_cap = tenant->max_concurrent_calls.value_or(
-        config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
-                                                : std::numeric_limits<std::uint32_t>::max());
-    auto session =
-        std::make_shared<Session>(entry.id, tenant->name, limits, host_, gateway_slots_, call_cap,
-                                  config_.calls_queued_per_session, entry.kind, store_, &restored);
+    SessionTerms terms = terms_for(*tenant);
+    auto session = std::make_shared<Session>(
+        entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.call_cap,
+        config_.calls_queued_per_session, entry.kind, store_, &restored);
     bool added = false;
     {
       std::lock_guard lock(mutex_);
-      if (!stopped_ && sessions_.emplace(session->id(), session).second) {
-        per_tenant_[tenant->name].insert(session.get());
-        added = true;
-      }
+      added = !stopped_ && admit_locked(session);
     }
     if (!added) {
       // Not this one's archive to delete: it may be the live session's of the same id.
@@ -163,15 +155,7 @@ asio::awaitable<std::size_t> Registry::hibernate_all_idle(Session::Clock::time_p
 }
 
 void Registry::release_all(const std::string& why) {
-  std::unordered_map<std::string, std::shared_ptr<Session>> all;
-  {
-    std::lock_guard lock(mutex_);
-    stopped_ = true;
-    all.swap(sessions_);
-    per_tenant_.clear();
-  }
-  asio::post(sweep_timer_.get_executor(), [this] { sweep_timer_.cancel(); });
-  for (auto& [id, s] : all) s->end_keeping_archive(why);
+  for (auto& [id, s] : stop_and_take_all()) s->end_keeping_archive(why);
 }
 
 }  // namespace sandgate::session

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "bounded_json.hpp"
+#include "sandbox/file_util.hpp"
 #include "session_id.hpp"
 
 namespace sandgate::session {
@@ -38,42 +40,6 @@ const char* sandbox_name(SavedSandbox s) {
   }
   return "none";
 }
-
-// nlohmann's DOM builder behind a depth counter (as server/mcp/bounded_json): a deeper
-// document stops the parse before anything of that depth exists.
-class DepthBoundedSax {
- public:
-  explicit DepthBoundedSax(json& root) : dom_(root, false) {}
-  bool null() { return dom_.null(); }
-  bool boolean(bool v) { return dom_.boolean(v); }
-  bool number_integer(json::number_integer_t v) { return dom_.number_integer(v); }
-  bool number_unsigned(json::number_unsigned_t v) { return dom_.number_unsigned(v); }
-  bool number_float(json::number_float_t v, const json::string_t& s) {
-    return dom_.number_float(v, s);
-  }
-  bool string(json::string_t& s) { return dom_.string(s); }
-  bool binary(json::binary_t& b) { return dom_.binary(b); }
-  bool key(json::string_t& k) { return dom_.key(k); }
-  bool start_object(std::size_t n) { return enter() && dom_.start_object(n); }
-  bool end_object() {
-    --depth_;
-    return dom_.end_object();
-  }
-  bool start_array(std::size_t n) { return enter() && dom_.start_array(n); }
-  bool end_array() {
-    --depth_;
-    return dom_.end_array();
-  }
-  bool parse_error(std::size_t position, const std::string& token,
-                   const nlohmann::detail::exception& ex) {
-    return dom_.parse_error(position, token, ex);
-  }
-
- private:
-  bool enter() { return ++depth_ <= kMaxDepth; }
-  nlohmann::detail::json_sax_dom_parser<json> dom_;
-  std::size_t depth_ = 0;
-};
 
 bool is_tenant_name(const std::string& s) {
   if (s.empty() || s.size() > kMaxTenantBytes) return false;
@@ -161,17 +127,6 @@ std::optional<SavedSession> parse_entry(const json& entry, const std::string& re
   return s;
 }
 
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 std::string errno_text(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
 }
@@ -216,10 +171,9 @@ ParsedRegistry parse_saved_registry(std::string_view text) {
     out.problem = "the file is larger than " + std::to_string(kMaxSavedBytes >> 20) + " MiB";
     return out;
   }
-  json doc;
-  DepthBoundedSax sax(doc);
-  if (!json::sax_parse(text, &sax, json::input_format_t::json, /*strict=*/true) ||
-      !doc.is_object()) {
+  auto parsed = parse_bounded_json(text, kMaxDepth);
+  json& doc = parsed.value;
+  if (parsed.fault != JsonFault::none || !doc.is_object()) {
     out.problem = "the file is not a JSON object of at most four levels (torn or foreign)";
     return out;
   }
@@ -265,24 +219,8 @@ bool write_saved_registry(const std::string& dir, const std::string& text, std::
     error = errno_text("cannot open the state directory");
     return false;
   }
-  ::unlinkat(dir_fd, kTempName, 0);
-  int fd = ::openat(dir_fd, kTempName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    error = errno_text("cannot create the registry file");
-    ::close(dir_fd);
-    return false;
-  }
-  bool ok = write_all(fd, text.data(), text.size()) && ::fsync(fd) == 0;
+  bool ok = sandbox::replace_file_durably(dir_fd, kSavedSessionsFile, kTempName, text);
   if (!ok) error = errno_text("cannot write the registry file");
-  ::close(fd);
-  if (ok && ::renameat(dir_fd, kTempName, dir_fd, kSavedSessionsFile) != 0) {
-    error = errno_text("cannot rename the registry file");
-    ok = false;
-  }
-  if (!ok)
-    ::unlinkat(dir_fd, kTempName, 0);
-  else
-    ::fsync(dir_fd);  // the rename itself is durable only once the directory is
   ::close(dir_fd);
   return ok;
 }

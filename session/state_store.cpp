@@ -16,6 +16,8 @@
 #include <system_error>
 #include <vector>
 
+#include "sandbox/file_util.hpp"
+
 namespace sandgate::session {
 namespace {
 
@@ -28,17 +30,6 @@ constexpr const char* kTempSuffix = ".tmp";
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // Makes `dir` (and its parents) and checks that it is a directory of ours, not a symlink.
@@ -184,23 +175,10 @@ bool StateStore::put(const std::string& session_id, const std::string& bytes, st
   std::lock_guard lock(mutex_);
   remove_locked(name);
   make_room_locked(bytes.size());
-  ::unlinkat(dir_fd_, temp.c_str(), 0);
-  int fd =
-      ::openat(dir_fd_, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    error = std::string("cannot create the archive file: ") + std::strerror(errno);
+  if (!sandbox::replace_file_durably(dir_fd_, name, temp, bytes)) {
+    error = std::string("cannot write the archive file: ") + std::strerror(errno);
     return false;
   }
-  bool ok = write_all(fd, bytes.data(), bytes.size()) && ::fsync(fd) == 0;
-  int saved = errno;
-  ::close(fd);
-  if (!ok || ::renameat(dir_fd_, temp.c_str(), dir_fd_, name.c_str()) != 0) {
-    if (ok) saved = errno;
-    ::unlinkat(dir_fd_, temp.c_str(), 0);
-    error = std::string("cannot write the archive file: ") + std::strerror(saved);
-    return false;
-  }
-  ::fsync(dir_fd_);
   entries_[name] = Entry{bytes.size(), next_order_++};
   total_ += bytes.size();
   return true;

@@ -1,10 +1,15 @@
 #include "jsonrpc.hpp"
 
-#include "bounded_json.hpp"
+#include "session/bounded_json.hpp"
 
 namespace sandgate::server::jsonrpc {
 
 namespace {
+
+using sandgate::session::JsonFault;
+using sandgate::session::kMaxJsonDepth;
+using sandgate::session::parse_bounded_json;
+
 Message invalid(int code, std::string why, json id = nullptr) {
   Message m;
   m.kind = Kind::invalid;

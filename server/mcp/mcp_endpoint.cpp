@@ -82,7 +82,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
   if (req.method() != http::verb::post) {
     if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
       auto relayed = co_await forwarder_.forward(req, *peer, client);
-      co_return relayed ? std::move(*relayed) : ReplicaForwarder::unreachable(req);
+      co_return relayed ? std::move(*relayed) : forwarder_.unreachable(req);
     }
     if (!header.present) {
       // Without a session there is nothing to stream or delete (2026-07-28 has neither).
@@ -115,7 +115,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
   if (auto refused = admission_.check_accept(req)) co_return std::move(*refused);
   if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
     auto relayed = co_await forwarder_.forward(req, *peer, client);
-    co_return relayed ? std::move(*relayed) : ReplicaForwarder::unreachable(req);
+    co_return relayed ? std::move(*relayed) : forwarder_.unreachable(req);
   }
   if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
     co_return sessions_.initialize(req, *tenant, message);

@@ -34,11 +34,16 @@ class ReplicaForwarder {
   boost::asio::awaitable<std::optional<Reply>> forward(const Request& request,
                                                        const std::string& peer_url,
                                                        std::shared_ptr<CancelSignal> cancel);
-  // 404 for a session whose replica cannot be reached: the client initializes a new one.
-  static Reply unreachable(const Request& request);
+  // For a session whose replica cannot be reached. Where replicas keep their sessions across a
+  // restart (a --state-dir, as every replica of one deployment has), the owner is most likely
+  // restarting: 503 with Retry-After, so that the client retries instead of starting over and
+  // losing the session. Without one, the session is gone with its replica: 404, and the
+  // client initializes a new one (as the transport prescribes for an ended session).
+  Reply unreachable(const Request& request) const;
 
  private:
   std::string self_;
+  bool owners_keep_sessions_;
   std::map<std::string, std::string, std::less<>> peers_;
   std::string url_template_;
   std::chrono::seconds response_wait_;

@@ -29,6 +29,14 @@ namespace sandgate::test {
 namespace http = boost::beast::http;
 using nlohmann::json;
 
+// A loopback port free a moment ago, for gateways that must know each other's addresses before
+// they start (replicas and their --peers).
+inline int free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
 struct HttpReply {
   int status = 0;
   std::map<std::string, std::string> headers;  // lower-case names

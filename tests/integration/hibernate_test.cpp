@@ -6,26 +6,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "two_tenant_dir.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
 
-struct Setup {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("sandgate-hib-" + std::to_string(::getpid()));
-  std::filesystem::path tokens = dir / "tokens";
-  std::filesystem::path state = dir / "state";
-  Setup() {
-    std::filesystem::create_directories(dir);
-    std::ofstream(tokens) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
-                          << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
-    ::chmod(tokens.c_str(), 0600);
-  }
-  ~Setup() { std::filesystem::remove_all(dir); }
+struct Setup : TwoTenantDir {
+  Setup() : TwoTenantDir("hib") {}
   std::vector<std::filesystem::path> archives() const {
     std::vector<std::filesystem::path> out;
     std::error_code ec;

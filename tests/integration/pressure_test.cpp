@@ -10,26 +10,16 @@
 #include <future>
 #include <sstream>
 
-#include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "two_tenant_dir.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
 
-struct Setup {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("sandgate-pressure-" + std::to_string(::getpid()));
-  std::filesystem::path tokens = dir / "tokens";
-  std::filesystem::path state = dir / "state";
-  Setup() {
-    std::filesystem::create_directories(dir);
-    std::ofstream(tokens) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
-                          << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
-    ::chmod(tokens.c_str(), 0600);
-  }
-  ~Setup() { std::filesystem::remove_all(dir); }
+struct Setup : TwoTenantDir {
+  Setup() : TwoTenantDir("pressure") {}
   // A gateway with room for `sandboxes` and an idle hibernation far beyond the test's length:
   // every hibernation seen here is one made for room.
   std::vector<std::string> args(int sandboxes) const {

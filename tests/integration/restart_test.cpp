@@ -9,25 +9,16 @@
 #include <memory>
 #include <sstream>
 
-#include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "two_tenant_dir.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
 
-struct Setup {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("sandgate-restart-" + std::to_string(::getpid()));
-  std::filesystem::path tokens = dir / "tokens";
-  Setup() {
-    std::filesystem::create_directories(dir);
-    std::ofstream(tokens) << sandgate::auth::to_hex(sandgate::auth::sha256("tok-a")) << " a\n"
-                          << sandgate::auth::to_hex(sandgate::auth::sha256("tok-b")) << " b\n";
-    ::chmod(tokens.c_str(), 0600);
-  }
-  ~Setup() { std::filesystem::remove_all(dir); }
+struct Setup : TwoTenantDir {
+  Setup() : TwoTenantDir("restart") {}
 };
 
 // One replica, started again with the same flags (and the same cgroup, as a restarted service
@@ -270,4 +261,34 @@ TEST_CASE("three replicas restarted one after another lose no session", "[integr
       CHECK(r["structuredContent"]["stdout"] == replicas[j]->name + "\n");
     }
   }
+}
+
+TEST_CASE("while its replica restarts, a session's requests elsewhere get 503 and Retry-After",
+          "[integration][restart][replicas]") {
+  // Replicas that keep their sessions (a --state-dir each): an unreachable owner is taken for a
+  // restarting one, so the client is told to retry, not to start over (404 would lose the
+  // session the owner is about to serve again).
+  Setup s;
+  int pa = free_port(), pb = free_port();
+  std::string peers =
+      "ra=http://127.0.0.1:" + std::to_string(pa) + ",rb=http://127.0.0.1:" + std::to_string(pb);
+  Replica a(s, "ra", {"--listen", "127.0.0.1:" + std::to_string(pa), "--peers", peers});
+  Replica b(s, "rb", {"--listen", "127.0.0.1:" + std::to_string(pb), "--peers", peers});
+  a.start();
+  b.start();
+  std::string id = b->initialize("tok-a");
+  REQUIRE(id.rfind("rb.", 0) == 0);
+  REQUIRE(execute(*a, id, "tok-a", "open('/work/kept.txt', 'w').write('kept')", 1)["isError"] ==
+          false);
+
+  REQUIRE(b->stop(SIGTERM) == 0);
+  auto while_down = a->post(execute_msg("print('too early')", 2), id, "tok-a");
+  CHECK(while_down.status == 503);
+  CHECK(while_down.headers["retry-after"] == "3");
+  CHECK(while_down.body.find("retry in a few seconds") != std::string::npos);
+
+  b.start();
+  auto after = execute(*a, id, "tok-a", "print(open('/work/kept.txt').read())", 3);
+  CHECK(after["isError"] == false);
+  CHECK(after["structuredContent"]["stdout"] == "kept\n");
 }

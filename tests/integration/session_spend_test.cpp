@@ -128,10 +128,11 @@ TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[
 }
 
 TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
-  // About 1.4 s of one vCPU: more than one 1 s burn, less than two.
-  GatewayProcess gw({"--spend-cap-usd", "0.00002"});
+  // About 3 s of one vCPU: more than one 2 s burn with a second to spare (a sanitizer build's
+  // supervisor spends CPU in the same cgroup), less than two.
+  GatewayProcess gw({"--spend-cap-usd", "0.000043"});
   std::string id = gw.initialize();
-  REQUIRE(gw.execute(id, burn(1), "python")["isError"] == false);
+  REQUIRE(gw.execute(id, burn(2), "python")["isError"] == false);
   json end_sandbox = {{"jsonrpc", "2.0"},
                       {"id", 7},
                       {"method", "tools/call"},
@@ -141,7 +142,7 @@ TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
   CHECK(ended.json_body()["result"]["isError"] == false);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   // The next sandbox gets what remains of the cap, not a fresh one: a second burn crosses it.
-  auto crossing = gw.execute(id, burn(1), "python");
+  auto crossing = gw.execute(id, burn(2), "python");
   CHECK(text_of(crossing).find("spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   CHECK(text_of(gw.execute(id, "print(1)", "python")).find("can run no more code") !=

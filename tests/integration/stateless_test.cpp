@@ -71,12 +71,6 @@ void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
   CHECK(stdout_of(second) == tick + "\n");  // nothing ticks any more
 }
 
-int free_port() {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return a.local_endpoint().port();
-}
-
 }  // namespace
 
 TEST_CASE("a 2026-07-28 client keeps /work through its sandbox handle, and ends it",

@@ -232,7 +232,9 @@ asio::awaitable<void> Actor::big_output() {
 }
 
 asio::awaitable<void> Actor::timeout() {
-  auto reply = co_await call(main_, main_.next_id(), "bash", "echo started; sleep 60", 1);
+  // 3 s, not 1: on a loaded CI machine (a sanitizer build, two cores) bash alone once took more
+  // than a second to reach its echo, and the kept output is what this checks.
+  auto reply = co_await call(main_, main_.next_id(), "bash", "echo started; sleep 60", 3);
   auto s = structured(reply);
   expect(
       is_tool_error(reply) && s.is_object() && s["timed_out"] == true && s["stdout"] == "started\n",

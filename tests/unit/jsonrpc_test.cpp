@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/json_dump.hpp"
-#include "server/mcp/bounded_json.hpp"
+#include "session/bounded_json.hpp"
 
 using namespace sandgate::server;
 
@@ -71,7 +71,7 @@ std::string nested_params(std::size_t levels, bool arrays) {
 }  // namespace
 
 TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]") {
-  using sandgate::server::kMaxJsonDepth;
+  using sandgate::session::kMaxJsonDepth;
   // The document's own object and params take two levels.
   SECTION("up to the bound a message parses") {
     CHECK(jsonrpc::parse(nested_params(kMaxJsonDepth - 2, true)).kind == jsonrpc::Kind::request);
@@ -94,9 +94,11 @@ TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]
     CHECK(jsonrpc::parse(std::string(400'000, '[')).error_code == jsonrpc::parse_error);
   }
   SECTION("a syntax error is still a parse error") {
-    CHECK(sandgate::server::parse_bounded_json("[1,").fault == sandgate::server::JsonFault::syntax);
-    CHECK(sandgate::server::parse_bounded_json("[[1]]", 1).fault ==
-          sandgate::server::JsonFault::too_deep);
-    CHECK(sandgate::server::parse_bounded_json("[[1]]", 2).value == nlohmann::json::parse("[[1]]"));
+    CHECK(sandgate::session::parse_bounded_json("[1,").fault ==
+          sandgate::session::JsonFault::syntax);
+    CHECK(sandgate::session::parse_bounded_json("[[1]]", 1).fault ==
+          sandgate::session::JsonFault::too_deep);
+    CHECK(sandgate::session::parse_bounded_json("[[1]]", 2).value ==
+          nlohmann::json::parse("[[1]]"));
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
-// JSON from outside the gateway, parsed with a bound on nesting depth that is enforced while
-// parsing: a document nested deeper is refused before any tree of that depth exists.
+// JSON from outside the gateway (request bodies, a saved registry), parsed with a bound on
+// nesting depth that is enforced while parsing: a document nested deeper is refused before any
+// tree of that depth exists.
 // nlohmann's parser is iterative, but copying, comparing and serializing a value recurse once
 // per level, so ~200,000 nested '[' (400 KB, well under the body limit) overflowed the stack
 // and took the whole gateway down.
@@ -8,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-namespace sandgate::server {
+namespace sandgate::session {
 
 // MCP messages nest a handful of levels; 128 leaves room for any honest `_meta` or tool
 // arguments while keeping every later recursion a few kilobytes of stack.
@@ -23,4 +24,4 @@ struct BoundedJson {
 
 BoundedJson parse_bounded_json(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
-}  // namespace sandgate::server
+}  // namespace sandgate::session
