@@ -30,13 +30,14 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   for c in memory pids cpu; do echo "+$c" > "$own/gateways/cgroup.subtree_control" || exit 1; done
   # The HTTP client tests ([hostile]) hold wall-clock deadlines that software emulation
   # stretches. Those and the transport-only ones (HTTP hardening, TLS, replica forwarding, tasks,
-  # live output, files in and out, session caps, hibernation, restarts) make no sandbox or
+  # live output, files in and out, session caps, hibernation, restarts, tenants, 2026-07-28
+  # handles) make no sandbox or
   # cgroup of their own kind: they run natively in every other stage, and leaving them out here
   # keeps CI within its time. So are the spend-cap tests: their caps are sized for native CPU
   # speed (under emulation Python'"'"'s start alone crosses them); the sandbox suite above meters
   # memory.peak (v2 only) here.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[tenants]~[stateless]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).
