@@ -6,7 +6,8 @@
 // takes the program's identity and confinement (uid, no capabilities, Landlock, seccomp, its
 // mount namespace) and resolves every path beneath /work with openat2(RESOLVE_BENEATH). This
 // file is the small binary format both sides speak, through two memfds: a request the gateway
-// writes and a reply the transfer process writes. The reply is written inside the sandbox, so
+// writes and a reply the transfer process writes (for `unpack`, the second memfd instead holds
+// the archive the gateway wrote, read in place). The reply is written inside the sandbox, so
 // the gateway parses it as hostile: every count and length is bounded.
 #include <cstdint>
 #include <optional>
@@ -21,8 +22,10 @@ enum class TransferOp : std::uint32_t {
   read = 2,      // read each named file
   read_dir = 3,  // read every regular file of one directory (sorted by name, bounded count)
   // Hibernation (work_archive.hpp): the transfer process runs tar as the sandbox's own uid.
-  pack = 4,    // the reply is a gzip'd tar of all of /work (raw bytes, no entries)
-  unpack = 5,  // files[0].second is such an archive: extracted into /work; no reply
+  pack = 4,  // the reply is a compressed tar of all of /work (raw bytes, no entries)
+  // No files: the second memfd holds such an archive (tar reads it there, no copy), extracted
+  // into /work; no reply.
+  unpack = 5,
 };
 
 // Why one file could not be moved, in words a model can act on (file_status_text).
@@ -48,7 +51,7 @@ struct TransferRequest {
   std::uint64_t max_bytes_each = 0;
   std::uint64_t max_bytes_total = 0;
   std::uint32_t max_files = 0;  // read_dir: at most this many files
-  // write: (path, content); read: (path, ""); read_dir: one (directory, "").
+  // write: (path, content); read: (path, ""); read_dir: one (directory, ""); pack, unpack: none.
   std::vector<std::pair<std::string, std::string>> files;
 };
 

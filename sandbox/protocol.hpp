@@ -25,7 +25,8 @@ enum class MessageType : std::uint32_t {
   interrupted = 8,  // supervisor -> gateway: done (after `interrupt`)
   // gateway -> supervisor: fork a transfer process (file_transfer.hpp) as the program's uid,
   // confined like a program, that moves files in or out of /work; call_id names it (`kill`
-  // ends it). fds [request memfd, reply memfd, status]; it reports on status when done.
+  // ends it). fds [request memfd, reply memfd (unpack: the archive), status]; it reports on
+  // status when done.
   transfer = 9,
 };
 

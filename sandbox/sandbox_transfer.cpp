@@ -10,6 +10,7 @@
 
 #include "call_io.hpp"
 #include "fd_passing.hpp"
+#include "file_util.hpp"
 #include "protocol.hpp"
 #include "sandbox.hpp"
 
@@ -28,13 +29,7 @@ constexpr std::uint64_t kEntryOverhead = 4 + 4 + 8 + 4 + 8;
 UniqueFd memfd_with(const char* name, const std::string& bytes) {
   UniqueFd fd(::memfd_create(name, MFD_CLOEXEC));
   if (!fd) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::system_error(errno, std::generic_category(), "write memfd");
-    done += static_cast<std::size_t>(n);
-  }
+  if (!write_all(fd.get(), bytes)) throw std::system_error(errno, std::generic_category(), "write memfd");
   return fd;
 }
 
@@ -209,10 +204,11 @@ asio::awaitable<TransferResult> Sandbox::restore_work(std::string archive) {
     co_return result;
   }
   TransferRequest request{TransferOp::unpack, false, 0, 0, 0, {}};
-  request.files.emplace_back(".", std::move(archive));
-  UniqueFd reply(::memfd_create("sandgate-transfer-reply", MFD_CLOEXEC));
-  if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  if (!co_await run_transfer(request, reply.get(), result.failure)) {
+  // The archive goes where a reply would: tar reads it from this memfd in place.
+  UniqueFd data = memfd_with("sandgate-work-archive", archive);
+  archive.clear();
+  archive.shrink_to_fit();
+  if (!co_await run_transfer(request, data.get(), result.failure)) {
     if (result.failure == std::string("the transfer failed: ") + std::strerror(EIO))
       result.failure = "the archive could not be unpacked (damaged, or larger than /work)";
     co_return result;

@@ -236,8 +236,8 @@ int serve_transfer(int request_fd, int reply_fd) {
     case TransferOp::pack:
       return pack_work(reply_fd);
     case TransferOp::unpack:
-      if (request->files.size() != 1) return EINVAL;
-      return unpack_work(request->files[0].second);
+      if (!request->files.empty()) return EINVAL;
+      return unpack_work(reply_fd);
     case TransferOp::read_dir: {
       if (request->files.size() != 1) return EINVAL;
       int error = 0;

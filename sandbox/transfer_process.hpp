@@ -5,7 +5,8 @@
 // leading out of it, /proc/self/root or a mount crossing fail instead of being followed.
 namespace sandgate::sandbox {
 
-// Reads the request from `request_fd` (a memfd), does it, writes the reply to `reply_fd`.
+// Reads the request from `request_fd` (a memfd), does it, writes the reply to `reply_fd` (for
+// `unpack`, reads the archive from it instead).
 // Returns 0, or an errno when the request was malformed or the reply could not be written.
 int serve_transfer(int request_fd, int reply_fd);
 
