@@ -1,6 +1,9 @@
 // Integration tests: the real binary, real sockets, real sandboxes.
 #include <sys/socket.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <filesystem>
 #include <fstream>
 #include <future>

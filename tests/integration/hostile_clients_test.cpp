@@ -4,6 +4,9 @@
 // program run past its timeout.
 #include <sys/socket.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <future>
 
 #include "bench/common/measure.hpp"

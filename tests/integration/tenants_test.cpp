@@ -1,5 +1,6 @@
 // Tenants on the real binary: fair share of the call slots, the tokens file's mode and its
 // reload on SIGHUP, and a kernel without Landlock reported at start and in /readyz.
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 

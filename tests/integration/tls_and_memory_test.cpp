@@ -1,5 +1,7 @@
 // HTTPS with --tls-cert/--tls-key, and gateway memory while a program floods its output.
 #include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <cstdlib>
 #include <filesystem>

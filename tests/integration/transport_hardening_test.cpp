@@ -4,6 +4,11 @@
 // #11). Each test fails on the gateway before the fix.
 #include <sys/socket.h>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <filesystem>
 #include <fstream>
 
