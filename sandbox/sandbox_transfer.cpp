@@ -29,7 +29,8 @@ constexpr std::uint64_t kEntryOverhead = 4 + 4 + 8 + 4 + 8;
 UniqueFd memfd_with(const char* name, const std::string& bytes) {
   UniqueFd fd(::memfd_create(name, MFD_CLOEXEC));
   if (!fd) throw std::system_error(errno, std::generic_category(), "memfd_create");
-  if (!write_all(fd.get(), bytes)) throw std::system_error(errno, std::generic_category(), "write memfd");
+  if (!write_all(fd.get(), bytes))
+    throw std::system_error(errno, std::generic_category(), "write memfd");
   return fd;
 }
 

@@ -59,8 +59,7 @@ struct PipelineExit {
   int second = -1;
 };
 PipelineExit run_pipeline(const char* first_program, char* const first_argv[],
-                          const char* second_program, char* const second_argv[], int in,
-                          int out) {
+                          const char* second_program, char* const second_argv[], int in, int out) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return {};
   UniqueFd read_end(fds[0]), write_end(fds[1]);
@@ -81,14 +80,10 @@ int pack_work(int reply_fd) {
   // apart by their magic bytes.
   bool zstd = ::access(kZstd, X_OK) == 0;
   // --sparse: a huge sparse file costs its data, not its apparent size.
-  char* const tar[] = {const_cast<char*>("tar"),
-                       const_cast<char*>("--create"),
-                       const_cast<char*>("--sparse"),
-                       const_cast<char*>("--one-file-system"),
-                       const_cast<char*>("--file=-"),
-                       const_cast<char*>("--directory=/work"),
-                       const_cast<char*>("."),
-                       nullptr};
+  char* const tar[] = {const_cast<char*>("tar"),      const_cast<char*>("--create"),
+                       const_cast<char*>("--sparse"), const_cast<char*>("--one-file-system"),
+                       const_cast<char*>("--file=-"), const_cast<char*>("--directory=/work"),
+                       const_cast<char*>("."),        nullptr};
   char* const compress[] = {const_cast<char*>(zstd ? "zstd" : "gzip"), const_cast<char*>("-1"),
                             const_cast<char*>("-q"), const_cast<char*>("-c"), nullptr};
   auto code = run_pipeline(kTar, tar, zstd ? kZstd : kGzip, compress, -1, reply_fd);
@@ -99,8 +94,7 @@ int pack_work(int reply_fd) {
 
 int unpack_work(int archive_fd) {
   char magic[4] = {};
-  if (::pread(archive_fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic))
-    return EIO;
+  if (::pread(archive_fd, magic, sizeof magic, 0) != static_cast<ssize_t>(sizeof magic)) return EIO;
   const bool zstd = std::memcmp(magic, kZstdMagic, sizeof magic) == 0;
   if (zstd && ::access(kZstd, X_OK) != 0) return ENOENT;
   // The decompressor reads the memfd itself, from its start: no copy of the archive.

@@ -158,3 +158,27 @@ TEST_CASE("garbage or an over-size archive is refused cleanly", "[sandbox][hiber
   CHECK(f.run(next, Language::bash, "stat -c %s /work/sparse; du -k /work/sparse | cut -f1")
             .stdout_text == "53687091200\n0\n");
 }
+
+TEST_CASE("a gzip'd archive restores, and a truncated one is refused with the sandbox still serving",
+          "[sandbox][hibernate]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  // What a gateway whose rootfs has no zstd packs: tar, then gzip.
+  std::string tar;
+  add_member(tar, "notes.txt", '0', "", "from gzip\n");
+  tar.append(1024, '\0');
+  auto sb = f.create();
+  REQUIRE(f.await(sb->restore_work(gzip(tar))).done);
+  CHECK(f.run(sb, Language::bash, "cat /work/notes.txt").stdout_text == "from gzip\n");
+
+  // A zstd archive cut short (a torn write, a damaged volume): zstd stops, tar sees the end
+  // early, and the restore fails as a whole.
+  f.run(sb, Language::bash, "head -c 200000 /dev/urandom > /work/r");
+  auto packed = f.await(sb->pack_work());
+  REQUIRE(packed.done);
+  auto next = f.create();
+  auto torn = f.await(next->restore_work(packed.bytes.substr(0, packed.bytes.size() / 2)));
+  CHECK_FALSE(torn.done);
+  CHECK_THAT(torn.failure, Catch::Contains("could not be unpacked"));
+  CHECK(f.run(next, Language::bash, "echo alive").stdout_text == "alive\n");
+}
