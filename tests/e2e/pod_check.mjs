@@ -4,11 +4,15 @@
 //   node pod_check.mjs URL TOKEN pressure   two sessions that together outgrow the memory the
 //                                           sandboxes share: a sandbox program must be the one
 //                                           killed, and the gateway must go on serving
+//   node pod_check.mjs URL TOKEN keep       a session that writes a file to /work and is left
+//                                           open; prints `session=ID`
+//   node pod_check.mjs URL TOKEN resume ID  that session, after the pod was replaced: the same
+//                                           session, its file, told once it was resumed
 // Prints PASS/FAIL per check and exits non-zero when any failed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [url, token, mode = "checks"] = process.argv.slice(2);
+const [url, token, mode = "checks", resumeId] = process.argv.slice(2);
 let failed = 0;
 const check = (what, ok, detail = "") => {
   ok = Boolean(ok);
@@ -16,9 +20,12 @@ const check = (what, ok, detail = "") => {
   if (!ok) failed++;
 };
 
-async function session() {
+// With `sessionId` the client carries on with that session (no initialize), as an SDK client
+// does whose gateway was restarted under it.
+async function session(sessionId = undefined) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    sessionId,
   });
   const client = new Client({ name: "sandgate-pod-check", version: "1.0.0" });
   await client.connect(transport);
@@ -32,7 +39,30 @@ async function session() {
     await transport.terminateSession();
     await client.close();
   };
-  return { run, end };
+  return { run, end, id: () => transport.sessionId };
+}
+
+const finish = () => {
+  console.log(`pod checks: ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+};
+
+if (mode === "keep") {
+  const s = await session();
+  const wrote = await s.run("echo kept-across-pods > /work/kept", "bash");
+  check("the file is written", wrote.isError === false && wrote.exit_code === 0, JSON.stringify(wrote).slice(0, 300));
+  console.log(`session=${s.id()}`);
+  finish();
+}
+
+if (mode === "resume") {
+  const s = await session(resumeId);
+  const read = await s.run("cat /work/kept", "bash");
+  check("the session's file is back", read.stdout === "kept-across-pods\n", JSON.stringify(read).slice(0, 300));
+  check("told once that its sandbox was resumed", /resumed from hibernation/.test(read.text), read.text.slice(0, 300));
+  check("the same session", s.id() === resumeId, s.id());
+  await s.end();
+  finish();
 }
 
 if (mode === "pressure") {
@@ -47,8 +77,7 @@ if (mode === "pressure") {
   const after = await sessions[0].run("print('still here')");
   check("the gateway serves the next call", after.stdout === "still here\n", JSON.stringify(after).slice(0, 300));
   for (const s of sessions) await s.end();
-  console.log(`pod checks: ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish();
 }
 
 const { run, end } = await session();
@@ -79,5 +108,4 @@ const threads = await run(
 const cpu = Number(threads.stdout);
 check("the CPU quota holds (3 busy processes get about one vCPU)", cpu > 0 && cpu < 4.5, `cpu seconds=${threads.stdout}`);
 await end();
-console.log(`pod checks: ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

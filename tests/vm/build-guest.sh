@@ -272,7 +272,7 @@ in_tree apt-get install -y -q --no-install-recommends "${image_packages[@]}"
 tree="$saved_tree"
 rm -f "$image/etc/dpkg/dpkg.cfg.d/sandgate-build-unsafe-io"
 rm -rf "$image"/var/lib/apt/lists/* "$image"/var/cache/apt/*.bin
-mkdir -p "$image/usr/local/bin" "$image/etc/sandgate"
+mkdir -p "$image/usr/local/bin" "$image/etc/sandgate" "$image/var/lib/sandgate"  # as deploy/Dockerfile
 : > "$image/usr/local/bin/sandgate"   # a mount point for the binary under test
 : > "$image/etc/sandgate/tokens"      # and for the tokens file
 # podman binds it into every container; in a user namespace it cannot create it in a root

@@ -5,7 +5,9 @@
 # and the runtime's default read-only /sys/fs/cgroup, the ConfigMap's settings, and the image's
 # root filesystem (/srv/sandgate-image, built like deploy/Dockerfile's runtime stage) with the
 # binary under test installed at /usr/local/bin/sandgate. Run with hostUsers: false
-# (--uidmap, 65536 ids as a kubelet gives a pod) and without, then the pod-limit OOM with memory.oom.group=1 set on the
+# (--uidmap, 65536 ids as a kubelet gives a pod) and without; then a state volume as the
+# StatefulSet's volumeClaimTemplate gives a replica (a session continues, with its files, in a new
+# container on the same volume); then the pod-limit OOM with memory.oom.group=1 set on the
 # container's cgroup as a kubelet does.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -96,6 +98,29 @@ for users in "auto" "host"; do
   cg="$(pod_cgroup)"
   check_deployment "$cg" "$url" "$token" stop_pod "$work/log"
 done
+
+say "a state volume per replica: a session survives its pod being replaced (SIGTERM, new container)"
+# As the StatefulSet's volumeClaimTemplate gives sandgate-0 its volume; hostUsers: false, so it
+# belongs to the pod's root as the node sees it.
+volume="$work/state-volume"
+mkdir -p "$volume" && chown 200000:200000 "$volume"
+with_volume=(--uidmap 0:200000:65536 --gidmap 0:200000:65536 -v "$volume:/var/lib/sandgate"
+             -e SANDGATE_STATE_DIR=/var/lib/sandgate/state)
+if check "the pod with a state volume becomes ready" start_pod 3072 "${with_volume[@]}"; then
+  kept="$(node "$repo/tests/e2e/pod_check.mjs" "$url" "$token" keep)"
+  sed 's/^/  /' <<< "$kept"
+  session_id="$(sed -n 's/^session=//p' <<< "$kept")"
+  check "a session wrote a file and was left open" test -n "$session_id"
+  check "SIGTERM: the gateway exits 0" stop_pod
+  check "the registry is on the volume" test -s "$volume/state/sessions.json"
+  if check "a new pod on the same volume becomes ready" start_pod 3072 "${with_volume[@]}"; then
+    check "the session carries on in the new pod, with its file" \
+      node "$repo/tests/e2e/pod_check.mjs" "$url" "$token" resume "$session_id"
+    check "SIGTERM: the gateway exits 0" stop_pod
+    check "the log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
+  fi
+  check "nothing left after the pods" nothing_left
+fi
 
 say "the pod's memory limit with memory.oom.group=1: sandboxes outgrow it, the gateway lives"
 if check "the 1536 MiB pod becomes ready" start_pod 1536 --uidmap 0:200000:65536 --gidmap 0:200000:65536; then
