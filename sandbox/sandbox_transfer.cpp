@@ -210,8 +210,13 @@ asio::awaitable<TransferResult> Sandbox::restore_work(std::string archive) {
   archive.clear();
   archive.shrink_to_fit();
   if (!co_await run_transfer(request, data.get(), result.failure)) {
-    if (result.failure == std::string("the transfer failed: ") + std::strerror(EIO))
+    const std::string transfer_failed = "the transfer failed: ";
+    if (result.failure == transfer_failed + std::strerror(EIO))
       result.failure = "the archive could not be unpacked (damaged, or larger than /work)";
+    else if (result.failure == transfer_failed + std::strerror(ENOENT))
+      result.failure = "the archive is zstd-compressed and this host's /usr has no zstd";
+    else if (result.failure == transfer_failed + std::strerror(EAGAIN))
+      result.failure = "the unpacker could not be started in the sandbox (its process limit?)";
     co_return result;
   }
   result.done = true;

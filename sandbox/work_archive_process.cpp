@@ -42,7 +42,8 @@ pid_t spawn(const char* program, char* const argv[], int in, int out) {
   ::_exit(127);
 }
 
-// Its exit code, or -1 when it could not be run or was killed.
+// Its exit code (126/127: it could not be set up or exec'd), or -1 when it could not be
+// forked or was killed.
 int wait_exit(pid_t pid) {
   if (pid < 0) return -1;
   int status = 0;
@@ -57,11 +58,16 @@ int wait_exit(pid_t pid) {
 struct PipelineExit {
   int first = -1;
   int second = -1;
+  bool started = false;  // both forked (a failed fork: the sandbox's process limit)
+
+  bool ran() const {
+    return started && first != 126 && first != 127 && second != 126 && second != 127;
+  }
 };
 PipelineExit run_pipeline(const char* first_program, char* const first_argv[],
                           const char* second_program, char* const second_argv[], int in, int out) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};  // out of descriptors: not started
   UniqueFd read_end(fds[0]), write_end(fds[1]);
   ::fcntl(write_end.get(), F_SETPIPE_SZ, kPipeBytes);  // a smaller pipe still works
   pid_t first = spawn(first_program, first_argv, in, write_end.get());
@@ -69,7 +75,7 @@ PipelineExit run_pipeline(const char* first_program, char* const first_argv[],
   // Ours closed, each side sees the other's end: EOF or EPIPE when one stops early.
   read_end.reset();
   write_end.reset();
-  return {wait_exit(first), wait_exit(second)};
+  return {wait_exit(first), wait_exit(second), first > 0 && second > 0};
 }
 
 }  // namespace
@@ -87,6 +93,8 @@ int pack_work(int reply_fd) {
   char* const compress[] = {const_cast<char*>(zstd ? "zstd" : "gzip"), const_cast<char*>("-1"),
                             const_cast<char*>("-q"), const_cast<char*>("-c"), nullptr};
   auto code = run_pipeline(kTar, tar, zstd ? kZstd : kGzip, compress, -1, reply_fd);
+  // Not started is not a damaged /work: the caller is told apart (EAGAIN, not EIO).
+  if (!code.ran()) return EAGAIN;
   // tar's 1: a file changed while it was read (a background process): the archive is still
   // whole.
   return (code.first == 0 || code.first == 1) && code.second == 0 ? 0 : EIO;
@@ -109,6 +117,7 @@ int unpack_work(int archive_fd) {
                        const_cast<char*>("--directory=/work"),
                        nullptr};
   auto code = run_pipeline(zstd ? kZstd : kGzip, decompress, kTar, tar, archive_fd, -1);
+  if (!code.ran()) return EAGAIN;
   return code.first == 0 && code.second == 0 ? 0 : EIO;
 }
 

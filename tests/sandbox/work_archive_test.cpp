@@ -159,8 +159,9 @@ TEST_CASE("garbage or an over-size archive is refused cleanly", "[sandbox][hiber
             .stdout_text == "53687091200\n0\n");
 }
 
-TEST_CASE("a gzip'd archive restores, and a truncated one is refused with the sandbox still serving",
-          "[sandbox][hibernate]") {
+TEST_CASE(
+    "a gzip'd archive restores, and a truncated one is refused with the sandbox still serving",
+    "[sandbox][hibernate]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   // What a gateway whose rootfs has no zstd packs: tar, then gzip.
@@ -181,4 +182,27 @@ TEST_CASE("a gzip'd archive restores, and a truncated one is refused with the sa
   CHECK_FALSE(torn.done);
   CHECK_THAT(torn.failure, Catch::Contains("could not be unpacked"));
   CHECK(f.run(next, Language::bash, "echo alive").stdout_text == "alive\n");
+}
+
+TEST_CASE("a restore whose unpacker cannot start says so, not that the archive is damaged",
+          "[sandbox][hibernate]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  f.run(sb, Language::bash, "echo kept > /work/a");
+  auto packed = f.await(sb->pack_work());
+  REQUIRE(packed.done);
+  // A program that left background processes up to the sandbox's process limit: when the call's
+  // shell and python are gone two slots are free, enough for the transfer process and one helper,
+  // not for both. (Python forks: bash retries a failed fork for about 15 s.)
+  auto next = f.create();
+  f.run(next, Language::bash,
+        "/usr/bin/python3 -c 'import os, time\n"
+        "while True:\n"
+        "    try: pid = os.fork()\n"
+        "    except OSError: break\n"
+        "    if pid == 0: time.sleep(120); os._exit(0)'");
+  auto refused = f.await(next->restore_work(packed.bytes));
+  CHECK_FALSE(refused.done);
+  CHECK_THAT(refused.failure, Catch::Contains("could not be started"));
 }
