@@ -34,6 +34,21 @@ UniqueFd memfd_with(const char* name, const std::string& bytes) {
   return fd;
 }
 
+// What the model or the operator reads when the transfer process reported errno `e`: the
+// errnos each operation gives a meaning of its own (transfer_process.cpp, work_archive_process.cpp)
+// in words, the rest as the system says them.
+std::string transfer_failure(TransferOp op, int e) {
+  if (op == TransferOp::read_dir && e == ENOENT) return "no such directory";
+  if (op == TransferOp::read_dir && e == ENOTDIR) return "not a directory";
+  if (op == TransferOp::unpack && e == EIO)
+    return "the archive could not be unpacked (damaged, or larger than /work)";
+  if (op == TransferOp::unpack && e == ENOENT)
+    return "the archive is zstd-compressed and this host's /usr has no zstd";
+  if ((op == TransferOp::pack || op == TransferOp::unpack) && e == EAGAIN)
+    return "tar or its compressor could not be started in the sandbox (its process limit?)";
+  return std::string("the transfer failed: ") + std::strerror(e);
+}
+
 // The reply memfd's bytes, refused when longer than any honest reply could be.
 std::optional<std::string> read_reply(int fd, std::uint64_t bound) {
   struct stat st {};
@@ -150,12 +165,7 @@ asio::awaitable<bool> Sandbox::run_transfer(const TransferRequest& request, int 
     co_return false;
   }
   if (ended_with->kind != protocol::StatusKind::exited || ended_with->value != 0) {
-    int e = ended_with->value;
-    failure = request.op == TransferOp::read_dir && e == ENOENT
-                  ? "no such directory"
-                  : (request.op == TransferOp::read_dir && e == ENOTDIR
-                         ? "not a directory"
-                         : std::string("the transfer failed: ") + std::strerror(e));
+    failure = transfer_failure(request.op, ended_with->value);
     co_return false;
   }
   co_return true;
@@ -209,16 +219,7 @@ asio::awaitable<TransferResult> Sandbox::restore_work(std::string archive) {
   UniqueFd data = memfd_with("sandgate-work-archive", archive);
   archive.clear();
   archive.shrink_to_fit();
-  if (!co_await run_transfer(request, data.get(), result.failure)) {
-    const std::string transfer_failed = "the transfer failed: ";
-    if (result.failure == transfer_failed + std::strerror(EIO))
-      result.failure = "the archive could not be unpacked (damaged, or larger than /work)";
-    else if (result.failure == transfer_failed + std::strerror(ENOENT))
-      result.failure = "the archive is zstd-compressed and this host's /usr has no zstd";
-    else if (result.failure == transfer_failed + std::strerror(EAGAIN))
-      result.failure = "the unpacker could not be started in the sandbox (its process limit?)";
-    co_return result;
-  }
+  if (!co_await run_transfer(request, data.get(), result.failure)) co_return result;
   result.done = true;
   co_return result;
 }

@@ -114,13 +114,13 @@ if check "the pod with a state volume becomes ready" start_pod 3072 "${with_volu
   check "a session wrote a file and was left open" test "$kept_status" = 0 -a -n "$session_id"
   check "SIGTERM: the gateway exits 0" stop_pod
   # The first pod's log holds the SIGTERM hibernation and the registry's writing.
-  check "the first pod's log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
+  check "the first pod's log has no error line" log_has_no_error "$work/log"
   check "the registry is on the volume" test -s "$volume/state/sessions.json"
   if check "a new pod on the same volume becomes ready" start_pod 3072 "${with_volume[@]}"; then
     check "the session carries on in the new pod, with its file" \
       node "$repo/tests/e2e/pod_check.mjs" "$url" "$token" resume "$session_id"
     check "SIGTERM: the gateway exits 0" stop_pod
-    check "the second pod's log has no error line" bash -c "! grep -q '\"level\":\"error\"' '$work/log'"
+    check "the second pod's log has no error line" log_has_no_error "$work/log"
   fi
   check "nothing left after the pods" nothing_left
 fi
