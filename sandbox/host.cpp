@@ -341,7 +341,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     throw SandboxError(std::string("could not create the sandbox: ") + e.what());
   }
 
-  std::string failure = co_await await_setup_report(spawned);
+  std::string failure = co_await await_setup_report(spawned, config_.start_timeout);
 
   Sandbox::Parts parts{
       id,     limits, config_.prices, spawned.pid, std::move(spawned.control), std::move(cgroups),

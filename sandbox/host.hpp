@@ -26,6 +26,9 @@ struct HostConfig {
   std::uint32_t uid_base = 1'000'000;  // host uids [base, base + 2 * max_sandboxes) are ours
   std::uint32_t max_sandboxes = 1024;
   std::chrono::milliseconds meter_interval{1000};
+  // Building a sandbox takes milliseconds; a host short of memory or CPU can stretch it to
+  // seconds. Past this, the call gets a tool error and the half-built sandbox is removed.
+  std::chrono::milliseconds start_timeout{10'000};
   // Under a memory limit (a container's, a unit's), this much of it is kept for the gateway:
   // the sandboxes together get the rest.
   std::uint64_t gateway_memory_reserve = 256ull << 20;

@@ -24,8 +24,6 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// Building a sandbox takes milliseconds; a host short of memory can stretch it to seconds.
-constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 // The supervisor closed its channel without a word: reap it and say how it ended. Exit codes
@@ -70,16 +68,20 @@ std::string describe_exit(pid_t pid) {
 
 }  // namespace
 
-asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned) {
+asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
+                                                std::chrono::milliseconds timeout) {
   auto executor = co_await asio::this_coro::executor;
   // A close-on-exec copy: asio owns (and closes) it; a plain dup() would leak into any exec.
   asio::posix::stream_descriptor watch(executor,
                                        ::fcntl(spawned.control.get(), F_DUPFD_CLOEXEC, 0));
-  asio::steady_timer timer(executor, kStartTimeout);
+  asio::steady_timer timer(executor, timeout);
   for (;;) {
     auto which = co_await (watch.async_wait(asio::posix::stream_descriptor::wait_read, kTuple) ||
                            timer.async_wait(kTuple));
-    if (which.index() == 1) co_return "the sandbox did not start in time";
+    if (which.index() == 1)
+      co_return "the sandbox did not start within " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+          " s (the host is short of memory or CPU)";
     if (auto [ec] = std::get<0>(which); ec)
       co_return "could not wait for the sandbox's supervisor: " + ec.message();
     auto msg = receive_message(spawned.control.get(), 4096, 0, true);

@@ -1,15 +1,17 @@
 #pragma once
 // The first thing a new supervisor says: that its sandbox is built, or why not.
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <string>
 
 #include "spawn.hpp"
 
 namespace sandgate::sandbox {
 
-// Waits (bounded) for the supervisor's report. Returns "" when the sandbox is ready,
+// Waits up to `timeout` for the supervisor's report. Returns "" when the sandbox is ready,
 // otherwise what went wrong, in words an operator can act on. A supervisor that died is
 // reaped here and its pid set to -1.
-boost::asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned);
+boost::asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
+                                                       std::chrono::milliseconds timeout);
 
 }  // namespace sandgate::sandbox

@@ -304,6 +304,12 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          c.host.limits.lifetime = std::chrono::seconds(to_u64(v, 1, 86400 * 7));
        }},
+      {"--sandbox-start-timeout", "SANDGATE_SANDBOX_START_TIMEOUT", "10",
+       "Seconds a new sandbox may take to be built (milliseconds on an idle host; a node short "
+       "of memory or CPU can stretch it to seconds); past it the call gets a tool error.",
+       [](Config& c, const std::string& v) {
+         c.host.start_timeout = std::chrono::seconds(to_u64(v, 1, 600));
+       }},
       {"--price-vcpu-hour", "SANDGATE_PRICE_VCPU_HOUR", "0.0504",
        "USD per vCPU-hour of CPU time used.",
        [](Config& c, const std::string& v) { c.host.prices.usd_per_vcpu_hour = to_positive(v); }},

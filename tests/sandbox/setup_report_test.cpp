@@ -11,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <functional>
 
 #include "sandbox/fd_passing.hpp"
@@ -23,7 +24,8 @@ using sandgate::sandbox::UniqueFd;
 namespace protocol = sandgate::sandbox::protocol;
 
 // Forks a child that runs `act` on its end of the channel, then reads its report.
-std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nullptr) {
+std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nullptr,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   int pair[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0);
   pid_t pid = ::fork();
@@ -36,7 +38,7 @@ std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nu
   ::close(pair[1]);
   SpawnedSupervisor spawned{pid, UniqueFd(pair[0])};
   boost::asio::io_context io;
-  auto report = boost::asio::co_spawn(io, sandgate::sandbox::await_setup_report(spawned),
+  auto report = boost::asio::co_spawn(io, sandgate::sandbox::await_setup_report(spawned, timeout),
                                       boost::asio::use_future);
   io.run();
   if (pid_after) *pid_after = spawned.pid;
@@ -85,4 +87,12 @@ TEST_CASE("setup report: a message too short to be one is malformed", "[sandbox]
           ::send(fd, "x", 1, 0);
           ::pause();
         }) == "the sandbox's supervisor sent a malformed message");
+}
+
+TEST_CASE("setup report: a supervisor silent past the start timeout is a report, not a hang",
+          "[sandbox][setup]") {
+  pid_t after = 0;
+  CHECK(report_of([](int) { ::pause(); }, &after, std::chrono::seconds(1)) ==
+        "the sandbox did not start within 1 s (the host is short of memory or CPU)");
+  CHECK(after > 0);  // still running: the caller ends it with its half-built sandbox
 }
