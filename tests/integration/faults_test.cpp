@@ -247,13 +247,14 @@ TEST_CASE("SIGTERM under load: every in-flight call is answered, exit 0, nothing
   // Every call has its sandbox (a supervisor per sandbox) before the signal; a slow host may
   // take a while to build twelve, so wait for them rather than for a fixed time.
   pid_t pid = gw.pid();
-  eventually([&] { return children_of(pid).size() == 12; });
+  REQUIRE(eventually([&] { return children_of(pid).size() == 12; }, std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto supervisors = children_of(pid);
   CHECK(supervisors.size() == 12);
   auto stopping = std::chrono::steady_clock::now();
   CHECK(gw.stop(SIGTERM) == 0);
-  CHECK(std::chrono::steady_clock::now() - stopping < std::chrono::seconds(10));
+  // The 5 s grace, then twelve sandboxes torn down on two busy cores.
+  CHECK(std::chrono::steady_clock::now() - stopping < std::chrono::seconds(20));
   for (auto& c : calls) {
     auto reply = c.get();
     CHECK(reply.status == 200);

@@ -172,6 +172,14 @@ json GatewayProcess::call_stateless(const std::string& tool, json arguments,
 void GatewayProcess::post_and_close(const json& message,
                                     const std::map<std::string, std::string>& headers,
                                     std::chrono::milliseconds hold) {
+  post_and_close_when(
+      message, headers, [] { return false; }, hold);
+}
+
+bool GatewayProcess::post_and_close_when(const json& message,
+                                         const std::map<std::string, std::string>& headers,
+                                         const std::function<bool()>& until,
+                                         std::chrono::milliseconds limit) {
   boost::asio::io_context io;
   boost::beast::tcp_stream stream(io);
   stream.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
@@ -182,7 +190,7 @@ void GatewayProcess::post_and_close(const json& message,
   req.body() = message.dump();
   req.prepare_payload();
   http::write(stream, req);
-  std::this_thread::sleep_for(hold);
+  return eventually(until, limit);
 }
 
 HttpReply GatewayProcess::call_execute(const std::string& session, const std::string& code,

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -84,6 +85,11 @@ class GatewayProcess {
   // it: a client that goes away.
   void post_and_close(const json& message, const std::map<std::string, std::string>& headers,
                       std::chrono::milliseconds hold);
+  // The same, holding the connection until `until` holds (a test waits for the call's program
+  // to run, not for a fixed time a loaded machine may not keep); whether it held in `limit`.
+  bool post_and_close_when(const json& message, const std::map<std::string, std::string>& headers,
+                           const std::function<bool()>& until,
+                           std::chrono::milliseconds limit = std::chrono::seconds(60));
 
   // tools/call execute, without assertions: safe on any thread (Catch2 asserts on one only).
   HttpReply call_execute(const std::string& session, const std::string& code,

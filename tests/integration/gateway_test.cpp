@@ -168,11 +168,12 @@ TEST_CASE("beyond the gateway's queue a call gets a 'busy' tool error", "[integr
 }
 
 TEST_CASE("idle sessions expire with their sandbox", "[integration]") {
-  GatewayProcess gw({"--session-idle-timeout", "1"});
+  // 3 s: the sandbox is still there to be seen when the call returns on a loaded machine.
+  GatewayProcess gw({"--session-idle-timeout", "3"});
   std::string id = gw.initialize();
   gw.execute(id, "echo x", "bash");
   CHECK(sandbox_cgroups_of(gw.pid()) > 0);
-  // Nothing touches the session now; the sweep ends it a second or so later.
+  // Nothing touches the session now; the sweep ends it a few seconds later.
   CHECK(eventually([&] { return sandbox_cgroups_of(gw.pid()) == 0; }));
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}, id).status == 404);
 }

@@ -54,7 +54,7 @@ std::uint64_t metric(GatewayProcess& gw, const std::string& name) {
 
 // Polls /metrics (the sweep runs every half second here) until `name` reaches `value`.
 bool wait_for_metric(GatewayProcess& gw, const std::string& name, std::uint64_t value) {
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 600; ++i) {  // 30 s: packing is slow on a loaded machine
     auto v = metric(gw, name);
     if (v != ~0ull && v >= value) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -71,7 +71,8 @@ bool mentions_resumed(const json& result) {
 TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, told once",
           "[integration][hibernate]") {
   Setup s;
-  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+  // 3 s: the sandbox is still there to be seen when the first call returns on a loaded machine.
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "3",
                      "--state-dir", s.state.string()},
                     {});
   std::string a = gw.initialize("tok-a");
@@ -134,12 +135,13 @@ TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, t
     CHECK_FALSE(mentions_resumed(again));
   }
 
-  // DELETE removes the archive of a hibernated session.
-  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", hibernations + 1));
-  REQUIRE(s.archives().size() >= 1);
+  // DELETE removes the archive of a hibernated session (the resume removed the first one: the
+  // archive is there again once a has hibernated again).
+  REQUIRE(eventually([&] { return std::filesystem::exists(files[0]); }));
   CHECK(
       gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(a, "tok-a")).status ==
       200);
+  CHECK_FALSE(std::filesystem::exists(files[0]));
   // b's session may have hibernated too: only a's archive is gone.
   for (const auto& f : s.archives()) CHECK(f.filename() != files[0].filename());
   CHECK(gw.stop() == 0);

@@ -112,8 +112,9 @@ TEST_CASE("idle connections are closed after the header timeout, others are serv
 
 TEST_CASE("connections beyond --max-connections are closed at once", "[hostile]") {
   // The flood comes from one address: the per-address cap (its own test) is off here.
+  // The header timeout is long: the 20 idle connections must still be held when counted.
   GatewayProcess gw(
-      {"--max-connections", "20", "--header-timeout", "3", "--max-connections-per-address", "0"});
+      {"--max-connections", "20", "--header-timeout", "30", "--max-connections-per-address", "0"});
   // The readiness probe's connection must be gone from the gateway's count first, or it holds
   // one of the 20 slots for part of the flood. (Its close is seen on the socket; the count
   // drops right after, on the gateway's side.)
@@ -131,7 +132,7 @@ TEST_CASE("connections beyond --max-connections are closed at once", "[hostile]"
   CHECK(server_connections(gw.port()) == 20);
   // Once the flood lets go, everyone is served again.
   flood.clear();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(eventually([&] { return server_connections(gw.port()) == 0; }));
   CHECK(gw.request(http::verb::get, "/healthz").status == 200);
   std::string id = gw.initialize();
   CHECK(structured(gw.execute(id, "echo after", "bash"))["stdout"] == "after\n");
@@ -153,7 +154,8 @@ TEST_CASE("an event stream nobody reads is dropped after the write deadline", "[
   CHECK(structured(gw.execute(other, "echo others", "bash"))["stdout"] == "others\n");
   // After the write deadline the connection is closed (reading now gets what was buffered,
   // then the end; had the server waited, reading would let it finish and keep the connection).
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  // (A socket the gateway closed with unsent data is no longer counted.)
+  REQUIRE(eventually([&] { return server_connections(gw.port()) == 0; }, std::chrono::seconds(60)));
   CHECK(closed_by_server(deaf, std::chrono::seconds(5)));
   // The session is still usable: the call finished; only its delivery failed.
   CHECK(structured(gw.execute(id, "echo again", "bash"))["stdout"] == "again\n");
@@ -165,9 +167,10 @@ TEST_CASE("a client that disconnects mid-call does not cancel it (spec 2025-11-2
   {
     asio::io_context io;
     auto leaving = connect_to(io, gw.port());
-    std::string body = execute_body("sleep 1; echo finished > /work/flag", 1);
+    std::string body = execute_body("sleep 1.3; echo finished > /work/flag", 1);
     asio::write(leaving, asio::buffer(post_head(id, body.size(), gw.port()) + body));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Running before the client goes, so the next call (on another connection) comes after it.
+    REQUIRE(eventually([] { return processes_running("sleep 1.3") == 1; }));
   }  // gone, without reading the answer
   // The session's calls run in order: this one runs after the dropped call has finished.
   auto next = gw.execute(id, "cat /work/flag", "bash");
@@ -182,12 +185,16 @@ TEST_CASE("a dropped call's program still ends at its timeout", "[hostile]") {
     auto leaving = connect_to(io, gw.port());
     std::string body = execute_body("exec sleep 1000", 1, false, 2);
     asio::write(leaving, asio::buffer(post_head(id, body.size(), gw.port()) + body));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(eventually([] { return processes_running("sleep 1000") == 1; }));
   }
   auto start = std::chrono::steady_clock::now();
-  auto next = gw.execute(id, "pgrep -c -x sleep || true", "bash");
-  CHECK(structured(next)["stdout"] == "0\n");  // the dropped call's sleep was killed
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  // The session's calls run in order: this one runs once the dropped one has ended.
+  auto next = gw.execute(id, "echo next", "bash");
+  CHECK(structured(next)["stdout"] == "next\n");
+  // Seen from the host (a later call's /proc shows only its own processes): the dropped call's
+  // sleep was killed at its 2 s timeout, not left to run its 1000 s.
+  CHECK(processes_running("sleep 1000") == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
 TEST_CASE("no wrong token is accepted over many tries", "[hostile][auth]") {

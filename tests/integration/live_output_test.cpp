@@ -210,7 +210,10 @@ TEST_CASE("live output and elapsed-time ticks share one increasing count, up to 
   std::string session = gw.initialize();
   for (bool fresh : {false, true}) {
     INFO((fresh ? "fresh" : "interpreter"));
-    json args = execute_arguments("import time\nprint('before')\ntime.sleep(30)\n", fresh);
+    // One write (print writes its text and its end separately, and a slow machine may send
+    // them as two pieces).
+    json args = execute_arguments(
+        "import sys, time\nsys.stdout.write('before\\n')\ntime.sleep(30)\n", fresh);
     args["timeout_seconds"] = 2;
     auto reply = call_in_session(gw, session, args, true);
     REQUIRE(reply.status == 200);

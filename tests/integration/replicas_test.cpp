@@ -34,7 +34,7 @@ TEST_CASE("a session created on replica B works through replicas A and C",
                {"params",
                 {{"_meta", {{"progressToken", "t"}}},
                  {"name", "execute"},
-                 {"arguments", {{"code", "sleep 1.5; echo streamed"}, {"language", "bash"}}}}}},
+                 {"arguments", {{"code", "sleep 3; echo streamed"}, {"language", "bash"}}}}}},
               id);
   CHECK(streamed.status == 200);
   CHECK(streamed.headers["content-type"] == "text/event-stream");

@@ -41,18 +41,19 @@ struct TwoTenants {
 };
 
 // Starts a call on `handle` through `entry` that ticks a counter in /work, closes its
-// connection after a second, and checks through `check` that the program stopped while the
-// sandbox and its files stayed. Its timeout (120 s) is longer than the next request waits for
-// its answer (60 s): only a cancel lets the next call run in time.
+// connection once the program runs (its first tick written), and checks through `check` that the
+// program stopped while the sandbox and its files stayed. Its timeout (120 s) is longer than the
+// next request waits for its answer (60 s): only a cancel lets the next call run in time.
 void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
                                const std::string& handle) {
   json long_call =
-      bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.1; done", handle);
+      bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.11; done", handle);
   long_call["timeout_seconds"] = 120;
   json started = GatewayProcess::stateless_message("tools/call",
                                                    {{"name", "execute"}, {"arguments", long_call}});
-  entry.post_and_close(started, GatewayProcess::stateless_headers(started, "test-token"),
-                       std::chrono::seconds(1));
+  REQUIRE(entry.post_and_close_when(started,
+                                    GatewayProcess::stateless_headers(started, "test-token"),
+                                    [] { return processes_running("sleep 0.11") >= 1; }));
   // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
   json message = GatewayProcess::stateless_message(
       "tools/call",
@@ -137,7 +138,8 @@ TEST_CASE("notifications/cancelled reaches a 2025 session's call that runs in a 
                     {"params", {{"name", "execute"}, {"arguments", long_call}}}},
                    session);
   });
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // A cancel for a request the gateway has not yet seen is dropped: wait for its program.
+  REQUIRE(eventually([] { return processes_running("sleep 100") == 1; }));
   CHECK(gw.post({{"jsonrpc", "2.0"},
                  {"method", "notifications/cancelled"},
                  {"params", {{"requestId", 7}}}},
@@ -161,8 +163,8 @@ TEST_CASE("a handle made for a call that never ran is not left holding a place",
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));
   });
-  // Time for the long call to take the slot, with room for a slow (emulated) machine.
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  // The long call holds the slot once its program runs.
+  REQUIRE(eventually([] { return processes_running("sleep 10") == 1; }));
   auto busy = gw.call_stateless("execute", bash("true"));
   CHECK(busy["isError"] == true);
   CHECK(text_of(busy).find("busy") != std::string::npos);
@@ -177,7 +179,11 @@ TEST_CASE("an idle sandbox handle ends, and the model is told why", "[integratio
   GatewayProcess gw({"--session-idle-timeout", "1"});
   std::string handle =
       gw.call_stateless("execute", bash("true"))["structuredContent"]["sandbox_id"];
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Ended by the sweep (a call before it would keep the handle alive).
+  REQUIRE(eventually([&] {
+    return gw.request(http::verb::get, "/metrics").body.find("\nsandgate_sandbox_handles 0\n") !=
+           std::string::npos;
+  }));
   auto late = gw.call_stateless("execute", bash("true", handle));
   CHECK(late["isError"] == true);
   CHECK(text_of(late).find("has ended (it was idle for 1 s)") != std::string::npos);

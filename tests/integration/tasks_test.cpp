@@ -176,7 +176,8 @@ TEST_CASE("a tasks/result whose client went does not hold its place until the ta
   for (int i = 0; i < 16; ++i)
     gw.post_and_close(request("tasks/result", {{"taskId", id}}, 100 + i),
                       GatewayProcess::mcp_headers(session), std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // the gateway sees the clients go
+  // The gateway sees the clients go (and closes their connections).
+  REQUIRE(eventually([&] { return server_connections(gw.port()) == 0; }));
   // One more waits in their stead (rather than being told too many wait), and gets the end.
   auto waiting = std::async(std::launch::async, [&] {
     return gw.post(request("tasks/result", {{"taskId", id}}, 200), session);
@@ -271,7 +272,9 @@ json bash(const std::string& code, int timeout_s) {
 
 TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the client polls",
           "[integration][tasks]") {
-  GatewayProcess gw({"--task-after", "1", "--timeout-default", "5", "--timeout-max", "5"});
+  // --task-after counts from the call's arrival, sandbox start included: 3 s leaves a loaded
+  // machine room to answer the quick call in time, and the slow one outlasts it by far.
+  GatewayProcess gw({"--task-after", "3", "--timeout-default", "5", "--timeout-max", "10"});
   auto discover = response_of(post_2026(gw, "server/discover", json::object(), false));
   CHECK(discover["result"]["capabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
 
@@ -282,7 +285,7 @@ TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the clie
 
   // A longer one becomes a task: flat, resultType "task", with ttlMs and pollIntervalMs. It may
   // ask for more than a plain call's maximum.
-  auto made = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo slow", 30), true));
+  auto made = response_of(post_2026(gw, "tools/call", bash("sleep 6; echo slow", 30), true));
   REQUIRE(made["result"]["resultType"] == "task");
   std::string id = made["result"]["taskId"];
   CHECK(made["result"]["status"] == "working");
@@ -303,7 +306,7 @@ TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the clie
 
   // Without the extension: the same call is a plain call (and a plain call's maximum holds);
   // the task methods name the missing capability.
-  auto plain = response_of(post_2026(gw, "tools/call", bash("sleep 2; echo plain", 5), false));
+  auto plain = response_of(post_2026(gw, "tools/call", bash("sleep 4; echo plain", 10), false));
   CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
   auto gated = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, false));
   CHECK(gated["error"]["code"] == -32021);

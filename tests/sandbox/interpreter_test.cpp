@@ -97,7 +97,7 @@ TEST_CASE("python: a timeout interrupts the call, kills what it started, and kee
                  "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
                  "print('started', flush=True)\n"
                  "time.sleep(60)",
-                 std::chrono::seconds(1));
+                 std::chrono::seconds(3));  // room for Popen and the print on a loaded machine
   INFO(describe(r));
   CHECK(r.outcome == RunOutcome::timed_out);
   CHECK(r.stdout_text == "started\n");
