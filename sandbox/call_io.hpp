@@ -14,7 +14,7 @@
 #include "figure_frames.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

@@ -2,7 +2,7 @@
 // Landlock, where the kernel has it: another layer under the mount namespace. Programs may
 // write only in /work, /tmp, /dev/shm and the harmless /dev nodes, and execute only from /usr
 // and /work.
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

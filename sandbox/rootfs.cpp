@@ -12,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;

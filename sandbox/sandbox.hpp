@@ -24,7 +24,7 @@
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

@@ -10,7 +10,7 @@
 
 #include "call_io.hpp"
 #include "fd_passing.hpp"
-#include "file_util.hpp"
+#include "common/durable_file.hpp"
 #include "protocol.hpp"
 #include "sandbox.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <system_error>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

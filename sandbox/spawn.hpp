@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

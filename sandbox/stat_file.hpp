@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

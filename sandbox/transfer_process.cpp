@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "file_transfer.hpp"
-#include "file_util.hpp"
-#include "unique_fd.hpp"
+#include "common/durable_file.hpp"
+#include "common/unique_fd.hpp"
 #include "work_archive_process.hpp"
 
 namespace sandgate::sandbox {

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 namespace {

@@ -16,7 +16,7 @@
 #include "auth/token_store.hpp"
 #include "http/http_server.hpp"
 #include "isolation_notes.hpp"
-#include "logging.hpp"
+#include "common/logging.hpp"
 #include "mcp/mcp_endpoint.hpp"
 #include "registry_checkpoint.hpp"
 #include "sandbox/host.hpp"

@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "logging.hpp"
+#include "common/logging.hpp"
 #include "session/saved_sessions.hpp"
 
 namespace sandgate::server {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "bounded_json.hpp"
-#include "sandbox/file_util.hpp"
+#include "common/bounded_json.hpp"
+#include "common/durable_file.hpp"
 #include "session_id.hpp"
 
 namespace sandgate::session {
@@ -219,7 +219,7 @@ bool write_saved_registry(const std::string& dir, const std::string& text, std::
     error = errno_text("cannot open the state directory");
     return false;
   }
-  bool ok = sandbox::replace_file_durably(dir_fd, kSavedSessionsFile, kTempName, text);
+  bool ok = sandgate::replace_file_durably(dir_fd, kSavedSessionsFile, kTempName, text);
   if (!ok) error = errno_text("cannot write the registry file");
   ::close(dir_fd);
   return ok;

@@ -16,7 +16,7 @@
 #include <system_error>
 #include <vector>
 
-#include "sandbox/file_util.hpp"
+#include "common/durable_file.hpp"
 
 namespace sandgate::session {
 namespace {
@@ -175,7 +175,7 @@ bool StateStore::put(const std::string& session_id, const std::string& bytes, st
   std::lock_guard lock(mutex_);
   remove_locked(name);
   make_room_locked(bytes.size());
-  if (!sandbox::replace_file_durably(dir_fd_, name, temp, bytes)) {
+  if (!sandgate::replace_file_durably(dir_fd_, name, temp, bytes)) {
     error = std::string("cannot write the archive file: ") + std::strerror(errno);
     return false;
   }

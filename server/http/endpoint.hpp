@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "http_types.hpp"
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 
 namespace sandgate::server {
 

@@ -18,8 +18,8 @@
 #include <cerrno>
 
 #include "responses.hpp"
-#include "server/json_dump.hpp"
-#include "server/logging.hpp"
+#include "common/json_dump.hpp"
+#include "common/logging.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;

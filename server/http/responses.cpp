@@ -1,6 +1,6 @@
 #include "responses.hpp"
 
-#include "server/json_dump.hpp"
+#include "common/json_dump.hpp"
 
 namespace sandgate::server {
 

@@ -1,7 +1,7 @@
 #include "router.hpp"
 
 #include "responses.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 
 namespace sandgate::server {
 

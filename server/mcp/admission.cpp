@@ -3,7 +3,7 @@
 #include "auth/authenticate.hpp"
 #include "replies.hpp"
 #include "server/http/media_type.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 
 namespace sandgate::server {
 namespace {

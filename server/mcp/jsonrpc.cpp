@@ -1,14 +1,14 @@
 #include "jsonrpc.hpp"
 
-#include "session/bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
 namespace sandgate::server::jsonrpc {
 
 namespace {
 
-using sandgate::session::JsonFault;
-using sandgate::session::kMaxJsonDepth;
-using sandgate::session::parse_bounded_json;
+using sandgate::JsonFault;
+using sandgate::kMaxJsonDepth;
+using sandgate::parse_bounded_json;
 
 Message invalid(int code, std::string why, json id = nullptr) {
   Message m;

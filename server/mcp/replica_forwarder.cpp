@@ -10,7 +10,7 @@
 
 #include "jsonrpc.hpp"
 #include "server/http/responses.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 #include "server/config.hpp"
 #include "server/http/http_types.hpp"
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "outbox.hpp"
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 
 namespace sandgate::server {

@@ -6,7 +6,7 @@
 #include "replies.hpp"
 #include "respond.hpp"
 #include "server/http/responses.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

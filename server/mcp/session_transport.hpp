@@ -11,7 +11,7 @@
 #include "client_requests.hpp"
 #include "jsonrpc.hpp"
 #include "mcp_methods.hpp"
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 #include "server/metrics.hpp"
 #include "session/registry.hpp"

@@ -9,7 +9,7 @@
 #include "auth/token_store.hpp"
 #include "jsonrpc.hpp"
 #include "method_extension.hpp"
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 #include "server/tasks/task_store.hpp"
 #include "server/tools/tool_registry.hpp"

@@ -2,7 +2,7 @@
 
 #include <boost/asio/this_coro.hpp>
 
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "server/tasks/task_runner.hpp"
 #include "session/session_id.hpp"
 

@@ -4,7 +4,7 @@
 #include <boost/asio/detached.hpp>
 #include <ctime>
 
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "server/mcp/jsonrpc.hpp"
 #include "session/session_id.hpp"
 

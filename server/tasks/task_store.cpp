@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 
 namespace sandgate::server {
 

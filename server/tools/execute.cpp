@@ -11,7 +11,7 @@
 #include "file_results.hpp"
 #include "live_output.hpp"
 #include "output_bound.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "base64.hpp"
-#include "server/json_dump.hpp"
+#include "common/base64.hpp"
+#include "common/json_dump.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

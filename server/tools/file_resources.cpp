@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "base64.hpp"
+#include "common/base64.hpp"
 #include "sandbox/utf8.hpp"
 #include "session/session_id.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "base64.hpp"
+#include "common/base64.hpp"
 #include "file_resources.hpp"
 #include "sandbox/utf8.hpp"
 

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "auth/token_store.hpp"
-#include "server/cancel_signal.hpp"
+#include "common/cancel_signal.hpp"
 #include "session/session.hpp"
 
 namespace sandgate::server {

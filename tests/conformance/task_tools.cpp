@@ -47,7 +47,7 @@ class TaskFixtureTool final : public server::Tool {
 
 // Sleeps `seconds`, or less when the call is cancelled; false when it was.
 // Takes the signal by value: a coroutine's reference parameters outlive nothing.
-asio::awaitable<bool> sleep_unless_cancelled(std::shared_ptr<server::CancelSignal> cancel,
+asio::awaitable<bool> sleep_unless_cancelled(std::shared_ptr<sandgate::CancelSignal> cancel,
                                              double seconds) {
   auto executor = co_await asio::this_coro::executor;
   auto timer = std::make_shared<asio::steady_timer>(executor);

@@ -19,7 +19,7 @@
 #include "sandbox/host.hpp"
 #include "server/config.hpp"
 #include "server/http/router.hpp"
-#include "server/logging.hpp"
+#include "common/logging.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
 #include "session/registry.hpp"
@@ -79,7 +79,7 @@ struct World {
 
   server::Reply route(const server::Request& request) {
     std::optional<server::Reply> reply;
-    asio::co_spawn(io, router.route(request, std::make_shared<server::CancelSignal>()),
+    asio::co_spawn(io, router.route(request, std::make_shared<sandgate::CancelSignal>()),
                    [&](std::exception_ptr e, server::Reply r) {
                      if (e) std::abort();  // the router answers every request; it never throws
                      reply = std::move(r);
@@ -101,7 +101,7 @@ struct World {
 
 World& world() {
   static World* w = [] {
-    server::init_logging("error");
+    sandgate::init_logging("error");
     return new World();
   }();
   return *w;

@@ -10,11 +10,11 @@
 #include <fstream>
 
 #include "sandbox/file_util.hpp"
-#include "sandbox/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace fs = std::filesystem;
 using sandgate::sandbox::read_file;
-using sandgate::sandbox::UniqueFd;
+using sandgate::UniqueFd;
 
 namespace {
 

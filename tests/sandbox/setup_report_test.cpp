@@ -20,7 +20,7 @@
 namespace {
 
 using sandgate::sandbox::SpawnedSupervisor;
-using sandgate::sandbox::UniqueFd;
+using sandgate::UniqueFd;
 namespace protocol = sandgate::sandbox::protocol;
 
 // Forks a child that runs `act` on its end of the channel, then reads its report.

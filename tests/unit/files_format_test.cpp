@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "sandbox/file_transfer.hpp"
-#include "server/tools/base64.hpp"
+#include "common/base64.hpp"
 #include "server/tools/execute_tool.hpp"
 #include "server/tools/file_resources.hpp"
 #include "server/tools/file_results.hpp"
@@ -71,12 +71,16 @@ TEST_CASE("a transfer reply is held to what was asked for", "[unit][files]") {
 TEST_CASE("base64 round-trips and refuses what is not base64", "[unit][files]") {
   for (const std::string& s :
        std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)})
-    CHECK(server::base64_decode(server::base64_encode(s)) == s);
-  CHECK(server::base64_encode("hello") == "aGVsbG8=");
-  CHECK_FALSE(server::base64_decode("aGVsbG8"));
-  CHECK_FALSE(server::base64_decode("aGV=bG8="));
-  CHECK_FALSE(server::base64_decode("aGVs bG8="));
-  CHECK_FALSE(server::base64_decode("%%%%"));
+    CHECK(sandgate::base64_decode(sandgate::base64_encode(s)) == s);
+  CHECK(sandgate::base64_encode("hello") == "aGVsbG8=");
+  CHECK_FALSE(sandgate::base64_decode("aGVsbG8"));
+  CHECK_FALSE(sandgate::base64_decode("aGV=bG8="));
+  CHECK_FALSE(sandgate::base64_decode("aGVs bG8="));
+  CHECK_FALSE(sandgate::base64_decode("%%%%"));
+  // One encoding per byte string: the bits padding leaves unused must be 0.
+  CHECK(sandgate::base64_decode("aGVsbA==") == "hell");
+  CHECK_FALSE(sandgate::base64_decode("aGVsbB=="));
+  CHECK_FALSE(sandgate::base64_decode("aGVsbG9="));
 }
 
 TEST_CASE("returned files become images, resources, links or reasons", "[unit][files]") {

@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "server/json_dump.hpp"
-#include "session/bounded_json.hpp"
+#include "common/json_dump.hpp"
+#include "common/bounded_json.hpp"
 
 using namespace sandgate::server;
 
@@ -47,7 +47,7 @@ TEST_CASE("JSON-RPC messages are classified", "[unit][jsonrpc]") {
 }
 
 TEST_CASE("dump_json writes what json::dump writes, invalid UTF-8 replaced", "[unit][jsonrpc]") {
-  using sandgate::server::dump_json;
+  using sandgate::dump_json;
   nlohmann::json value = {{"text", std::string("a\"b\\c\n\x01 \xff\xfe ok \xe2\x82\xac")},
                           {"list", {1, 2.5, nullptr, true, "x"}},
                           {"nested", {{"empty", nlohmann::json::object()}, {"k", "v"}}},
@@ -71,7 +71,7 @@ std::string nested_params(std::size_t levels, bool arrays) {
 }  // namespace
 
 TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]") {
-  using sandgate::session::kMaxJsonDepth;
+  using sandgate::kMaxJsonDepth;
   // The document's own object and params take two levels.
   SECTION("up to the bound a message parses") {
     CHECK(jsonrpc::parse(nested_params(kMaxJsonDepth - 2, true)).kind == jsonrpc::Kind::request);
@@ -94,11 +94,11 @@ TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]
     CHECK(jsonrpc::parse(std::string(400'000, '[')).error_code == jsonrpc::parse_error);
   }
   SECTION("a syntax error is still a parse error") {
-    CHECK(sandgate::session::parse_bounded_json("[1,").fault ==
-          sandgate::session::JsonFault::syntax);
-    CHECK(sandgate::session::parse_bounded_json("[[1]]", 1).fault ==
-          sandgate::session::JsonFault::too_deep);
-    CHECK(sandgate::session::parse_bounded_json("[[1]]", 2).value ==
+    CHECK(sandgate::parse_bounded_json("[1,").fault ==
+          sandgate::JsonFault::syntax);
+    CHECK(sandgate::parse_bounded_json("[[1]]", 1).fault ==
+          sandgate::JsonFault::too_deep);
+    CHECK(sandgate::parse_bounded_json("[[1]]", 2).value ==
           nlohmann::json::parse("[[1]]"));
   }
 }

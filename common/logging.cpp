@@ -1,9 +1,9 @@
-#include "logging.hpp"
+#include "common/logging.hpp"
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-namespace sandgate::server {
+namespace sandgate {
 
 void init_logging(const std::string& level) {
   auto logger = spdlog::stderr_logger_mt("sandgate");
@@ -36,4 +36,4 @@ void log_event(LogLevel level, const std::string& event, nlohmann::json fields) 
   }
 }
 
-}  // namespace sandgate::server
+}  // namespace sandgate

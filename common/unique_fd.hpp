@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace sandgate::sandbox {
+namespace sandgate {
 
 class UniqueFd {
  public:
@@ -31,4 +31,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace sandgate::sandbox
+}  // namespace sandgate

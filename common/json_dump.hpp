@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace sandgate::server {
+namespace sandgate {
 
 // Invalid UTF-8 is replaced (U+FFFD), never an exception.
 std::string dump_json(const nlohmann::json& value);
 
-}  // namespace sandgate::server
+}  // namespace sandgate

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace sandgate::server {
+namespace sandgate {
 
 enum class LogLevel { debug, info, warn, error };
 
@@ -12,4 +12,4 @@ void init_logging(const std::string& level);
 void log_event(LogLevel level, const std::string& event,
                nlohmann::json fields = nlohmann::json::object());
 
-}  // namespace sandgate::server
+}  // namespace sandgate

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-namespace sandgate::session {
+namespace sandgate {
 
 // MCP messages nest a handful of levels; 128 leaves room for any honest `_meta` or tool
 // arguments while keeping every later recursion a few kilobytes of stack.
@@ -24,4 +24,4 @@ struct BoundedJson {
 
 BoundedJson parse_bounded_json(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
 
-}  // namespace sandgate::session
+}  // namespace sandgate

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-namespace sandgate::server {
+namespace sandgate {
 
 class CancelSignal {
  public:
@@ -44,4 +44,4 @@ class CancelSignal {
   std::vector<std::function<void()>> actions_;
 };
 
-}  // namespace sandgate::server
+}  // namespace sandgate

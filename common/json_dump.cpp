@@ -1,6 +1,6 @@
-#include "json_dump.hpp"
+#include "common/json_dump.hpp"
 
-namespace sandgate::server {
+namespace sandgate {
 
 namespace {
 
@@ -42,4 +42,4 @@ std::string dump_json(const json& value) {
   return out;
 }
 
-}  // namespace sandgate::server
+}  // namespace sandgate

@@ -1,6 +1,6 @@
-#include "bounded_json.hpp"
+#include "common/bounded_json.hpp"
 
-namespace sandgate::session {
+namespace sandgate {
 namespace {
 
 using nlohmann::json;
@@ -65,4 +65,4 @@ BoundedJson parse_bounded_json(std::string_view text, std::size_t max_depth) {
   return out;
 }
 
-}  // namespace sandgate::session
+}  // namespace sandgate

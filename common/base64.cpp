@@ -1,9 +1,9 @@
-#include "base64.hpp"
+#include "common/base64.hpp"
 
 #include <array>
 #include <cstdint>
 
-namespace sandgate::server {
+namespace sandgate {
 namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -49,20 +49,16 @@ std::optional<std::string> base64_decode(std::string_view text) {
   out.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {
     bool last = i + 4 == text.size();
-    int pad = 0;
+    // Padding only at the very end: "x=" or "==" in the last quantum.
+    int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
     std::uint32_t v = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      char c = text[i + j];
-      if (c == '=' && last && j >= 2) {
-        ++pad;
-        v <<= 6;
-        continue;
-      }
-      if (pad > 0) return std::nullopt;  // data after padding
-      auto d = kDecoding[static_cast<unsigned char>(c)];
-      if (d < 0) return std::nullopt;
+    for (int j = 0; j < 4; ++j) {
+      auto d = j < 4 - pad ? kDecoding[static_cast<unsigned char>(text[i + j])] : 0;
+      if (d < 0) return std::nullopt;  // outside the alphabet, or '=' before the end
       v = v << 6 | static_cast<std::uint32_t>(d);
     }
+    // The bits padding leaves unused must be 0: every byte string then has one encoding.
+    if ((pad == 2 && (v & 0xffff)) || (pad == 1 && (v & 0xff))) return std::nullopt;
     out += static_cast<char>(v >> 16);
     if (pad < 2) out += static_cast<char>((v >> 8) & 0xff);
     if (pad < 1) out += static_cast<char>(v & 0xff);
@@ -70,4 +66,4 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace sandgate::server
+}  // namespace sandgate

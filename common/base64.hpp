@@ -1,0 +1,15 @@
+#pragma once
+// Standard base64 (RFC 4648, padded): what MCP's image data and blob resources carry, what a
+// client sends for a binary file, and the `=?base64?…?=` form of 2026-07-28 header values.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sandgate {
+
+std::string base64_encode(std::string_view bytes);
+// Strict: the standard alphabet, padded to a multiple of 4, padding only at the end, the bits it
+// leaves unused 0 (one encoding per byte string); nothing for anything else.
+std::optional<std::string> base64_decode(std::string_view text);
+
+}  // namespace sandgate

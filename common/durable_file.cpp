@@ -1,0 +1,41 @@
+#include "common/durable_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/unique_fd.hpp"
+
+namespace sandgate {
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool replace_file_durably(int dir_fd, const std::string& name, const std::string& temp_name,
+                          std::string_view bytes) {
+  ::unlinkat(dir_fd, temp_name.c_str(), 0);  // a crash's leftover
+  UniqueFd fd(::openat(dir_fd, temp_name.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return false;
+  bool ok = write_all(fd.get(), bytes) && ::fsync(fd.get()) == 0 &&
+            ::renameat(dir_fd, temp_name.c_str(), dir_fd, name.c_str()) == 0;
+  if (!ok) {
+    int saved = errno;
+    ::unlinkat(dir_fd, temp_name.c_str(), 0);
+    errno = saved;
+    return false;
+  }
+  ::fsync(dir_fd);  // the rename itself is durable only once the directory is
+  return true;
+}
+
+}  // namespace sandgate
