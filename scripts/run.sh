@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh dev
+# Only what serving needs: the server binary (scripts/test.sh builds the tests and benchmarks).
+./scripts/build.sh dev sandgate
 if [ -z "${SANDGATE_TOKEN:-}" ] && [[ " $* " != *" --token-file"* ]] && [[ " $* " != *" --no-auth"* ]]; then
   SANDGATE_TOKEN="$(openssl rand -hex 32)"
   export SANDGATE_TOKEN

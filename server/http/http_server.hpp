@@ -6,6 +6,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,15 +19,16 @@
 #include "endpoint.hpp"
 #include "http_types.hpp"
 #include "router.hpp"
-#include "server/config.hpp"
-#include "server/metrics.hpp"
+#include "server/http/http_config.hpp"
+#include "server/metrics/metrics.hpp"
 
 namespace sandgate::server {
 
 class HttpServer {
  public:
   using GaugeSource = std::function<Gauges()>;
-  HttpServer(boost::asio::io_context& io, const Config& config, Endpoint& mcp, Metrics& metrics,
+  // `config.body_limit_bytes` must be the limit itself (not 0).
+  HttpServer(boost::asio::io_context& io, HttpConfig config, Endpoint& mcp, Metrics& metrics,
              GaugeSource gauges);
 
   // Binds and starts accepting; returns the bound endpoint. Throws on bind failure.
@@ -44,6 +48,23 @@ class HttpServer {
   // unread (a refused body), which the caller discards briefly before closing.
   template <class Stream>
   boost::asio::awaitable<bool> serve(Stream& stream, std::uint64_t connection_id);
+  // What a connection does after each step of an exchange.
+  enum class Next { answer, serve_again, close, close_input_unread };
+  // Marks the connection idle (closable at shutdown) while it waits for a request's headers.
+  using IdleMark = std::function<void(bool idle)>;
+  template <class Stream>
+  boost::asio::awaitable<Next> read_request(Stream& stream, boost::beast::flat_buffer& buffer,
+                                            http::request_parser<http::string_body>& parser,
+                                            const IdleMark& mark_idle);
+  template <class Stream>
+  boost::asio::awaitable<void> refuse(Stream& stream,
+                                      http::request_parser<http::string_body>& parser,
+                                      http::status status, std::string body);
+  template <class Stream>
+  boost::asio::awaitable<Next> answer(Stream& stream, Request request);
+  template <class Stream>
+  boost::asio::awaitable<bool> write_event_stream(Stream& stream, const Request& request,
+                                                  Reply& reply, bool keep_alive);
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> run_connection(boost::asio::ip::tcp::socket socket,
                                               boost::asio::ip::address client);
@@ -52,7 +73,7 @@ class HttpServer {
   void release_address_slot(const boost::asio::ip::address& client);
 
   boost::asio::io_context& io_;
-  const Config& config_;
+  const HttpConfig config_;
   Metrics& metrics_;
   std::atomic<std::size_t> connections_{0};
   Router router_;

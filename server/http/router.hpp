@@ -11,7 +11,7 @@
 
 #include "endpoint.hpp"
 #include "http_types.hpp"
-#include "server/metrics.hpp"
+#include "server/metrics/metrics.hpp"
 
 namespace sandgate::server {
 

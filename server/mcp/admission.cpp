@@ -1,9 +1,10 @@
 #include "admission.hpp"
 
 #include "auth/authenticate.hpp"
-#include "replies.hpp"
-#include "server/http/media_type.hpp"
 #include "common/logging.hpp"
+#include "jsonrpc_replies.hpp"
+#include "server/http/http_config.hpp"
+#include "server/http/media_type.hpp"
 
 namespace sandgate::server {
 namespace {
@@ -49,7 +50,7 @@ std::string_view host_part(std::string_view authority) {
 }  // namespace
 
 bool Admission::origin_allowed(std::string_view origin) const {
-  for (const auto& allowed : config_.allowed_origins)
+  for (const auto& allowed : origins_.allowed_origins)
     if (origin == allowed) return true;
   for (std::string_view scheme : {"http://", "https://"}) {
     if (origin.rfind(scheme, 0) == 0)
@@ -60,8 +61,8 @@ bool Admission::origin_allowed(std::string_view origin) const {
 
 bool Admission::host_allowed(std::string_view host) const {
   // Behind a non-loopback bind the ingress decides which names reach us.
-  if (!is_loopback_host(config_.listen_host)) return true;
-  for (const auto& allowed : config_.allowed_hosts)
+  if (!listening_on_loopback_) return true;
+  for (const auto& allowed : origins_.allowed_hosts)
     if (host == allowed || host_part(host) == allowed) return true;
   return is_loopback_host(host_part(host));
 }

@@ -7,16 +7,20 @@
 #include <string_view>
 
 #include "auth/token_store.hpp"
-#include "server/config.hpp"
 #include "server/http/http_types.hpp"
-#include "server/metrics.hpp"
+#include "server/mcp/mcp_config.hpp"
+#include "server/metrics/metrics.hpp"
 
 namespace sandgate::server {
 
 class Admission {
  public:
-  Admission(const Config& config, const auth::TokenStore* tokens, Metrics& metrics)
-      : config_(config), tokens_(tokens), metrics_(metrics) {}
+  Admission(OriginPolicy origins, bool listening_on_loopback, const auth::TokenStore* tokens,
+            Metrics& metrics)
+      : origins_(std::move(origins)),
+        listening_on_loopback_(listening_on_loopback),
+        tokens_(tokens),
+        metrics_(metrics) {}
 
   // Origin/Host, token, method, in that order, on the headers alone: a refusal, or nothing
   // with `tenant` set. Held by the caller for the whole request, so that a tokens reload
@@ -32,7 +36,8 @@ class Admission {
   bool host_allowed(std::string_view host) const;
 
  private:
-  const Config& config_;
+  const OriginPolicy origins_;
+  const bool listening_on_loopback_;
   const auth::TokenStore* tokens_;
   Metrics& metrics_;
 };

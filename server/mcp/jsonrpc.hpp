@@ -5,18 +5,11 @@
 #include <string>
 #include <string_view>
 
+#include "server/tools/jsonrpc_error_codes.hpp"
+
 namespace sandgate::server::jsonrpc {
 
 using nlohmann::json;
-
-enum ErrorCode : int {
-  parse_error = -32700,
-  invalid_request = -32600,
-  method_not_found = -32601,
-  invalid_params = -32602,
-  internal_error = -32603,
-  server_error = -32000,  // transport-level refusals (no session, limits)
-};
 
 enum class Kind { request, notification, response, invalid };
 

@@ -1,6 +1,6 @@
 #include "mcp_endpoint.hpp"
 
-#include "replies.hpp"
+#include "jsonrpc_replies.hpp"
 #include "server/tools/file_resources.hpp"
 #include "session/session_id.hpp"
 #include "session_header.hpp"
@@ -41,22 +41,14 @@ std::string handle_named(const jsonrpc::Message& message) {
   return session::looks_like_handle(handle) ? handle : std::string();
 }
 
-TaskLimits task_limits(const Config& config) {
-  TaskLimits limits;
-  limits.max_per_tenant = config.tasks_per_tenant;
-  limits.max_outcome_bytes_per_tenant = config.task_results_max_bytes;
-  limits.ttl_max = config.task_ttl_max;
-  return limits;
-}
-
 }  // namespace
 
-McpEndpoint::McpEndpoint(const Config& config, const auth::TokenStore* tokens,
+McpEndpoint::McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore* tokens,
                          session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
                          MethodExtension* extension)
-    : admission_(config, tokens, metrics),
+    : admission_(config.origins, config.listening_on_loopback, tokens, metrics),
       forwarder_(config),
-      tasks_(task_limits(config), config.replica_name),
+      tasks_(config.tasks, config.replica_name),
       sessions_(registry, tools, metrics, extension, &tasks_),
       stateless_(tools, extension, kInstructions) {
   stateless_.offer_tasks(&tasks_);

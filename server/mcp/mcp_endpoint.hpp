@@ -7,10 +7,10 @@
 
 #include "admission.hpp"
 #include "auth/token_store.hpp"
+#include "mcp_config.hpp"
 #include "replica_forwarder.hpp"
-#include "server/config.hpp"
 #include "server/http/endpoint.hpp"
-#include "server/metrics.hpp"
+#include "server/metrics/metrics.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
 #include "session_transport.hpp"
@@ -21,8 +21,9 @@ namespace sandgate::server {
 class McpEndpoint final : public Endpoint {
  public:
   // `extension`: methods beyond tools (the conformance fixtures); null in production.
-  McpEndpoint(const Config& config, const auth::TokenStore* tokens, session::Registry& registry,
-              const ToolRegistry& tools, Metrics& metrics, MethodExtension* extension = nullptr);
+  McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore* tokens,
+              session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
+              MethodExtension* extension = nullptr);
 
   // The rules that need only the headers — Origin/Host (403), token (401), method (405) — in
   // that order. The connection calls this before it reads (or invites, with 100 Continue) a

@@ -8,9 +8,9 @@
 #include <boost/beast/core.hpp>
 #include <memory>
 
+#include "common/logging.hpp"
 #include "jsonrpc.hpp"
 #include "server/http/responses.hpp"
-#include "common/logging.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -75,12 +75,12 @@ bool hop_by_hop(std::string_view name) {
 
 }  // namespace
 
-ReplicaForwarder::ReplicaForwarder(const Config& config)
+ReplicaForwarder::ReplicaForwarder(const McpEndpointConfig& config)
     : self_(config.replica_name),
-      owners_keep_sessions_(!config.state_dir.empty()),
-      peers_(config.peers.begin(), config.peers.end()),
-      url_template_(config.peer_url_template),
-      response_wait_(std::chrono::seconds(config.timeout_max_s) + std::chrono::seconds(120)) {}
+      owners_keep_sessions_(config.owners_keep_sessions),
+      peers_(config.peers.by_name.begin(), config.peers.by_name.end()),
+      url_template_(config.peers.url_template),
+      response_wait_(config.forward_wait) {}
 
 std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const {
   if (self_.empty() || !(session::looks_like_session_id(id) || session::looks_like_handle(id)))

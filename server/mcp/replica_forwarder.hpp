@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "common/cancel_signal.hpp"
-#include "server/config.hpp"
 #include "server/http/http_types.hpp"
+#include "server/mcp/mcp_config.hpp"
 
 namespace sandgate::server {
 
@@ -22,7 +22,7 @@ constexpr const char* kForwardedHeader = "X-Sandgate-Forwarded";
 
 class ReplicaForwarder {
  public:
-  explicit ReplicaForwarder(const Config& config);
+  explicit ReplicaForwarder(const McpEndpointConfig& config);
 
   // The base URL of the replica holding a session or sandbox handle named `id`, when that is
   // another, known replica.

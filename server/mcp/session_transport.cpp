@@ -2,12 +2,12 @@
 
 #include <boost/asio/this_coro.hpp>
 
-#include "protocol_version.hpp"
-#include "replies.hpp"
-#include "respond.hpp"
-#include "server/http/responses.hpp"
 #include "common/logging.hpp"
+#include "jsonrpc_replies.hpp"
+#include "protocol_version.hpp"
+#include "server/http/responses.hpp"
 #include "session/session_id.hpp"
+#include "streamed_answer.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;

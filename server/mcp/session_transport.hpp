@@ -9,11 +9,11 @@
 
 #include "auth/token_store.hpp"
 #include "client_requests.hpp"
+#include "common/cancel_signal.hpp"
 #include "jsonrpc.hpp"
 #include "mcp_methods.hpp"
-#include "common/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
-#include "server/metrics.hpp"
+#include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
 #include "session_header.hpp"
 

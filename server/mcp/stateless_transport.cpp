@@ -3,12 +3,12 @@
 #include <boost/asio/this_coro.hpp>
 
 #include "header_value.hpp"
+#include "jsonrpc_replies.hpp"
 #include "mcp_methods.hpp"
 #include "param_headers.hpp"
 #include "protocol_version.hpp"
-#include "replies.hpp"
-#include "respond.hpp"
 #include "session_header.hpp"
+#include "streamed_answer.hpp"
 #include "tasks_extension.hpp"
 
 namespace sandgate::server {

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "common/logging.hpp"
-#include "server/mcp/jsonrpc.hpp"
+#include "server/tools/jsonrpc_error_codes.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

@@ -33,6 +33,8 @@ struct TaskLimits {
   std::chrono::milliseconds poll_interval{std::chrono::seconds(2)};
   // Clients blocked in tasks/result on one task at once.
   std::size_t max_waiters_per_task = 16;
+
+  bool operator==(const TaskLimits&) const = default;
 };
 
 // One task as the methods report it.

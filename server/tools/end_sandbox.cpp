@@ -1,7 +1,7 @@
 #include "end_sandbox.hpp"
 
-#include "execute.hpp"
 #include "common/logging.hpp"
+#include "execute_tool.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {

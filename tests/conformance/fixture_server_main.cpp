@@ -8,7 +8,7 @@
 #include "fixture_tools.hpp"
 #include "input_required_tools.hpp"
 #include "request_state.hpp"
-#include "server/gateway.hpp"
+#include "server/gateway/gateway.hpp"
 #include "task_tools.hpp"
 
 int main(int argc, char** argv, char** envp) {

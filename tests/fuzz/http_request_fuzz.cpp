@@ -16,10 +16,10 @@
 #include <sstream>
 
 #include "auth/token_store.hpp"
-#include "sandbox/host.hpp"
-#include "server/config.hpp"
-#include "server/http/router.hpp"
 #include "common/logging.hpp"
+#include "sandbox/host.hpp"
+#include "server/gateway/config.hpp"
+#include "server/http/router.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
 #include "session/registry.hpp"
@@ -55,7 +55,7 @@ struct World {
   asio::io_context io;
   server::Config config = [] {
     server::Config c;
-    c.progress_interval = std::chrono::seconds(1);
+    c.tools.progress_interval = std::chrono::seconds(1);
     return c;
   }();
   auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
@@ -65,10 +65,11 @@ struct World {
   server::Metrics metrics;
   server::ToolRegistry tools = [this] {
     server::ToolRegistry t;
-    server::add_standard_tools(t, config, registry, metrics);
+    server::add_standard_tools(t, server::effective_tool_limits(config), registry, metrics);
     return t;
   }();
-  server::McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
+  server::McpEndpoint endpoint{server::mcp_endpoint_config(config), &tokens, registry, tools,
+                               metrics};
   server::Router router{endpoint, metrics, [] { return server::Gauges{}; }};
   std::string session_id;
 

@@ -1,4 +1,4 @@
-#include "server/config.hpp"
+#include "server/gateway/config.hpp"
 
 #include <catch2/catch.hpp>
 

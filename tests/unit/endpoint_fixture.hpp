@@ -9,6 +9,7 @@
 #include <map>
 
 #include "auth/token_store.hpp"
+#include "server/gateway/config.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
 
@@ -32,10 +33,10 @@ struct Transport {
   Metrics metrics;
   ToolRegistry tools = [this] {
     ToolRegistry t;
-    add_standard_tools(t, config, registry, metrics);
+    add_standard_tools(t, effective_tool_limits(config), registry, metrics);
     return t;
   }();
-  McpEndpoint endpoint{config, &tokens, registry, tools, metrics};
+  McpEndpoint endpoint{mcp_endpoint_config(config), &tokens, registry, tools, metrics};
 
   ~Transport() {
     registry.end_all();

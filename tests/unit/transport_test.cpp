@@ -247,9 +247,9 @@ TEST_CASE("a session id cannot steer forwarding to an address the operator did n
     }
   }
   SECTION("the forwarder never builds a URL from a numeric name") {
-    Config c;
+    McpEndpointConfig c;
     c.replica_name = "a";
-    c.peer_url_template = "http://{replica}.peers:8080";
+    c.peers.url_template = "http://{replica}.peers:8080";
     ReplicaForwarder forwarder(c);
     CHECK(forwarder.peer_for("b." + std::string(32, 'f')) == "http://b.peers:8080");
     CHECK_FALSE(forwarder.peer_for("2130706433." + std::string(32, 'f')));

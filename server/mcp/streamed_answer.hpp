@@ -9,8 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "outbox.hpp"
 #include "common/cancel_signal.hpp"
+#include "outbox.hpp"
 #include "server/http/http_types.hpp"
 
 namespace sandgate::server {

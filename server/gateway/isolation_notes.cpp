@@ -1,4 +1,4 @@
-#include "isolation_notes.hpp"
+#include "server/gateway/isolation_notes.hpp"
 
 namespace sandgate::server {
 

@@ -2,10 +2,10 @@
 // The whole gateway assembled from its parts, with its start-up and two-phase shutdown.
 #include <functional>
 
-#include "config.hpp"
-#include "mcp/method_extension.hpp"
+#include "server/gateway/config.hpp"
+#include "server/mcp/method_extension.hpp"
+#include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
-#include "tools/tool_registry.hpp"
 
 namespace sandgate::server {
 

@@ -1,4 +1,4 @@
-#include "registry_checkpoint.hpp"
+#include "server/gateway/registry_checkpoint.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>

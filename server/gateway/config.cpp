@@ -1,4 +1,4 @@
-#include "config.hpp"
+#include "server/gateway/config.hpp"
 
 #include <algorithm>
 #include <boost/algorithm/string/predicate.hpp>
@@ -62,8 +62,8 @@ void set_listen(Config& c, const std::string& v) {
   std::string host = v.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
-  c.listen_host = host;
-  c.listen_port = static_cast<std::uint16_t>(to_u64(v.substr(colon + 1), 0, 65535));
+  c.http.listen_host = host;
+  c.http.listen_port = static_cast<std::uint16_t>(to_u64(v.substr(colon + 1), 0, 65535));
 }
 
 constexpr std::uint64_t MiB = 1 << 20;
@@ -86,17 +86,17 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) { c.no_auth = to_bool(v); }, true},
       {"--tls-cert", "SANDGATE_TLS_CERT", "",
        "PEM certificate chain: serve HTTPS (with --tls-key).",
-       [](Config& c, const std::string& v) { c.tls_cert = v; }},
+       [](Config& c, const std::string& v) { c.http.tls_cert = v; }},
       {"--tls-key", "SANDGATE_TLS_KEY", "", "PEM private key for --tls-cert.",
-       [](Config& c, const std::string& v) { c.tls_key = v; }},
+       [](Config& c, const std::string& v) { c.http.tls_key = v; }},
       {"--allowed-origins", "SANDGATE_ALLOWED_ORIGINS", "",
        "Comma-separated Origin values accepted besides loopback ones (e.g. "
        "https://app.example.com).",
-       [](Config& c, const std::string& v) { c.allowed_origins = to_list(v); }},
+       [](Config& c, const std::string& v) { c.origins.allowed_origins = to_list(v); }},
       {"--allowed-hosts", "SANDGATE_ALLOWED_HOSTS", "",
        "Comma-separated Host header values accepted when listening on loopback (a proxy's public "
        "name).",
-       [](Config& c, const std::string& v) { c.allowed_hosts = to_list(v); }},
+       [](Config& c, const std::string& v) { c.origins.allowed_hosts = to_list(v); }},
       {"--max-sessions", "SANDGATE_MAX_SESSIONS", "50000",
        "Sessions and sandbox handles open at once, all tenants together. One without a live "
        "sandbox costs about 1.3 KiB of gateway memory (50000: about 65 MiB); --max-sandboxes "
@@ -170,16 +170,16 @@ const std::vector<Option>& options() {
       {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60",
        "Default timeout_seconds of an execute call.",
        [](Config& c, const std::string& v) {
-         c.timeout_default_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
+         c.tools.timeout_default_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
        }},
       {"--timeout-max", "SANDGATE_TIMEOUT_MAX", "300",
        "Largest timeout_seconds a call may ask for.",
        [](Config& c, const std::string& v) {
-         c.timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
+         c.tools.timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400));
        }},
       {"--stdin-max-bytes", "SANDGATE_STDIN_MAX_BYTES", "1048576",
        "Largest stdin an execute call may pass.",
-       [](Config& c, const std::string& v) { c.stdin_max_bytes = to_u64(v, 0, 64 * MiB); }},
+       [](Config& c, const std::string& v) { c.tools.stdin_max_bytes = to_u64(v, 0, 64 * MiB); }},
       {"--output-max-bytes", "SANDGATE_OUTPUT_MAX_BYTES", "1048576",
        "stdout + stderr kept per call; the rest is discarded and `truncated` set.",
        [](Config& c, const std::string& v) {
@@ -187,45 +187,51 @@ const std::vector<Option>& options() {
        }},
       {"--file-in-max-bytes", "SANDGATE_FILE_IN_MAX_BYTES", "10485760",
        "Largest file (decoded) an execute call's `files` may write.",
-       [](Config& c, const std::string& v) { c.file_in_max_bytes = to_u64(v, 0, 256 * MiB); }},
+       [](Config& c, const std::string& v) {
+         c.tools.file_in_max_bytes = to_u64(v, 0, 256 * MiB);
+       }},
       {"--files-in-max-bytes", "SANDGATE_FILES_IN_MAX_BYTES", "10485760",
        "All the files (decoded) one execute call may write; the default body limit grows with "
        "it (base64).",
-       [](Config& c, const std::string& v) { c.files_in_max_bytes = to_u64(v, 0, 256 * MiB); }},
+       [](Config& c, const std::string& v) {
+         c.tools.files_in_max_bytes = to_u64(v, 0, 256 * MiB);
+       }},
       {"--return-files-max", "SANDGATE_RETURN_FILES_MAX", "20",
        "Files one execute call may name in `return_files`.",
        [](Config& c, const std::string& v) {
-         c.return_files_max = static_cast<std::uint32_t>(to_u64(v, 0, 1000));
+         c.tools.return_files_max = static_cast<std::uint32_t>(to_u64(v, 0, 1000));
        }},
       {"--file-inline-max-bytes", "SANDGATE_FILE_INLINE_MAX_BYTES", "262144",
        "A returned file up to this size comes back in the result (image, text or blob; a call "
        "holds at most 4 times this inline); a larger one as a resource link.",
        [](Config& c, const std::string& v) {
-         c.file_inline_max_bytes = to_u64(v, 1024, 64 * MiB);
+         c.tools.file_inline_max_bytes = to_u64(v, 1024, 64 * MiB);
        }},
       {"--resource-read-max-bytes", "SANDGATE_RESOURCE_READ_MAX_BYTES", "52428800",
        "Largest file a resource link may stand for (what one resources/read returns).",
        [](Config& c, const std::string& v) {
-         c.resource_read_max_bytes = to_u64(v, 1024, 1024 * MiB);
+         c.tools.resource_read_max_bytes = to_u64(v, 1024, 1024 * MiB);
        }},
       {"--body-limit-bytes", "SANDGATE_BODY_LIMIT_BYTES", "2 MiB + stdin cap + files cap * 4/3",
        "Largest request body; larger ones get HTTP 413.",
-       [](Config& c, const std::string& v) { c.body_limit_bytes = to_u64(v, 1024, 256 * MiB); }},
+       [](Config& c, const std::string& v) {
+         c.http.body_limit_bytes = to_u64(v, 1024, 256 * MiB);
+       }},
       {"--header-timeout", "SANDGATE_HEADER_TIMEOUT", "30",
        "Seconds a client has to send a request's headers (also the keep-alive idle limit).",
        [](Config& c, const std::string& v) {
-         c.header_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
+         c.http.header_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
        }},
       {"--body-timeout", "SANDGATE_BODY_TIMEOUT", "60",
        "Seconds a client has to send a request's body, and to take each response (or event) "
        "written to it.",
        [](Config& c, const std::string& v) {
-         c.body_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
+         c.http.body_timeout = std::chrono::seconds(to_u64(v, 1, 3600));
        }},
       {"--max-connections", "SANDGATE_MAX_CONNECTIONS", "1024",
        "Open client connections; beyond, new ones are closed at once.",
        [](Config& c, const std::string& v) {
-         c.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
+         c.http.max_connections = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
        }},
       {"--max-connections-per-address", "SANDGATE_MAX_CONNECTIONS_PER_ADDRESS",
        "max(8, max-connections / 4)",
@@ -235,43 +241,43 @@ const std::vector<Option>& options() {
        "proxy or a Kubernetes ingress every client may arrive from the proxy's address: raise "
        "it there, or 0 for no cap.",
        [](Config& c, const std::string& v) {
-         c.max_connections_per_address = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
+         c.http.max_connections_per_address = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
       {"--progress-interval", "SANDGATE_PROGRESS_INTERVAL", "5",
        "Seconds between progress notifications of an execute call whose request carries a "
        "progressToken.",
        [](Config& c, const std::string& v) {
-         c.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600));
+         c.tools.progress_interval = std::chrono::seconds(to_u64(v, 1, 3600));
        }},
       {"--task-timeout-max", "SANDGATE_TASK_TIMEOUT_MAX", "1800",
        "Largest timeout_seconds of a call that runs as a task (MCP tasks: the client polls for "
        "its result instead of holding its request open). The sandbox's lifetime still applies.",
        [](Config& c, const std::string& v) {
-         c.task_timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400 * 7));
+         c.tools.task_timeout_max_s = static_cast<std::uint32_t>(to_u64(v, 1, 86400 * 7));
        }},
       {"--task-after", "SANDGATE_TASK_AFTER", "10",
        "Seconds an execute call from a client that declared the 2026-07-28 tasks extension may "
        "run before it becomes a task (answered with the task, which the client polls); one that "
        "ends sooner is answered as usual. 0: every such call becomes a task.",
        [](Config& c, const std::string& v) {
-         c.task_after = std::chrono::seconds(to_u64(v, 0, 3600));
+         c.tools.task_after = std::chrono::seconds(to_u64(v, 0, 3600));
        }},
       {"--task-ttl-max", "SANDGATE_TASK_TTL_MAX", "7200",
        "Seconds a task (and, once it ended, its result) is kept at most from its creation; a "
        "client may ask for less (not under 60). A task still running then is cancelled.",
        [](Config& c, const std::string& v) {
-         c.task_ttl_max = std::chrono::seconds(to_u64(v, 60, 86400 * 30));
+         c.tasks.ttl_max = std::chrono::seconds(to_u64(v, 60, 86400 * 30));
        }},
       {"--tasks-per-tenant", "SANDGATE_TASKS_PER_TENANT", "100",
        "Tasks one tenant may hold (running or ended and kept); at the cap the oldest ended one "
        "is dropped, and a new task is refused only when all of them are running.",
        [](Config& c, const std::string& v) {
-         c.tasks_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
+         c.tasks.max_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 1000000));
        }},
       {"--task-results-max-mb", "SANDGATE_TASK_RESULTS_MAX_MB", "64",
        "MiB of ended tasks' results one tenant may keep; beyond, its oldest results are dropped.",
        [](Config& c, const std::string& v) {
-         c.task_results_max_bytes = to_u64(v, 1, 1 << 20) * MiB;
+         c.tasks.max_outcome_bytes_per_tenant = to_u64(v, 1, 1 << 20) * MiB;
        }},
       {"--memory-mb", "SANDGATE_MEMORY_MB", "1024",
        "Memory per sandbox, MiB (its /work and /tmp files count too).",
@@ -365,16 +371,16 @@ const std::vector<Option>& options() {
        "their replica, and requests for another replica's session are forwarded to it. Also "
        "recorded in the saved registry (`--state-dir`): a gateway with another name ignores that "
        "file, with a warning.",
-       [](Config& c, const std::string& v) { c.replica_name = v; }},
+       [](Config& c, const std::string& v) { c.registry.replica_name = v; }},
       {"--peers", "SANDGATE_PEERS", "",
        "Comma-separated NAME=http://HOST:PORT of the other replicas.",
        [](Config& c, const std::string& v) {
-         c.peers.clear();
+         c.peers.by_name.clear();
          for (const auto& item : to_list(v)) {
            auto eq = item.find('=');
            if (eq == std::string::npos || item.compare(eq + 1, 7, "http://") != 0)
              throw std::invalid_argument("expected NAME=http://HOST:PORT");
-           c.peers.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+           c.peers.by_name.emplace_back(item.substr(0, eq), item.substr(eq + 1));
          }
        }},
       {"--peer-url-template", "SANDGATE_PEER_URL_TEMPLATE", "",
@@ -385,7 +391,7 @@ const std::vector<Option>& options() {
        [](Config& c, const std::string& v) {
          if (auto problem = peer_url_template_problem(v); !problem.empty())
            throw std::invalid_argument(problem);
-         c.peer_url_template = v;
+         c.peers.url_template = v;
        }},
       {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.",
        [](Config& c, const std::string& v) {
@@ -438,14 +444,15 @@ void derive(Config& c) {
 }
 
 std::string validate(Config& c) {
-  if (!c.tls_cert.empty() != !c.tls_key.empty()) return "--tls-cert and --tls-key go together";
-  if (c.timeout_default_s > c.timeout_max_s) return "--timeout-default exceeds --timeout-max";
-  if (!c.replica_name.empty() && !session::is_replica_name(c.replica_name))
+  if (!c.http.tls_cert.empty() != !c.http.tls_key.empty())
+    return "--tls-cert and --tls-key go together";
+  if (c.tools.timeout_default_s > c.tools.timeout_max_s)
+    return "--timeout-default exceeds --timeout-max";
+  if (!c.registry.replica_name.empty() && !session::is_replica_name(c.registry.replica_name))
     return "--replica-name must be a DNS label (1-63 lower-case letters, digits and '-', no '-' "
            "at either end) that is not a number (all digits, or 0x and hex digits)";
-  c.registry.replica_name = c.replica_name;
   if (c.no_auth) {
-    if (!is_loopback_host(c.listen_host))
+    if (!is_loopback_host(c.http.listen_host))
       return "--no-auth is only allowed when listening on loopback (127.0.0.1, ::1 or localhost)";
   } else if (c.token_file.empty() && c.token.empty()) {
     return "no token: set SANDGATE_TOKEN or --token-file (or --no-auth on loopback)";
@@ -503,31 +510,37 @@ std::string peer_url_template_problem(std::string_view url) {
   return "";
 }
 
-bool is_loopback_host(std::string_view host) {
-  // An IP literal in 127.0.0.0/8 or ::1 (bracketed or not), or exactly the name localhost.
-  // Never a prefix test: "127.evil.example" and "127.0.0.1.evil.example" are DNS names an
-  // attacker controls (DNS rebinding).
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  if (boost::algorithm::iequals(host, "localhost")) return true;
-  boost::system::error_code ec;
-  // inet_pton underneath: only canonical dotted quads and IPv6 text, no "127.1" or hex forms.
-  auto address = boost::asio::ip::make_address(std::string(host), ec);
-  if (ec) return false;
-  if (address.is_v4()) return address.to_v4().to_bytes()[0] == 127;
-  return address.to_v6() == boost::asio::ip::address_v6::loopback();
+HttpConfig effective_http_config(const Config& config) {
+  HttpConfig http = config.http;
+  http.body_limit_bytes = effective_body_limit(config);
+  return http;
+}
+
+ToolLimits effective_tool_limits(const Config& config) {
+  ToolLimits tools = config.tools;
+  tools.output_max_bytes = config.host.limits.output_bytes;
+  tools.idle_timeout = config.registry.idle_timeout;
+  return tools;
+}
+
+McpEndpointConfig mcp_endpoint_config(const Config& config) {
+  McpEndpointConfig mcp;
+  mcp.origins = config.origins;
+  mcp.listening_on_loopback = is_loopback_host(config.http.listen_host);
+  mcp.peers = config.peers;
+  mcp.replica_name = config.registry.replica_name;
+  mcp.owners_keep_sessions = !config.state_dir.empty();
+  // A forwarded call may take as long as a call may run, plus room for its sandbox's start.
+  mcp.forward_wait = std::chrono::seconds(config.tools.timeout_max_s) + std::chrono::seconds(120);
+  mcp.tasks = config.tasks;
+  return mcp;
 }
 
 std::uint64_t effective_body_limit(const Config& config) {
   // Files arrive in base64: 4 bytes for every 3.
-  return config.body_limit_bytes
-             ? config.body_limit_bytes
-             : 2 * MiB + config.stdin_max_bytes + (config.files_in_max_bytes + 2) / 3 * 4;
-}
-
-std::uint32_t effective_connections_per_address(const Config& config) {
-  if (config.max_connections_per_address) return *config.max_connections_per_address;
-  return std::max<std::uint32_t>(8, config.max_connections / 4);
+  return config.http.body_limit_bytes ? config.http.body_limit_bytes
+                                      : 2 * MiB + config.tools.stdin_max_bytes +
+                                            (config.tools.files_in_max_bytes + 2) / 3 * 4;
 }
 
 ParseOutcome parse_config(int argc, char** argv, char** envp) {

@@ -1,4 +1,4 @@
-#include "replies.hpp"
+#include "jsonrpc_replies.hpp"
 
 #include "server/http/responses.hpp"
 

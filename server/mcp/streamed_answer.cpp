@@ -1,9 +1,9 @@
-#include "respond.hpp"
+#include "streamed_answer.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 
 #include "jsonrpc.hpp"
-#include "replies.hpp"
+#include "jsonrpc_replies.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;

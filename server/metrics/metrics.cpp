@@ -1,4 +1,4 @@
-#include "metrics.hpp"
+#include "server/metrics/metrics.hpp"
 
 #include <sstream>
 #include <string_view>

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The layer rule of docs/architecture.md, executable: every project #include must point to the
+including file's own layer or to one below it. Run by the build (a violation fails it) and by
+ctest. Usage: check_layers.py SOURCE_DIR"""
+import pathlib
+import re
+import sys
+
+# Each layer, by the folder its files are in, and the layers it may include. The most specific
+# folder wins (server/http before server). Keep in step with docs/architecture.md.
+MAY_INCLUDE = {
+    "common": set(),
+    "auth": {"common"},
+    "sandbox": {"common"},
+    "session": {"sandbox", "common"},
+    "server/metrics": {"common"},
+    "server/http": {"server/metrics", "common"},
+    "server/tools": {"server/metrics", "session", "sandbox", "auth", "common"},
+    "server/tasks": {"server/tools", "server/metrics", "session", "sandbox", "auth", "common"},
+    "server/mcp": {"server/http", "server/tasks", "server/tools", "server/metrics", "session",
+                   "sandbox", "auth", "common"},
+    "server/gateway": {"server/mcp", "server/http", "server/tasks", "server/tools",
+                       "server/metrics", "session", "sandbox", "auth", "common"},
+}
+# Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
+OUTSIDE_THE_PRODUCT = ("tests", "bench")
+SOURCE_SUFFIXES = {".cpp", ".hpp", ".in"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def layer_of(relative: pathlib.PurePosixPath):
+    text = relative.as_posix()
+    best = None
+    for layer in MAY_INCLUDE:
+        if text.startswith(layer + "/") and (best is None or len(layer) > len(best)):
+            best = layer
+    return best
+
+
+def resolve(root: pathlib.Path, including: pathlib.Path, name: str):
+    """The project file an include names: beside the including file first, then from the root
+    (the include directory every target exports); None for a generated or system header."""
+    for candidate in (including.parent / name, root / name):
+        if candidate.is_file():
+            return candidate.resolve().relative_to(root)
+    return None
+
+
+def main() -> int:
+    root = pathlib.Path(sys.argv[1]).resolve()
+    problems = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.suffix not in SOURCE_SUFFIXES or rel.parts[0].startswith(("build", ".")):
+            continue
+        own = layer_of(pathlib.PurePosixPath(rel.as_posix()))
+        if own is None and rel.parts[0] not in OUTSIDE_THE_PRODUCT:
+            problems.append(f"{rel}: in no layer (add its folder to cmake/check_layers.py)")
+            continue
+        for name in INCLUDE.findall(path.read_text(errors="replace")):
+            target = resolve(root, path, name)
+            if target is None:
+                continue
+            if target.parts[0] in OUTSIDE_THE_PRODUCT:
+                if own is not None:
+                    problems.append(f"{rel}: includes {target}, which is test or benchmark code")
+                continue
+            theirs = layer_of(pathlib.PurePosixPath(target.as_posix()))
+            if own is None or theirs == own:
+                continue
+            if theirs not in MAY_INCLUDE[own]:
+                problems.append(f"{rel} ({own}) includes {target} ({theirs}): "
+                                f"{own} may include only {sorted(MAY_INCLUDE[own]) or 'nothing'}")
+    for problem in problems:
+        print(f"layer rule: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

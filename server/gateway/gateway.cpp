@@ -1,0 +1,309 @@
+#include "server/gateway/gateway.hpp"
+
+#include <signal.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
+#include <iostream>
+#include <thread>
+
+#include "auth/token_store.hpp"
+#include "common/logging.hpp"
+#include "sandbox/host.hpp"
+#include "sandbox/supervisor.hpp"
+#include "server/gateway/gateway_tokens.hpp"
+#include "server/gateway/isolation_notes.hpp"
+#include "server/gateway/registry_checkpoint.hpp"
+#include "server/gateway/shutdown.hpp"
+#include "server/http/http_server.hpp"
+#include "server/mcp/mcp_endpoint.hpp"
+#include "server/tools/standard_tools.hpp"
+#include "server/tools/tool_registry.hpp"
+#include "session/registry.hpp"
+#include "session/session_id.hpp"
+#include "session/state_store.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+
+namespace {
+
+// The calls one tenant may run at once unless its tokens-file line says otherwise: half the
+// pool, so that a tenant arriving while another is at its cap still finds slots; all of it
+// where only one tenant can exist (one SANDGATE_TOKEN, or --no-auth).
+std::uint32_t default_tenant_call_cap(const Config& config) {
+  std::uint32_t pool = config.max_concurrent_calls;
+  std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
+  if (set) return std::min(set, pool);
+  if (config.no_auth || config.token_file.empty()) return pool;
+  return std::max<std::uint32_t>(1, pool / 2);
+}
+
+// As often as the registry sweeps: a checkpoint sees each hibernation soon after it happens.
+std::chrono::milliseconds checkpoint_interval(const session::RegistryConfig& c) {
+  auto every = c.sweep_interval;
+  auto half = [](std::chrono::seconds s) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(s) / 2;
+  };
+  every = std::min(every, half(c.idle_timeout));
+  if (c.hibernate_after.count() > 0) every = std::min(every, half(c.hibernate_after));
+  return std::max(std::chrono::milliseconds(100), every);
+}
+
+unsigned thread_count(const Config& config) {
+  if (config.threads) return config.threads;
+  return std::max(2u, std::thread::hardware_concurrency());
+}
+
+// Hibernation's archives: in --state-dir (the operator keeps the registry and its archives
+// across restarts), else in a private directory removed at exit. `fatal` says why a
+// --state-dir cannot be used; no writable default (a read-only root without /tmp) only turns
+// hibernation off.
+struct OpenedStateStore {
+  std::unique_ptr<session::StateStore> store;
+  std::string fatal;
+};
+
+OpenedStateStore open_state_store(const Config& config) {
+  OpenedStateStore opened;
+  if (config.registry.hibernate_after.count() == 0) return opened;
+  const bool own_dir = config.state_dir.empty();
+  try {
+    opened.store = std::make_unique<session::StateStore>(
+        own_dir ? session::default_state_dir() : config.state_dir, config.state_max_bytes, own_dir,
+        /*keep_archives=*/!own_dir);
+  } catch (const std::exception& e) {
+    if (!own_dir) {
+      opened.fatal = e.what();
+      return opened;
+    }
+    log_event(LogLevel::warn, "hibernation_off", {{"why", e.what()}});
+    return opened;
+  }
+  opened.store->on_drop = [](const std::string& file, std::uint64_t bytes) {
+    log_event(LogLevel::warn, "hibernation_archive_dropped",
+              {{"file", file}, {"bytes", bytes}, {"why", "--state-max-mb reached"}});
+  };
+  return opened;
+}
+
+// Where sessions survive restarts: the saved registry is served again (each tenant under its
+// current policy), then written on a timer from now on.
+std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
+    asio::any_io_executor background, session::Registry& registry,
+    const session::RegistryConfig& registry_config, session::StateStore& state,
+    const std::function<std::optional<session::TenantPolicy>(const std::string&)>& policy) {
+  restore_saved_sessions(registry, state, policy);
+  auto checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state.dir());
+  asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)), asio::detached);
+  return checkpoint;
+}
+
+// A session, handle or sandbox ended (or hibernated) to make room: counted and logged.
+void record_eviction(Metrics& metrics, const session::Eviction& e) {
+  const char* reason = session::eviction_reason_name(e.reason);
+  const bool sandbox_only = e.reason == session::EvictionReason::sandbox_cap ||
+                            e.reason == session::EvictionReason::memory_budget;
+  // Hibernated under pressure: counted apart from the idle sweep's hibernations.
+  if (e.hibernated)
+    metrics.count_pressure_hibernation(reason);
+  else
+    metrics.count_eviction(reason);
+  const char* event =
+      e.hibernated ? "sandbox_hibernated" : (sandbox_only ? "sandbox_evicted" : "session_evicted");
+  log_event(LogLevel::info, event,
+            {{"session", std::string(session::log_prefix(e.id))},
+             {"tenant", e.tenant},
+             {"kind", e.kind == session::SessionKind::handle ? "handle" : "session"},
+             {"reason", reason},
+             {"idle_s", e.idle.count()}});
+}
+
+// What /metrics reports beside the counters, read at each scrape.
+Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& host,
+                 const session::CallSlots& slots, const session::StateStore* state) {
+  Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
+  g.calls_waiting = slots.waiting();
+  g.handles = registry.handles();
+  if (state) {
+    g.hibernated = registry.hibernated();
+    g.state_bytes = state->bytes();
+    g.hibernations = registry.idle_hibernations();
+    g.resumes = state->resumes;
+    g.archives_dropped = state->dropped;
+  }
+  return g;
+}
+
+// The address on stdout (for whoever started the gateway) and the start-up facts in the log.
+void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bound,
+                        const sandbox::SandboxHost& host,
+                        const session::RegistryConfig& registry_config,
+                        const session::StateStore* state) {
+  std::string scheme = config.http.tls_cert.empty() ? "http" : "https";
+  std::string host_text = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
+                                                  : bound.address().to_string();
+  std::cout << "sandgate listening on " << scheme << "://" << host_text << ":" << bound.port()
+            << "/mcp" << std::endl;
+  log_event(LogLevel::info, "listening",
+            {{"address", host_text},
+             {"port", bound.port()},
+             {"tls", !config.http.tls_cert.empty()},
+             {"auth", config.no_auth ? "off" : "on"},
+             {"isolation", host.isolation().mode},
+             {"cgroups", host.isolation().cgroups.describe()},
+             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
+             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant},
+             {"state_dir", state ? state->dir() : std::string("(hibernation off)")}});
+}
+
+// Ready once a real sandbox has run a real program; never while isolation is refused.
+template <class Executor>
+void start_readiness_probe(Executor background, sandbox::SandboxHost& host, HttpServer& server) {
+  if (!host.isolation().usable()) {
+    server.set_not_ready_reason(host.isolation().problem);
+    log_event(LogLevel::error, "isolation_refused", {{"problem", host.isolation().problem}});
+    return;
+  }
+  asio::co_spawn(background, host.self_test(), [&server](std::exception_ptr, std::string problem) {
+    if (problem.empty()) {
+      server.set_ready(true);
+      log_event(LogLevel::info, "ready");
+    } else {
+      server.set_not_ready_reason("sandbox self-test failed: " + problem);
+      log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
+    }
+  });
+}
+
+}  // namespace
+
+int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras) {
+  // The same binary is every sandbox's supervisor (exec'd as /proc/self/exe).
+  if (sandbox::is_supervisor_invocation(argc, argv)) sandbox::supervisor_main(argc, argv);
+  // Writes to a closed pipe or socket are errors to handle, not a reason to die.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  auto parsed = parse_config(argc, argv, envp);
+  if (!parsed.config) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message;
+    return parsed.exit_code;
+  }
+  init_logging(parsed.config->log_level);
+  if (parsed.config->check_isolation) return check_isolation(*parsed.config);
+  return run_gateway(*parsed.config, extras);
+}
+
+int check_isolation(const Config& config) {
+  asio::io_context io;
+  sandbox::SandboxHost host(io.get_executor(), config.host);
+  std::cout << host.isolation().to_text();
+  if (!host.isolation().usable()) return 1;
+  auto probe = asio::co_spawn(io, host.self_test(), asio::use_future);
+  while (probe.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
+  std::string problem = probe.get();
+  std::cout << "probe sandbox: " << (problem.empty() ? "ok" : problem) << "\n";
+  host.shutdown();
+  return problem.empty() ? 0 : 1;
+}
+
+int run_gateway(const Config& config, const GatewayExtras& extras) {
+  std::optional<auth::TokenStore> tokens;
+  try {
+    tokens = load_tokens(config);
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: " << e.what() << "\n";
+    return 2;
+  }
+  // Declared before the io_context, so destroyed after it: calls still pending at exit are
+  // destroyed with the io_context, and their slot permits give back into a live CallSlots.
+  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
+  asio::io_context io(static_cast<int>(thread_count(config)));
+  auto background = asio::make_strand(io);
+  sandbox::SandboxHost host(background, config.host);
+  if (host.swept_at_start() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
+  session::RegistryConfig registry_config = config.registry;
+  registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
+  // Hibernation's store lives longer than the registry whose sessions use it.
+  auto opened = open_state_store(config);
+  if (!opened.fatal.empty()) {
+    std::cerr << "sandgate: " << opened.fatal << "\n";
+    return 2;
+  }
+  std::unique_ptr<session::StateStore> state = std::move(opened.store);
+  const bool keep_sessions = !config.state_dir.empty();
+  session::Registry registry(background, registry_config, host, gateway_slots, state.get());
+  std::unique_ptr<RegistryCheckpoint> checkpoint;
+  if (state && keep_sessions)
+    checkpoint = restore_and_checkpoint(
+        background, registry, registry_config, *state, [&](const std::string& name) {
+          return tenant_policy(config, tokens ? &*tokens : nullptr, name);
+        });
+  if (state && state->left_over() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
+  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
+    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
+  };
+  Metrics metrics;
+  registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
+  host.set_make_room(
+      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
+  // The host outlives the registry: its hook must not call into a registry that is gone.
+  struct ForgetMakeRoom {
+    sandbox::SandboxHost& host;
+    ~ForgetMakeRoom() { host.set_make_room(nullptr); }
+  } forget_make_room{host};
+  ToolRegistry tools;
+  add_standard_tools(tools, effective_tool_limits(config), registry, metrics);
+  if (extras.add_tools) extras.add_tools(tools, registry);
+  McpEndpoint endpoint(mcp_endpoint_config(config), tokens ? &*tokens : nullptr, registry, tools,
+                       metrics, extras.extension);
+  HttpServer server(io, effective_http_config(config), endpoint, metrics,
+                    [&] { return gauges_of(registry, host, gateway_slots, state.get()); });
+
+  asio::ip::tcp::endpoint bound;
+  try {
+    bound = server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: cannot listen on " << config.http.listen_host << ":"
+              << config.http.listen_port << ": " << e.what() << "\n";
+    return 2;
+  }
+  announce_listening(config, bound, host, registry_config, state.get());
+  auto notes = isolation_notes(host.isolation());
+  for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
+  server.set_degraded_notes(std::move(notes));
+  start_readiness_probe(background, host, server);
+
+  // SIGHUP: the tokens file again (its default action would end the gateway).
+  asio::signal_set reload_signal(io, SIGHUP);
+  std::function<void()> wait_for_reload = [&] {
+    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_tokens(config, tokens ? &*tokens : nullptr);
+      wait_for_reload();
+    });
+  };
+  wait_for_reload();
+
+  GracefulShutdown shutdown(io, background, {server, registry, host, checkpoint.get()},
+                            config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
+  shutdown.arm();
+
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < thread_count(config); ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+  registry.end_all();
+  host.shutdown();
+  log_event(LogLevel::info, "stopped");
+  return 0;
+}
+
+}  // namespace sandgate::server
