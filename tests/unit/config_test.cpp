@@ -32,7 +32,7 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     auto r = parse({"--listen=127.0.0.1:9000", "--memory-mb", "256"},
                    {"SANDGATE_TOKEN=t", "SANDGATE_LISTEN=127.0.0.1:7000", "SANDGATE_CPUS=0.5"});
     REQUIRE(r.config);
-    CHECK(r.config->listen_port == 9000);
+    CHECK(r.config->http.listen_port == 9000);
     CHECK(r.config->host.limits.memory_bytes == 256ull << 20);
     CHECK(r.config->host.limits.cpus == Approx(0.5));
     CHECK(r.config->token == "t");
