@@ -11,6 +11,7 @@
 
 namespace sandgate::bench {
 
+// The clients are the test-support library's (tests/support), shared with the tests.
 namespace asio = boost::asio;
 using nlohmann::json;
 using test::McpClient;
