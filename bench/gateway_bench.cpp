@@ -110,14 +110,20 @@ int main(int argc, char** argv) {
   };
   std::string token = random_token();
   std::string max_sessions = std::to_string(settings.idle_sessions + 1000);
+  // Both stop as they always have: 30 s after SIGTERM comes SIGKILL (stop_or_kill below).
+  const sandgate::test::LaunchOptions sandgate_launch{.ready_path = "/readyz",
+                                                      .ready_limit = std::chrono::seconds(10),
+                                                      .stop_grace = std::chrono::seconds(30)};
+  sandgate::test::LaunchOptions peer_launch;  // ready once it listens
+  peer_launch.stop_grace = std::chrono::seconds(30);
   bench::ServerProcess sandgate(
       "sandgate",
       {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn", "--max-sessions",
        max_sessions, "--max-sessions-per-tenant", max_sessions},
-      {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, "/readyz");
+      {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"}, sandgate_launch);
   bench::ServerProcess peer("peer",
                             {options.node, options.peer_dir + "/ts_sdk_server.mjs", "0", token},
-                            {"PATH=/usr/bin:/bin", "NODE_ENV=production"});
+                            {"PATH=/usr/bin:/bin", "NODE_ENV=production"}, peer_launch);
 
   boost::asio::io_context io;
   bench::BenchContext context{io, sandgate, peer, token, settings};
@@ -146,8 +152,8 @@ int main(int argc, char** argv) {
     std::cerr << "gateway_bench: a workload could not run: " << e.what() << "\n";
     return 1;
   }
-  int sandgate_exit = sandgate.stop();
-  peer.stop();
+  int sandgate_exit = sandgate.stop_or_kill();
+  peer.stop_or_kill();
   report["sandgate_exit_status"] = sandgate_exit;
 
   std::filesystem::create_directories(options.out);

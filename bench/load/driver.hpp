@@ -7,9 +7,15 @@
 #include <vector>
 
 #include "bench/common/await.hpp"
-#include "bench/load/mcp_client.hpp"
+#include "tests/support/mcp_client.hpp"
 
 namespace sandgate::bench {
+
+// The clients are the test-support library's (tests/support), shared with the tests.
+namespace asio = boost::asio;
+using nlohmann::json;
+using test::McpClient;
+using test::McpFailure;
 
 struct RunResult {
   std::vector<double> latencies_ms;  // successful operations only

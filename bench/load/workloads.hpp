@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bench/load/server_process.hpp"
+#include "tests/support/server_process.hpp"
 
 namespace sandgate::bench {
+
+using test::ServerProcess;
 
 struct Settings {
   int warm_calls = 1000;     // per language

@@ -104,6 +104,17 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
   return checkpoint;
 }
 
+// The registry's hooks: failed hibernations and evictions logged (and counted), and the host's
+// way to ask it for room under pressure.
+void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, Metrics& metrics) {
+  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
+    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
+  };
+  registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
+  host.set_make_room(
+      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
+}
+
 // A session, handle or sandbox ended (or hibernated) to make room: counted and logged.
 void record_eviction(Metrics& metrics, const session::Eviction& e) {
   const char* reason = session::eviction_reason_name(e.reason);
@@ -138,6 +149,17 @@ Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& 
     g.archives_dropped = state->dropped;
   }
   return g;
+}
+
+// Binds and starts accepting; nothing (with the reason on stderr) when it cannot.
+std::optional<asio::ip::tcp::endpoint> start_listening(HttpServer& server, const HttpConfig& http) {
+  try {
+    return server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: cannot listen on " << http.listen_host << ":" << http.listen_port
+              << ": " << e.what() << "\n";
+    return std::nullopt;
+  }
 }
 
 // The address on stdout (for whoever started the gateway) and the start-up facts in the log.
@@ -247,13 +269,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
         });
   if (state && state->left_over() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
-  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
-    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
-  };
   Metrics metrics;
-  registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
-  host.set_make_room(
-      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
+  connect_registry(registry, host, metrics);
   // The host outlives the registry: its hook must not call into a registry that is gone.
   struct ForgetMakeRoom {
     sandbox::SandboxHost& host;
@@ -267,15 +284,9 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   HttpServer server(io, effective_http_config(config), endpoint, metrics,
                     [&] { return gauges_of(registry, host, gateway_slots, state.get()); });
 
-  asio::ip::tcp::endpoint bound;
-  try {
-    bound = server.start();
-  } catch (const std::exception& e) {
-    std::cerr << "sandgate: cannot listen on " << config.http.listen_host << ":"
-              << config.http.listen_port << ": " << e.what() << "\n";
-    return 2;
-  }
-  announce_listening(config, bound, host, registry_config, state.get());
+  auto bound = start_listening(server, config.http);
+  if (!bound) return 2;
+  announce_listening(config, *bound, host, registry_config, state.get());
   auto notes = isolation_notes(host.isolation());
   for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
   server.set_degraded_notes(std::move(notes));

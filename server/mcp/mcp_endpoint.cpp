@@ -66,16 +66,11 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
   // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
   std::shared_ptr<const auth::Tenant> tenant;
   if (auto refused = admission_.check_head(req, tenant)) co_return std::move(*refused);
-
   SessionHeader header = session_header(req);
-  // A request another replica already forwarded is never sent on.
-  bool may_forward = req[kForwardedHeader].empty();
 
   if (req.method() != http::verb::post) {
-    if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
-      auto relayed = co_await forwarder_.forward(req, *peer, client);
-      co_return relayed ? std::move(*relayed) : forwarder_.unreachable(req);
-    }
+    if (auto relayed = co_await forward_to_owner(req, owner_of(req, header.id), client))
+      co_return std::move(*relayed);
     if (!header.present) {
       // Without a session there is nothing to stream or delete (2026-07-28 has neither).
       Reply r = refuse(req, http::status::method_not_allowed, jsonrpc::server_error,
@@ -95,23 +90,37 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
                      message.id);
   if (StatelessTransport::claims(req, message)) {
     // Mcp-Session-Id means nothing here; a sandbox handle names its replica as a session id
-    // does. A replica that cannot be reached leaves the call to this one, which tells the
-    // model the handle is out of reach (a tool error, not a refusal of the request).
-    if (auto peer = may_forward ? forwarder_.peer_for(handle_named(message)) : std::nullopt) {
-      if (auto relayed = co_await forwarder_.forward(req, *peer, client))
-        co_return std::move(*relayed);
-    }
+    // does.
+    if (auto relayed = co_await forward_to_owner(req, owner_of(req, handle_named(message)), client,
+                                                 Unreachable::answer_here))
+      co_return std::move(*relayed);
     co_return co_await stateless_.post(req, tenant, std::move(message), client);
   }
   // 2025: Accept must list both response types (2026-07-28 sets no such rule).
   if (auto refused = admission_.check_accept(req)) co_return std::move(*refused);
-  if (auto peer = may_forward ? forwarder_.peer_for(header.id) : std::nullopt) {
-    auto relayed = co_await forwarder_.forward(req, *peer, client);
-    co_return relayed ? std::move(*relayed) : forwarder_.unreachable(req);
-  }
+  if (auto relayed = co_await forward_to_owner(req, owner_of(req, header.id), client))
+    co_return std::move(*relayed);
   if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
     co_return sessions_.initialize(req, *tenant, message);
   co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
+}
+
+std::optional<std::string> McpEndpoint::owner_of(const Request& req, std::string_view id) const {
+  // A request another replica already forwarded is never sent on.
+  if (!req[kForwardedHeader].empty()) return std::nullopt;
+  return forwarder_.peer_for(id);
+}
+
+asio::awaitable<std::optional<Reply>> McpEndpoint::forward_to_owner(
+    const Request& req, std::optional<std::string> peer, std::shared_ptr<CancelSignal> client,
+    Unreachable unreachable) {
+  if (!peer) co_return std::nullopt;
+  if (auto relayed = co_await forwarder_.forward(req, *peer, std::move(client)))
+    co_return std::move(relayed);
+  // A 2026-07-28 call is left to this replica, which tells the model the handle is out of
+  // reach (a tool error, not a refusal of the request); a session's request gets 503 or 404.
+  if (unreachable == Unreachable::answer_here) co_return std::nullopt;
+  co_return forwarder_.unreachable(req);
 }
 
 }  // namespace sandgate::server

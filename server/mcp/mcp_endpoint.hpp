@@ -4,6 +4,8 @@
 // era for each request: 2026-07-28 (stateless) when its _meta says so, else 2025 (sessions).
 #include <boost/asio/awaitable.hpp>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "admission.hpp"
 #include "auth/token_store.hpp"
@@ -35,6 +37,15 @@ class McpEndpoint final : public Endpoint {
   const Admission& admission() const { return admission_; }
 
  private:
+  // Forwarding: the replica holding the session, handle or task `id` names, when another one
+  // (never for a request that was forwarded already), and the request relayed there. Nothing
+  // when the request is this replica's to answer.
+  enum class Unreachable { refuse, answer_here };
+  std::optional<std::string> owner_of(const Request& req, std::string_view id) const;
+  boost::asio::awaitable<std::optional<Reply>> forward_to_owner(
+      const Request& req, std::optional<std::string> peer, std::shared_ptr<CancelSignal> client,
+      Unreachable unreachable = Unreachable::refuse);
+
   Admission admission_;
   ReplicaForwarder forwarder_;
   TaskStore tasks_;

@@ -97,56 +97,36 @@ std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const
   return url;
 }
 
-asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
-    const Request& req, const std::string& peer_url, std::shared_ptr<CancelSignal> cancel) {
-  std::string authority = peer_url.substr(7);  // after "http://"
-  authority = authority.substr(0, authority.find('/'));
+namespace {
+
+// The peer at host[:port], connected; nothing when it cannot be resolved or reached.
+asio::awaitable<std::shared_ptr<Upstream>> connect_to(const std::string& authority) {
   auto colon = authority.rfind(':');
   std::string host = authority.substr(0, colon);
   std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
-
   auto executor = co_await asio::this_coro::executor;
   auto up = std::make_shared<Upstream>(executor);
   tcp::resolver resolver(executor);
   auto [resolve_ec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
-  if (resolve_ec) co_return std::nullopt;
+  if (resolve_ec) co_return nullptr;
   up->stream.expires_after(kConnectTimeout);
   auto [connect_ec, ep] = co_await up->stream.async_connect(endpoints, kTuple);
   if (connect_ec) {
     log_event(LogLevel::warn, "forward_failed",
               {{"peer", authority}, {"error", connect_ec.message()}});
-    co_return std::nullopt;
+    co_return nullptr;
   }
+  co_return up;
+}
 
-  if (cancel)
-    cancel->on_cancel([up, executor] {
-      asio::post(executor, [up] {
-        boost::system::error_code ignored;
-        up->stream.socket().close(ignored);
-      });
-    });
-  Request copy = req;
-  copy.set(kForwardedHeader, self_);
-  copy.set(http::field::host, authority);
-  copy.keep_alive(false);
-  copy.prepare_payload();
-  up->stream.expires_after(std::chrono::seconds(30));
-  auto [write_ec, written] = co_await http::async_write(up->stream, copy, kTuple);
-  // The owner answers when the call is done (or starts its event stream): wait that long.
-  up->stream.expires_after(response_wait_);
-  auto [header_ec, header_n] =
-      write_ec ? std::tuple{write_ec, std::size_t{0}}
-               : co_await http::async_read_header(up->stream, up->buffer, up->parser, kTuple);
-  if (write_ec || header_ec) co_return std::nullopt;
-  up->parser.body_limit(kMaxWholeBody);
-
+// The answer relayed: read whole (JSON, 202, 404…), or as an event stream piece by piece.
+asio::awaitable<std::optional<Reply>> relay_answer(std::shared_ptr<Upstream> up,
+                                                   const Request& req) {
   const auto& head = up->parser.get();
   Response response{head.result(), req.version()};
   for (const auto& field : head)
     if (!hop_by_hop(field.name_string())) response.set(field.name_string(), field.value());
-
   if (!head.chunked()) {
-    // A whole response (JSON, 202, 404…): read it and answer with it.
     std::string body;
     while (!up->parser.is_done()) {
       auto piece = co_await up->next();
@@ -157,7 +137,6 @@ asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
     response.prepare_payload();
     co_return Reply{std::move(response), nullptr};
   }
-  // An event stream: relay each piece as it arrives.
   auto relay = [up](EventSink& sink) -> asio::awaitable<void> {
     while (!up->parser.is_done()) {
       up->stream.expires_never();
@@ -167,6 +146,49 @@ asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
     }
   };
   co_return Reply{std::move(response), std::move(relay)};
+}
+
+// The request, marked as forwarded by this replica, then the answer's head. The owner answers
+// when the call is done (or starts its event stream): the read waits that long.
+asio::awaitable<bool> send_and_read_head(Upstream& up, const Request& req,
+                                         const std::string& authority, const std::string& self,
+                                         std::chrono::seconds response_wait) {
+  Request copy = req;
+  copy.set(kForwardedHeader, self);
+  copy.set(http::field::host, authority);
+  copy.keep_alive(false);
+  copy.prepare_payload();
+  up.stream.expires_after(std::chrono::seconds(30));
+  auto [write_ec, written] = co_await http::async_write(up.stream, copy, kTuple);
+  if (write_ec) co_return false;
+  up.stream.expires_after(response_wait);
+  auto [header_ec, header_n] =
+      co_await http::async_read_header(up.stream, up.buffer, up.parser, kTuple);
+  if (header_ec) co_return false;
+  up.parser.body_limit(kMaxWholeBody);
+  co_return true;
+}
+
+}  // namespace
+
+asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
+    const Request& req, const std::string& peer_url, std::shared_ptr<CancelSignal> cancel) {
+  std::string authority = peer_url.substr(7);  // after "http://"
+  authority = authority.substr(0, authority.find('/'));
+  auto up = co_await connect_to(authority);
+  if (!up) co_return std::nullopt;
+  if (cancel) {
+    auto executor = up->stream.get_executor();
+    cancel->on_cancel([up, executor] {
+      asio::post(executor, [up] {
+        boost::system::error_code ignored;
+        up->stream.socket().close(ignored);
+      });
+    });
+  }
+  if (!co_await send_and_read_head(*up, req, authority, self_, response_wait_))
+    co_return std::nullopt;
+  co_return co_await relay_answer(up, req);
 }
 
 }  // namespace sandgate::server

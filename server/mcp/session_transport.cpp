@@ -84,6 +84,54 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
   return r;
 }
 
+// notifications/cancelled fires the named request's cancel signal; other notifications are
+// taken and dropped.
+void SessionTransport::take_notification(const std::string& session_id,
+                                         const jsonrpc::Message& message) {
+  const json& p = message.params;
+  if (message.method != "notifications/cancelled" || !p.is_object() || !p.contains("requestId"))
+    return;
+  std::shared_ptr<CancelSignal> signal;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = cancels_.find(session_id + "/" + p["requestId"].dump());
+    if (it != cancels_.end()) signal = it->second;
+  }
+  if (signal) signal->cancel();
+}
+
+// What a request may send its client while it runs: progress (when it carries a
+// progressToken), log messages at the session's level, and requests on its stream.
+std::shared_ptr<RequestEvents> SessionTransport::events_for(const std::string& session_id,
+                                                            const jsonrpc::Message& message,
+                                                            std::shared_ptr<Outbox> outbox) {
+  const json& meta =
+      message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
+  json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
+  RequestEvents::Ask ask = [this, id = session_id](Outbox& box, std::string method, json params) {
+    return client_requests_.ask(box, id, std::move(method), std::move(params),
+                                std::chrono::seconds(120));
+  };
+  return std::make_shared<RequestEvents>(std::move(outbox), std::move(token), log_level(session_id),
+                                         std::move(ask));
+}
+
+// The request's cancel signal, found by notifications/cancelled under `key`. A 2025 call runs
+// on when its client goes; a tasks/result that only waits for a task's end does not: it would
+// hold its connection until the task ends (up to its ttl).
+std::shared_ptr<CancelSignal> SessionTransport::register_cancel(
+    const std::string& key, const std::string& method,
+    const std::shared_ptr<CancelSignal>& client) {
+  auto cancel = std::make_shared<CancelSignal>();
+  if (method == "tasks/result" && client)
+    client->on_cancel([weak = std::weak_ptr(cancel)] {
+      if (auto c = weak.lock()) c->cancel();
+    });
+  std::lock_guard lock(mutex_);
+  cancels_[key] = cancel;
+  return cancel;
+}
+
 asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionHeader& header,
                                               std::shared_ptr<const auth::Tenant> tenant,
                                               jsonrpc::Message message,
@@ -96,16 +144,7 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   if (!session) co_return session_not_found(req, ended_hint(registry_, header.id, tenant->name));
   session->touch();
   if (message.kind == jsonrpc::Kind::notification) {
-    const json& p = message.params;
-    if (message.method == "notifications/cancelled" && p.is_object() && p.contains("requestId")) {
-      std::shared_ptr<CancelSignal> signal;
-      {
-        std::lock_guard lock(mutex_);
-        auto it = cancels_.find(session->id() + "/" + p["requestId"].dump());
-        if (it != cancels_.end()) signal = it->second;
-      }
-      if (signal) signal->cancel();
-    }
+    take_notification(session->id(), message);
     co_return accepted(req);
   }
   if (message.kind == jsonrpc::Kind::response) {
@@ -123,31 +162,12 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
   // The answer may come with notifications (progress when the request carries a
   // progressToken); the call owns what it needs, and a client that goes away does not cancel a
   // 2025-era call (it ends with notifications/cancelled or DELETE).
-  const json& meta =
-      message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
-  json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
   auto outbox = std::make_shared<Outbox>(co_await asio::this_coro::executor);
-  RequestEvents::Ask ask = [this, id = session->id()](Outbox& box, std::string method,
-                                                      json params) {
-    return client_requests_.ask(box, id, std::move(method), std::move(params),
-                                std::chrono::seconds(120));
-  };
-  auto events = std::make_shared<RequestEvents>(outbox, std::move(token), log_level(session->id()),
-                                                std::move(ask));
+  auto events = events_for(session->id(), message, outbox);
   // A request id the session reuses while its earlier request still runs takes over the key:
   // notifications/cancelled then names the newer one.
   std::string key = session->id() + "/" + message.id.dump();
-  auto cancel = std::make_shared<CancelSignal>();
-  // A 2025 call runs on when its client goes; a tasks/result that only waits for a task's end
-  // does not: it would hold its connection until the task ends (up to its ttl).
-  if (message.method == "tasks/result" && client)
-    client->on_cancel([weak = std::weak_ptr(cancel)] {
-      if (auto c = weak.lock()) c->cancel();
-    });
-  {
-    std::lock_guard lock(mutex_);
-    cancels_[key] = cancel;
-  }
+  auto cancel = register_cancel(key, message.method, client);
   Answer answer = [this, session, tenant, message = std::move(message), events, cancel, key] {
     return answer_owning(methods_, session, tenant, message, events, cancel,
                          [this, key, cancel] { forget_cancel(key, cancel); });

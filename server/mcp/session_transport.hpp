@@ -35,6 +35,13 @@ class SessionTransport {
   Reply remove(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
 
  private:
+  // The steps of post() for a request in a known session.
+  void take_notification(const std::string& session_id, const jsonrpc::Message& message);
+  std::shared_ptr<RequestEvents> events_for(const std::string& session_id,
+                                            const jsonrpc::Message& message,
+                                            std::shared_ptr<Outbox> outbox);
+  std::shared_ptr<CancelSignal> register_cancel(const std::string& key, const std::string& method,
+                                                const std::shared_ptr<CancelSignal>& client);
   // A refusal when the MCP-Protocol-Version header names a version this era does not speak.
   std::optional<Reply> check_version(const Request& request) const;
   // The level logging/setLevel set for a session (index into the syslog levels), if any.

@@ -83,6 +83,23 @@ bool StatelessTransport::claims(const Request& req, const jsonrpc::Message& mess
 std::optional<Reply> StatelessTransport::check(const Request& req,
                                                const jsonrpc::Message& message) const {
   // The envelope first: without it there is no version to compare headers with.
+  if (auto refused = check_envelope(req, message)) return refused;
+  if (auto refused = check_version_headers(req, message)) return refused;
+  if (auto refused = check_method_headers(req, message)) return refused;
+  const json& meta = meta_of(message);
+  if (meta.contains(kLogLevelKey) && (!meta[kLogLevelKey].is_string() ||
+                                      log_level_index(meta[kLogLevelKey].get<std::string>()) < 0))
+    return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
+                  "Invalid params: _meta." + std::string(kLogLevelKey) +
+                      " must be one of debug, info, notice, warning, error, critical, alert, "
+                      "emergency",
+                  nullptr, message.id);
+  return std::nullopt;
+}
+
+// _meta carries the protocol version (a string) and the client's capabilities (an object).
+std::optional<Reply> StatelessTransport::check_envelope(const Request& req,
+                                                        const jsonrpc::Message& message) const {
   const json& meta = meta_of(message);
   auto envelope = [&](const std::string& key, const std::string& problem) {
     return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
@@ -96,8 +113,13 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
   if (!meta[kVersionKey].is_string()) return envelope(kVersionKey, "not a string");
   if (!meta.contains(kCapabilitiesKey)) return envelope(kCapabilitiesKey, "missing");
   if (!meta[kCapabilitiesKey].is_object()) return envelope(kCapabilitiesKey, "not an object");
-  std::string version = meta[kVersionKey].get<std::string>();
+  return std::nullopt;
+}
 
+// MCP-Protocol-Version present once and equal to _meta's, and a version this era serves.
+std::optional<Reply> StatelessTransport::check_version_headers(
+    const Request& req, const jsonrpc::Message& message) const {
+  std::string version = meta_of(message)[kVersionKey].get<std::string>();
   if (auto repeated = repeated_mirror_header(req); !repeated.empty())
     return mismatch(req, message, "the " + repeated + " header is sent more than once");
   auto header_version = req["MCP-Protocol-Version"];
@@ -109,7 +131,14 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
     return refuse(req, http::status::bad_request, kUnsupportedVersion,
                   "Unsupported protocol version: " + version,
                   {{"supported", all_versions()}, {"requested", version}}, message.id);
+  return std::nullopt;
+}
 
+// Mcp-Method equal to the body's method, a method this era knows, and for a method that names
+// something (tools/call, …) Mcp-Name equal to that name, with any Mcp-Param-* headers a tool's
+// schema mirrors.
+std::optional<Reply> StatelessTransport::check_method_headers(
+    const Request& req, const jsonrpc::Message& message) const {
   auto method_header = req["Mcp-Method"];
   if (method_header.empty()) return mismatch(req, message, "the Mcp-Method header is missing");
   if (method_header != message.method)
@@ -117,35 +146,26 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
   if (message.kind == jsonrpc::Kind::request && !knows(message.method))
     return refuse(req, http::status::not_found, jsonrpc::method_not_found,
                   "Method not found: " + message.method, nullptr, message.id);
-
-  if (const char* key = named_by(message.method)) {
-    const json& p = message.params;
-    auto header = req.find("Mcp-Name");
-    if (header == req.end()) return mismatch(req, message, "the Mcp-Name header is missing");
-    if (!visible_ascii(header->value()))
-      return mismatch(req, message, "the Mcp-Name header has invalid characters");
-    auto decoded = decode_header_value(header->value());
-    if (!decoded) return mismatch(req, message, "the Mcp-Name header's base64 form is malformed");
-    if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>() != *decoded)
-      return mismatch(req, message, std::string("Mcp-Name header differs from params.") + key);
-    // Arguments a tool's schema mirrors in Mcp-Param-* headers must agree with them.
-    if (message.method == "tools/call") {
-      if (const Tool* tool = tools_.find(*decoded)) {
-        json definition = tool->definition();
-        std::string problem =
-            param_header_problem(req, definition.value("inputSchema", json::object()),
-                                 p.contains("arguments") ? p["arguments"] : json::object());
-        if (!problem.empty()) return mismatch(req, message, problem);
-      }
-    }
-  }
-  if (meta.contains(kLogLevelKey) && (!meta[kLogLevelKey].is_string() ||
-                                      log_level_index(meta[kLogLevelKey].get<std::string>()) < 0))
-    return refuse(req, http::status::bad_request, jsonrpc::invalid_params,
-                  "Invalid params: _meta." + std::string(kLogLevelKey) +
-                      " must be one of debug, info, notice, warning, error, critical, alert, "
-                      "emergency",
-                  nullptr, message.id);
+  const char* key = named_by(message.method);
+  if (!key) return std::nullopt;
+  const json& p = message.params;
+  auto header = req.find("Mcp-Name");
+  if (header == req.end()) return mismatch(req, message, "the Mcp-Name header is missing");
+  if (!visible_ascii(header->value()))
+    return mismatch(req, message, "the Mcp-Name header has invalid characters");
+  auto decoded = decode_header_value(header->value());
+  if (!decoded) return mismatch(req, message, "the Mcp-Name header's base64 form is malformed");
+  if (!p.contains(key) || !p[key].is_string() || p[key].get<std::string>() != *decoded)
+    return mismatch(req, message, std::string("Mcp-Name header differs from params.") + key);
+  // Arguments a tool's schema mirrors in Mcp-Param-* headers must agree with them.
+  if (message.method != "tools/call") return std::nullopt;
+  const Tool* tool = tools_.find(*decoded);
+  if (!tool) return std::nullopt;
+  json definition = tool->definition();
+  std::string problem =
+      param_header_problem(req, definition.value("inputSchema", json::object()),
+                           p.contains("arguments") ? p["arguments"] : json::object());
+  if (!problem.empty()) return mismatch(req, message, problem);
   return std::nullopt;
 }
 
@@ -205,13 +225,7 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
                                                  std::shared_ptr<CallEvents> events) {
   const std::string& m = message.method;
   if (m == "server/discover") co_return jsonrpc::result(message.id, discover());
-  if (m == "tools/list") {
-    // One page holds every tool: no cursor was ever handed out, so none is valid.
-    if (message.params.contains("cursor"))
-      co_return jsonrpc::error(message.id, jsonrpc::invalid_params,
-                               "Invalid params: unknown cursor (tools/list has one page)");
-    co_return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions()}})));
-  }
+  if (m == "tools/list") co_return list_tools(message);
   const json& meta = meta_of(message);
   bool declares_tasks = tasks_ && meta.is_object() && meta.contains(kCapabilitiesKey) &&
                         declares_tasks_extension(meta[kCapabilitiesKey]);
@@ -221,48 +235,78 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
     if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
     co_return answered;
   }
-  if (m == "tools/call") {
-    const json& p = message.params;
-    Tool* tool = p.contains("name") && p["name"].is_string()
-                     ? tools_.find(p["name"].get<std::string>())
-                     : nullptr;
-    if (tool && tool->task_support() == TaskSupport::required && !declares_tasks)
-      co_return missing_tasks_extension(message.id);
-    // Request ids repeat across stateless requests: a call's key is made here.
-    ToolCall call{std::move(tenant), nullptr,
-                  json::object(),    "stateless-" + std::to_string(next_call_++),
-                  std::move(client), std::move(events),
-                  message.params};
-    // Not a conditional expression: GCC 12 destroys the result of a co_await in one twice.
-    json answered;
-    if (tool && declares_tasks && tool->task_support() != TaskSupport::forbidden)
-      answered = co_await call_tool_as_task_2026(*tasks_, *tool, std::move(call), message,
-                                                 tool->task_answer_within());
-    else
-      answered = co_await call_tool(tools_, std::move(call), message);
-    if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
-    co_return answered;  // null when cancelled: the stream is closed, nothing is sent
-  }
-  if (tools_.resources() && !(extension_ && extension_->serves(m, kStatelessVersions[0]))) {
-    // execute's returned files (see McpMethods::answer for why the lists are empty).
-    if (m == "resources/read") {
-      json answered = co_await tools_.resources()->read(tenant->name, message.params);
-      // SEP-2164 (2026-07-28): "not found" is -32602 with the URI in data, not 2025's -32002.
-      if (answered.contains("error") && answered["error"]["code"] == kResourceNotFound) {
-        answered["error"]["code"] = jsonrpc::invalid_params;
-        answered["error"]["data"] = {{"uri", message.params["uri"]}};
-      }
-      if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
-      // A file's bytes are its tenant's, and the next call may change them: never cached.
-      json result = complete(std::move(answered["result"]));
-      result["ttlMs"] = 0;
-      result["cacheScope"] = "private";
-      co_return jsonrpc::result(message.id, std::move(result));
+  if (m == "tools/call")
+    co_return co_await call_tool_2026(std::move(tenant), message, declares_tasks, std::move(client),
+                                      std::move(events));
+  if (tools_.resources() && !(extension_ && extension_->serves(m, kStatelessVersions[0])))
+    co_return co_await answer_file_resources(tenant->name, message);
+  co_return co_await answer_extension(message, std::move(events));
+}
+
+json StatelessTransport::list_tools(const jsonrpc::Message& message) const {
+  // One page holds every tool: no cursor was ever handed out, so none is valid.
+  if (message.params.contains("cursor"))
+    return jsonrpc::error(message.id, jsonrpc::invalid_params,
+                          "Invalid params: unknown cursor (tools/list has one page)");
+  return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions()}})));
+}
+
+// A tools/call, as a task when the client declared the tasks extension and the tool allows
+// one (the server decides whether it becomes one), else plainly.
+asio::awaitable<json> StatelessTransport::call_tool_2026(std::shared_ptr<const auth::Tenant> tenant,
+                                                         const jsonrpc::Message& message,
+                                                         bool declares_tasks,
+                                                         std::shared_ptr<CancelSignal> client,
+                                                         std::shared_ptr<CallEvents> events) {
+  const json& p = message.params;
+  Tool* tool = p.contains("name") && p["name"].is_string()
+                   ? tools_.find(p["name"].get<std::string>())
+                   : nullptr;
+  if (tool && tool->task_support() == TaskSupport::required && !declares_tasks)
+    co_return missing_tasks_extension(message.id);
+  // Request ids repeat across stateless requests: a call's key is made here.
+  ToolCall call{std::move(tenant), nullptr,
+                json::object(),    "stateless-" + std::to_string(next_call_++),
+                std::move(client), std::move(events),
+                message.params};
+  // Not a conditional expression: GCC 12 destroys the result of a co_await in one twice.
+  json answered;
+  if (tool && declares_tasks && tool->task_support() != TaskSupport::forbidden)
+    answered = co_await call_tool_as_task_2026(*tasks_, *tool, std::move(call), message,
+                                               tool->task_answer_within());
+  else
+    answered = co_await call_tool(tools_, std::move(call), message);
+  if (answered.contains("result")) answered["result"] = complete(std::move(answered["result"]));
+  co_return answered;  // null when cancelled: the stream is closed, nothing is sent
+}
+
+// execute's returned files (see McpMethods::answer for why the lists are empty).
+asio::awaitable<json> StatelessTransport::answer_file_resources(const std::string& tenant,
+                                                                const jsonrpc::Message& message) {
+  const std::string& m = message.method;
+  if (m == "resources/read") {
+    json answered = co_await tools_.resources()->read(tenant, message.params);
+    // SEP-2164 (2026-07-28): "not found" is -32602 with the URI in data, not 2025's -32002.
+    if (answered.contains("error") && answered["error"]["code"] == kResourceNotFound) {
+      answered["error"]["code"] = jsonrpc::invalid_params;
+      answered["error"]["data"] = {{"uri", message.params["uri"]}};
     }
-    json empty = m == "resources/list" ? json{{"resources", json::array()}}
-                                       : json{{"resourceTemplates", json::array()}};
-    co_return jsonrpc::result(message.id, cacheable(complete(std::move(empty))));
+    if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);
+    // A file's bytes are its tenant's, and the next call may change them: never cached.
+    json result = complete(std::move(answered["result"]));
+    result["ttlMs"] = 0;
+    result["cacheScope"] = "private";
+    co_return jsonrpc::result(message.id, std::move(result));
   }
+  json empty = m == "resources/list" ? json{{"resources", json::array()}}
+                                     : json{{"resourceTemplates", json::array()}};
+  co_return jsonrpc::result(message.id, cacheable(complete(std::move(empty))));
+}
+
+// A method a MethodExtension serves (the conformance fixtures' resources, prompts …).
+asio::awaitable<json> StatelessTransport::answer_extension(const jsonrpc::Message& message,
+                                                           std::shared_ptr<CallEvents> events) {
+  const std::string& m = message.method;
   json answered = co_await extension_->answer(m, message.params, std::string(kStatelessVersions[0]),
                                               std::move(events));
   if (answered.contains("error")) co_return extension_error(message.id, answered["error"]);

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "auth/token_store.hpp"
+#include "common/cancel_signal.hpp"
 #include "jsonrpc.hpp"
 #include "method_extension.hpp"
-#include "common/cancel_signal.hpp"
 #include "server/http/http_types.hpp"
 #include "server/tasks/task_store.hpp"
 #include "server/tools/tool_registry.hpp"
@@ -36,12 +36,29 @@ class StatelessTransport {
  private:
   // The envelope and header rules, in the order the spec's errors imply; a refusal or nothing.
   std::optional<Reply> check(const Request& request, const jsonrpc::Message& message) const;
+  std::optional<Reply> check_envelope(const Request& request,
+                                      const jsonrpc::Message& message) const;
+  std::optional<Reply> check_version_headers(const Request& request,
+                                             const jsonrpc::Message& message) const;
+  std::optional<Reply> check_method_headers(const Request& request,
+                                            const jsonrpc::Message& message) const;
   bool knows(const std::string& method) const;
   // The result of a request that passed check(), or a JSON-RPC error.
   boost::asio::awaitable<nlohmann::json> answer(std::shared_ptr<const auth::Tenant> tenant,
                                                 jsonrpc::Message message,
                                                 std::shared_ptr<CancelSignal> client,
                                                 std::shared_ptr<CallEvents> events);
+  // The steps of answer(), one per family of methods.
+  nlohmann::json list_tools(const jsonrpc::Message& message) const;
+  boost::asio::awaitable<nlohmann::json> call_tool_2026(std::shared_ptr<const auth::Tenant> tenant,
+                                                        const jsonrpc::Message& message,
+                                                        bool declares_tasks,
+                                                        std::shared_ptr<CancelSignal> client,
+                                                        std::shared_ptr<CallEvents> events);
+  boost::asio::awaitable<nlohmann::json> answer_file_resources(const std::string& tenant,
+                                                               const jsonrpc::Message& message);
+  boost::asio::awaitable<nlohmann::json> answer_extension(const jsonrpc::Message& message,
+                                                          std::shared_ptr<CallEvents> events);
   nlohmann::json discover() const;
   nlohmann::json capabilities() const;
 

@@ -87,54 +87,53 @@ asio::awaitable<json> start_task_2025(TaskStore& store, const ToolRegistry& tool
   co_return jsonrpc::result(request.id, {{"task", task_json_2025(*created.task)}});
 }
 
-asio::awaitable<json> answer_task_method_2025(TaskStore& store, std::string tenant,
-                                              jsonrpc::Message request,
-                                              std::shared_ptr<CallEvents> events,
-                                              std::shared_ptr<CancelSignal> cancel) {
-  const std::string& m = request.method;
-  if (m == "tasks/list") {
-    std::string cursor;
-    if (request.params.is_object() && request.params.contains("cursor")) {
-      if (!request.params["cursor"].is_string())
-        co_return jsonrpc::error(request.id, jsonrpc::invalid_params,
-                                 "Invalid params: cursor must be a string");
-      cursor = request.params["cursor"].get<std::string>();
-    }
-    auto page = store.list(tenant, cursor);
-    if (page.bad_cursor)
-      co_return jsonrpc::error(request.id, jsonrpc::invalid_params,
-                               "Invalid params: unknown cursor");
-    json list = json::array();
-    for (const auto& task : page.tasks) list.push_back(task_json_2025(task));
-    json result = {{"tasks", std::move(list)}};
-    if (!page.next_cursor.empty()) result["nextCursor"] = page.next_cursor;
-    co_return jsonrpc::result(request.id, std::move(result));
+namespace {
+
+// tasks/list: the tenant's own tasks, a page at a time.
+json list_tasks_2025(TaskStore& store, const std::string& tenant, const jsonrpc::Message& request) {
+  std::string cursor;
+  if (request.params.is_object() && request.params.contains("cursor")) {
+    if (!request.params["cursor"].is_string())
+      return jsonrpc::error(request.id, jsonrpc::invalid_params,
+                            "Invalid params: cursor must be a string");
+    cursor = request.params["cursor"].get<std::string>();
   }
-  auto id = task_id_of(request.params);
-  if (!id) co_return unknown_task(request.id);
-  if (m == "tasks/get") {
-    auto task = store.get(*id, tenant);
-    if (!task) co_return unknown_task(request.id);
-    co_return jsonrpc::result(request.id, task_json_2025(*task));
+  auto page = store.list(tenant, cursor);
+  if (page.bad_cursor)
+    return jsonrpc::error(request.id, jsonrpc::invalid_params, "Invalid params: unknown cursor");
+  json list = json::array();
+  for (const auto& task : page.tasks) list.push_back(task_json_2025(task));
+  json result = {{"tasks", std::move(list)}};
+  if (!page.next_cursor.empty()) result["nextCursor"] = page.next_cursor;
+  return jsonrpc::result(request.id, std::move(result));
+}
+
+// tasks/cancel, idempotent for a task that is cancelled already.
+json cancel_task_2025(TaskStore& store, const std::string& tenant, const std::string& id,
+                      const jsonrpc::Message& request) {
+  auto cancelled = store.cancel(id, tenant);
+  switch (cancelled.outcome) {
+    case TaskStore::CancelOutcome::unknown:
+      return unknown_task(request.id);
+    case TaskStore::CancelOutcome::already_terminal:
+      return jsonrpc::error(request.id, jsonrpc::invalid_params,
+                            std::string("Invalid params: the task has already ended (") +
+                                task_status_name(cancelled.task->status) + ")");
+    case TaskStore::CancelOutcome::cancelled:
+      log_event(LogLevel::info, "task_cancelled",
+                {{"task", std::string(session::log_prefix(id))}, {"tenant", tenant}});
+      return jsonrpc::result(request.id, task_json_2025(*cancelled.task));
   }
-  if (m == "tasks/cancel") {
-    auto cancelled = store.cancel(*id, tenant);
-    switch (cancelled.outcome) {
-      case TaskStore::CancelOutcome::unknown:
-        co_return unknown_task(request.id);
-      case TaskStore::CancelOutcome::already_terminal:
-        co_return jsonrpc::error(request.id, jsonrpc::invalid_params,
-                                 std::string("Invalid params: the task has already ended (") +
-                                     task_status_name(cancelled.task->status) + ")");
-      case TaskStore::CancelOutcome::cancelled:
-        log_event(LogLevel::info, "task_cancelled",
-                  {{"task", std::string(session::log_prefix(*id))}, {"tenant", tenant}});
-        co_return jsonrpc::result(request.id, task_json_2025(*cancelled.task));
-    }
-  }
-  // tasks/result: waits for the end, then answers exactly what the call would have.
+  return unknown_task(request.id);  // not reached: every outcome answers
+}
+
+// tasks/result: waits for the end, then answers exactly what the call would have.
+asio::awaitable<json> task_result_2025(TaskStore& store, const std::string& tenant,
+                                       const std::string& id, const jsonrpc::Message& request,
+                                       std::shared_ptr<CallEvents> events,
+                                       std::shared_ptr<CancelSignal> cancel) {
   bool too_busy = false, abandoned = false;
-  auto task = co_await store.wait_terminal(*id, tenant, &too_busy,
+  auto task = co_await store.wait_terminal(id, tenant, &too_busy,
                                            std::chrono::steady_clock::time_point::max(),
                                            std::move(cancel), &abandoned);
   if (abandoned) co_return json();  // nobody is there to answer
@@ -154,6 +153,26 @@ asio::awaitable<json> answer_task_method_2025(TaskStore& store, std::string tena
   json result = task->outcome.value("result", json::object());
   result["_meta"][kRelatedTask] = related[kRelatedTask];
   co_return jsonrpc::result(request.id, std::move(result));
+}
+
+}  // namespace
+
+asio::awaitable<json> answer_task_method_2025(TaskStore& store, std::string tenant,
+                                              jsonrpc::Message request,
+                                              std::shared_ptr<CallEvents> events,
+                                              std::shared_ptr<CancelSignal> cancel) {
+  const std::string& m = request.method;
+  if (m == "tasks/list") co_return list_tasks_2025(store, tenant, request);
+  auto id = task_id_of(request.params);
+  if (!id) co_return unknown_task(request.id);
+  if (m == "tasks/get") {
+    auto task = store.get(*id, tenant);
+    if (!task) co_return unknown_task(request.id);
+    co_return jsonrpc::result(request.id, task_json_2025(*task));
+  }
+  if (m == "tasks/cancel") co_return cancel_task_2025(store, tenant, *id, request);
+  co_return co_await task_result_2025(store, tenant, *id, request, std::move(events),
+                                      std::move(cancel));
 }
 
 }  // namespace sandgate::server

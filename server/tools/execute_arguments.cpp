@@ -110,6 +110,47 @@ std::vector<std::string> parse_return_files(const json& paths, const ToolLimits&
   return out;
 }
 
+// `timeout_seconds`: a whole number of seconds within the limit (a task's when it runs as one);
+// the default when absent. Sets `error` when invalid.
+std::chrono::seconds parse_timeout(const json& args, const ToolLimits& limits, bool as_task,
+                                   std::string& error) {
+  auto t = args.find("timeout_seconds");
+  if (t == args.end()) return std::chrono::seconds(limits.timeout_default_s);
+  bool whole = t->is_number_integer() ||
+               (t->is_number_float() && std::floor(t->get<double>()) == t->get<double>());
+  if (!whole) {
+    error = "`timeout_seconds` must be a whole number of seconds.";
+    return {};
+  }
+  double v = t->get<double>();
+  std::uint32_t most = as_task ? limits.task_timeout_max_s : limits.timeout_max_s;
+  if (v < 1 || v > most) {
+    error = "`timeout_seconds` must be between 1 and " + std::to_string(most) +
+            (as_task || limits.task_timeout_max_s <= limits.timeout_max_s
+                 ? std::string(".")
+                 : "; run the call as a task for up to " +
+                       std::to_string(limits.task_timeout_max_s) + " s.");
+    return {};
+  }
+  return std::chrono::seconds(static_cast<std::int64_t>(v));
+}
+
+// `sandbox_id`: one of our handles, or empty when absent. Sets `error` when invalid.
+std::string parse_sandbox_id(const json& args, std::string& error) {
+  auto id = args.find("sandbox_id");
+  if (id == args.end() || id->is_null()) return "";
+  if (!id->is_string()) {
+    error = "`sandbox_id` must be a string.";
+    return "";
+  }
+  // Hostile text: never echoed back unless it has the shape of one of our handles.
+  if (!session::looks_like_handle(id->get_ref<const std::string&>())) {
+    error = "`sandbox_id` is not a sandbox id this gateway made; omit it to start a new sandbox.";
+    return "";
+  }
+  return id->get<std::string>();
+}
+
 }  // namespace
 
 ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits, bool as_task) {
@@ -137,22 +178,9 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
     if (!parsed) return fail("`language` must be one of " + quoted_language_list() + ".");
     r.language = *parsed;
   }
-  std::int64_t timeout = limits.timeout_default_s;
-  if (auto t = args.find("timeout_seconds"); t != args.end()) {
-    bool whole = t->is_number_integer() ||
-                 (t->is_number_float() && std::floor(t->get<double>()) == t->get<double>());
-    if (!whole) return fail("`timeout_seconds` must be a whole number of seconds.");
-    double v = t->get<double>();
-    std::uint32_t most = as_task ? limits.task_timeout_max_s : limits.timeout_max_s;
-    if (v < 1 || v > most)
-      return fail("`timeout_seconds` must be between 1 and " + std::to_string(most) +
-                  (as_task || limits.task_timeout_max_s <= limits.timeout_max_s
-                       ? std::string(".")
-                       : "; run the call as a task for up to " +
-                             std::to_string(limits.task_timeout_max_s) + " s."));
-    timeout = static_cast<std::int64_t>(v);
-  }
-  r.timeout = std::chrono::seconds(timeout);
+  std::string problem;
+  r.timeout = parse_timeout(args, limits, as_task, problem);
+  if (!problem.empty()) return fail(problem);
   if (auto in = args.find("stdin"); in != args.end() && !in->is_null()) {
     if (!in->is_string()) return fail("`stdin` must be a string.");
     if (in->get_ref<const std::string&>().size() > limits.stdin_max_bytes)
@@ -163,18 +191,9 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
     if (!fresh->is_boolean()) return fail("`fresh` must be true or false.");
     r.fresh = fresh->get<bool>();
   }
-  std::string sandbox_id;
-  if (auto id = args.find("sandbox_id"); id != args.end() && !id->is_null()) {
-    if (!id->is_string()) return fail("`sandbox_id` must be a string.");
-    sandbox_id = id->get<std::string>();
-    // Hostile text: never echoed back unless it has the shape of one of our handles.
-    if (!session::looks_like_handle(sandbox_id))
-      return fail(
-          "`sandbox_id` is not a sandbox id this gateway made; omit it to start a new "
-          "sandbox.");
-  }
+  std::string sandbox_id = parse_sandbox_id(args, problem);
+  if (!problem.empty()) return fail(problem);
   session::CallFiles files;
-  std::string problem;
   if (auto in = args.find("files"); in != args.end() && !in->is_null()) {
     files.in = parse_files_in(*in, limits, problem);
     if (!problem.empty()) return fail(problem);

@@ -136,39 +136,49 @@ std::string unusable_handle_text(const std::string& id, const std::string& why) 
   return "Sandbox " + id + " " + why + "; its files are gone. Omit sandbox_id to start a new one.";
 }
 
-MappedResult map_execute_result(session::ExecuteResult&& executed,
-                                const sandbox::RunRequest& request, const std::string& sandbox_id) {
+namespace {
+
+// A call that did not run to a result of its own: why, as a tool error.
+std::optional<MappedResult> not_run(session::ExecuteResult& executed,
+                                    const std::string& sandbox_id) {
   using session::ExecuteStatus;
   switch (executed.status) {
     case ExecuteStatus::busy:
-      return {tool_error("The gateway is busy: " + executed.message + ". Try again shortly."),
-              ExecOutcome::busy};
+      return MappedResult{
+          tool_error("The gateway is busy: " + executed.message + ". Try again shortly."),
+          ExecOutcome::busy};
     case ExecuteStatus::sandbox_error:
-      return {tool_error("Sandbox unavailable: " + executed.message), ExecOutcome::sandbox_failure};
+      return MappedResult{tool_error("Sandbox unavailable: " + executed.message),
+                          ExecOutcome::sandbox_failure};
     case ExecuteStatus::session_ended:
-      return {tool_error("The session ended before the call could run" +
-                         (executed.message.empty() ? "" : ": " + executed.message) + "."),
-              ExecOutcome::sandbox_failure};
+      return MappedResult{
+          tool_error("The session ended before the call could run" +
+                     (executed.message.empty() ? "" : ": " + executed.message) + "."),
+          ExecOutcome::sandbox_failure};
     case ExecuteStatus::cancelled:
-      return {tool_error("Cancelled."), ExecOutcome::cancelled};
+      return MappedResult{tool_error("Cancelled."), ExecOutcome::cancelled};
     case ExecuteStatus::files_refused: {
       std::string resumed = resumed_text(executed);
-      return {tool_error((resumed.empty() ? "" : resumed + " ") +
-                         files_refused_text(executed.files_in)),
-              ExecOutcome::invalid_arguments};
+      return MappedResult{tool_error((resumed.empty() ? "" : resumed + " ") +
+                                     files_refused_text(executed.files_in)),
+                          ExecOutcome::invalid_arguments};
     }
     case ExecuteStatus::limit_reached: {
       std::string text = executed.message;
       if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
-      return {tool_error(text + ". " + start_anew_text(!sandbox_id.empty())),
-              ExecOutcome::sandbox_failure};
+      return MappedResult{tool_error(text + ". " + start_anew_text(!sandbox_id.empty())),
+                          ExecOutcome::sandbox_failure};
     }
     case ExecuteStatus::ran:
       break;
   }
-  auto& run = executed.run;
-  json data = structured(run);
-  const std::string resumed = resumed_text(executed);
+  return std::nullopt;
+}
+
+// structuredContent of a call that ran: the program's result, the files written, the handle.
+json structured_content(session::ExecuteResult& executed, const std::string& resumed,
+                        const std::string& sandbox_id) {
+  json data = structured(executed.run);
   if (!resumed.empty()) data["resumed"] = resumed;
   if (executed.files_in.done && !executed.files_in.files.empty()) {
     json written = json::array();
@@ -177,48 +187,70 @@ MappedResult map_execute_result(session::ExecuteResult&& executed,
     data["files_written"] = std::move(written);
   }
   if (!sandbox_id.empty()) data["sandbox_id"] = sandbox_id;
-  // The call ran to its end but used up the cap or lifetime on the way: its result stands, and
-  // the model learns now that nothing more runs here.
-  std::string ended_note;
-  if (run.outcome != sandbox::RunOutcome::sandbox_ended &&
-      (run.end_reason == sandbox::EndReason::spend_cap ||
-       run.end_reason == sandbox::EndReason::lifetime)) {
-    data["sandbox_ended"] = limit_text(run);
-    ended_note = "After this call the sandbox ended: " + limit_text(run) +
-                 ". Its processes and files are gone and no more code runs here. " +
-                 start_anew_text(!sandbox_id.empty());
-  }
+  return data;
+}
+
+// The call ran to its end but used up the cap or lifetime on the way: its result stands, and
+// the model learns now that nothing more runs here ("" when the sandbox lives on).
+std::string ended_note(const sandbox::RunResult& run, json& data, const std::string& sandbox_id) {
+  if (run.outcome == sandbox::RunOutcome::sandbox_ended ||
+      (run.end_reason != sandbox::EndReason::spend_cap &&
+       run.end_reason != sandbox::EndReason::lifetime))
+    return "";
+  data["sandbox_ended"] = limit_text(run);
+  return "After this call the sandbox ended: " + limit_text(run) +
+         ". Its processes and files are gone and no more code runs here. " +
+         start_anew_text(!sandbox_id.empty());
+}
+
+MappedResult completed_result(sandbox::RunResult& run, json data, const std::string& resumed,
+                              const std::string& note) {
   std::string text = dump_json(data);
+  json content = json::array();
+  if (!resumed.empty()) content.push_back({{"type", "text"}, {"text", resumed}});
+  if (!run.state_lost.empty())
+    content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
+  content.push_back({{"type", "text"}, {"text", std::move(text)}});
+  if (!run.images_note.empty()) content.push_back({{"type", "text"}, {"text", run.images_note}});
+  if (!note.empty()) content.push_back({{"type", "text"}, {"text", note}});
+  append_images(content, run);
+  return {
+      {{"content", std::move(content)}, {"structuredContent", std::move(data)}, {"isError", false}},
+      run.exit_code == 0 ? ExecOutcome::ok : ExecOutcome::nonzero_exit};
+}
+
+MappedResult timed_out_result(const sandbox::RunResult& run, json data,
+                              const sandbox::RunRequest& request, const std::string& resumed,
+                              const std::string& note) {
+  std::string text = dump_json(data);
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
+  std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
+  if (!resumed.empty()) head = resumed + " " + head;
+  if (run.persistent)
+    head += run.state_lost.empty() ? " The interpreter was interrupted and keeps its state."
+                                   : " " + state_lost_text(run.state_lost);
+  if (!note.empty()) head += " " + note;
+  return {{{"content", json::array({{{"type", "text"}, {"text", head}},
+                                    {{"type", "text"}, {"text", std::move(text)}}})},
+           {"structuredContent", std::move(data)},
+           {"isError", true}},
+          ExecOutcome::timeout};
+}
+
+}  // namespace
+
+MappedResult map_execute_result(session::ExecuteResult&& executed,
+                                const sandbox::RunRequest& request, const std::string& sandbox_id) {
+  if (auto refused = not_run(executed, sandbox_id)) return std::move(*refused);
+  auto& run = executed.run;
+  const std::string resumed = resumed_text(executed);
+  json data = structured_content(executed, resumed, sandbox_id);
+  const std::string note = ended_note(run, data, sandbox_id);
   switch (run.outcome) {
-    case sandbox::RunOutcome::completed: {
-      json content = json::array();
-      if (!resumed.empty()) content.push_back({{"type", "text"}, {"text", resumed}});
-      if (!run.state_lost.empty())
-        content.push_back({{"type", "text"}, {"text", state_lost_text(run.state_lost)}});
-      content.push_back({{"type", "text"}, {"text", std::move(text)}});
-      if (!run.images_note.empty())
-        content.push_back({{"type", "text"}, {"text", run.images_note}});
-      if (!ended_note.empty()) content.push_back({{"type", "text"}, {"text", ended_note}});
-      append_images(content, run);
-      return {{{"content", std::move(content)},
-               {"structuredContent", std::move(data)},
-               {"isError", false}},
-              run.exit_code == 0 ? ExecOutcome::ok : ExecOutcome::nonzero_exit};
-    }
-    case sandbox::RunOutcome::timed_out: {
-      auto seconds = std::chrono::duration_cast<std::chrono::seconds>(request.timeout).count();
-      std::string head = "Stopped after " + std::to_string(seconds) + " s, its timeout.";
-      if (!resumed.empty()) head = resumed + " " + head;
-      if (run.persistent)
-        head += run.state_lost.empty() ? " The interpreter was interrupted and keeps its state."
-                                       : " " + state_lost_text(run.state_lost);
-      if (!ended_note.empty()) head += " " + ended_note;
-      return {{{"content", json::array({{{"type", "text"}, {"text", head}},
-                                        {{"type", "text"}, {"text", std::move(text)}}})},
-               {"structuredContent", std::move(data)},
-               {"isError", true}},
-              ExecOutcome::timeout};
-    }
+    case sandbox::RunOutcome::completed:
+      return completed_result(run, std::move(data), resumed, note);
+    case sandbox::RunOutcome::timed_out:
+      return timed_out_result(run, std::move(data), request, resumed, note);
     case sandbox::RunOutcome::cancelled:
       return {tool_error("Cancelled."), ExecOutcome::cancelled};
     case sandbox::RunOutcome::sandbox_ended:

@@ -11,6 +11,11 @@ using nlohmann::json;
 
 namespace {
 
+// A read that failed for a reason of the gateway's or the host's (JSON-RPC -32603).
+json internal_error(std::string message) {
+  return json{{"error", {{"code", -32603}, {"message", std::move(message)}}}};
+}
+
 json not_found() {
   return {{"error", {{"code", kResourceNotFound}, {"message", "Resource not found"}}}};
 }
@@ -159,10 +164,7 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
   what.max_bytes_total = read_max_bytes_;
   // A large file held several times over: the gateway's reads together are bounded.
   auto turn = co_await reads_.acquire();
-  if (!turn)
-    co_return json{{"error",
-                    {{"code", -32603},
-                     {"message", "The gateway is busy reading other files; try again shortly"}}}};
+  if (!turn) co_return internal_error("The gateway is busy reading other files; try again shortly");
   std::optional<sandbox::TransferResult> read;
   std::string refused;
   try {
@@ -172,30 +174,28 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
     refused = e.what();
   }
   if (!refused.empty())
-    co_return json{{"error",
-                    {{"code", -32603},
-                     {"message", "The file could not be read: the host refused a resource"}}}};
+    co_return internal_error("The file could not be read: the host refused a resource");
+  co_return contents_of(read, uri, entry.path);
+}
+
+json FileResources::contents_of(std::optional<sandbox::TransferResult>& read,
+                                const std::string& uri, const std::string& path) const {
   if (!read || (read->done && read->files.size() == 1 &&
                 read->files[0].status == sandbox::FileStatus::not_found))
-    co_return not_found();
+    return not_found();
   if (!read->done || read->files.size() != 1)
-    co_return json{{"error",
-                    {{"code", -32603},
-                     {"message", "The file could not be read: " +
-                                     (read->failure.empty() ? "failed" : read->failure)}}}};
+    return internal_error("The file could not be read: " +
+                          (read->failure.empty() ? "failed" : read->failure));
   auto& file = read->files[0];
   if (file.status == sandbox::FileStatus::too_large)
-    co_return json{
-        {"error",
-         {{"code", -32603},
-          {"message", "The file is " + std::to_string(file.size) + " bytes now, more than the " +
-                          std::to_string(read_max_bytes_) + " bytes a resource read returns"}}}};
+    return internal_error("The file is " + std::to_string(file.size) +
+                          " bytes now, more than the " + std::to_string(read_max_bytes_) +
+                          " bytes a resource read returns");
   if (file.status != sandbox::FileStatus::ok)
-    co_return json{{"error",
-                    {{"code", -32603},
-                     {"message", std::string("The file cannot be read: ") +
-                                     sandbox::file_status_text(file.status)}}}};
-  std::string mime = mime_for_name(entry.path);
+    return internal_error(std::string("The file cannot be read: ") +
+                          sandbox::file_status_text(file.status));
+  // Text when it is text (valid UTF-8 without NUL), else base64.
+  std::string mime = mime_for_name(path);
   json content = {{"uri", uri}};
   if (sandbox::is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
     content["mimeType"] = mime.empty() ? "text/plain" : mime;
@@ -204,7 +204,7 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
     content["mimeType"] = mime.empty() ? "application/octet-stream" : mime;
     content["blob"] = base64_encode(file.content);
   }
-  co_return json{{"result", {{"contents", json::array({std::move(content)})}}}};
+  return json{{"result", {{"contents", json::array({std::move(content)})}}}};
 }
 
 }  // namespace sandgate::server

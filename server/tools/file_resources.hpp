@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,6 +73,9 @@ class FileResources {
   const std::string replica_;
   const std::size_t max_per_tenant_;
   const std::size_t max_entries_;
+  // What a finished read of `path` becomes: its contents (text or blob) or why not.
+  nlohmann::json contents_of(std::optional<sandbox::TransferResult>& read, const std::string& uri,
+                             const std::string& path) const;
   // Drops the oldest entry of `tenant`.
   void evict_oldest_locked(const std::string& tenant);
   // Drops entries whose sandbox is gone; returns how many.

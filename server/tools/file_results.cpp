@@ -32,6 +32,58 @@ std::string image_mime(std::string_view bytes) {
   return "";
 }
 
+namespace {
+
+// A file read whole: an image as an image, text as an embedded text resource, anything else as
+// an embedded blob; the text and blob ones get a URI to read them again.
+void return_inline(sandbox::TransferredFile& file, const MintUri& mint, json& entry,
+                   json& content) {
+  std::string image = image_mime(file.content);
+  std::string named = mime_for_name(file.path);
+  std::string uri = mint(file.path);
+  if (!image.empty()) {
+    entry["mimeType"] = image;
+    entry["returned"] = "image";
+    content.push_back(
+        {{"type", "image"}, {"data", base64_encode(file.content)}, {"mimeType", image}});
+  } else if (sandbox::is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
+    std::string mime = named.empty() ? "text/plain" : named;
+    entry["mimeType"] = mime;
+    entry["returned"] = "text";
+    entry["uri"] = uri;
+    content.push_back(
+        {{"type", "resource"},
+         {"resource", {{"uri", uri}, {"mimeType", mime}, {"text", std::move(file.content)}}}});
+  } else {
+    std::string mime = named.empty() ? "application/octet-stream" : named;
+    entry["mimeType"] = mime;
+    entry["returned"] = "blob";
+    entry["uri"] = uri;
+    content.push_back(
+        {{"type", "resource"},
+         {"resource", {{"uri", uri}, {"mimeType", mime}, {"blob", base64_encode(file.content)}}}});
+  }
+}
+
+// A file too large to include: a resource_link to read with resources/read.
+void return_link(const sandbox::TransferredFile& file, const MintUri& mint, json& entry,
+                 json& content) {
+  std::string named = mime_for_name(file.path);
+  std::string mime = named.empty() ? "application/octet-stream" : named;
+  std::string uri = mint(file.path);
+  entry["mimeType"] = mime;
+  entry["returned"] = "link";
+  entry["uri"] = uri;
+  content.push_back({{"type", "resource_link"},
+                     {"uri", uri},
+                     {"name", name_of(file.path)},
+                     {"mimeType", mime},
+                     {"size", file.size},
+                     {"description", "Too large to include: read it with resources/read."}});
+}
+
+}  // namespace
+
 json add_returned_files(sandbox::TransferResult& returned, const MintUri& mint,
                         std::uint64_t link_max_bytes, json& content) {
   json listed = json::array();
@@ -49,51 +101,13 @@ json add_returned_files(sandbox::TransferResult& returned, const MintUri& mint,
           {{"type", "text"}, {"text", "/work/" + file.path + " was not returned: " + why + "."}});
     };
     if (file.status == sandbox::FileStatus::ok) {
-      std::string image = image_mime(file.content);
-      std::string named = mime_for_name(file.path);
-      std::string uri = mint(file.path);
-      if (!image.empty()) {
-        entry["mimeType"] = image;
-        entry["returned"] = "image";
-        content.push_back(
-            {{"type", "image"}, {"data", base64_encode(file.content)}, {"mimeType", image}});
-      } else if (sandbox::is_valid_utf8(file.content) &&
-                 file.content.find('\0') == std::string::npos) {
-        std::string mime = named.empty() ? "text/plain" : named;
-        entry["mimeType"] = mime;
-        entry["returned"] = "text";
-        entry["uri"] = uri;
-        content.push_back(
-            {{"type", "resource"},
-             {"resource", {{"uri", uri}, {"mimeType", mime}, {"text", std::move(file.content)}}}});
-      } else {
-        std::string mime = named.empty() ? "application/octet-stream" : named;
-        entry["mimeType"] = mime;
-        entry["returned"] = "blob";
-        entry["uri"] = uri;
-        content.push_back(
-            {{"type", "resource"},
-             {"resource",
-              {{"uri", uri}, {"mimeType", mime}, {"blob", base64_encode(file.content)}}}});
-      }
+      return_inline(file, mint, entry, content);
     } else if (file.status == sandbox::FileStatus::too_large) {
-      if (file.size > link_max_bytes) {
+      if (file.size > link_max_bytes)
         refuse("it is " + std::to_string(file.size) + " bytes, more than the " +
                std::to_string(link_max_bytes) + " bytes a resource may have");
-      } else {
-        std::string named = mime_for_name(file.path);
-        std::string mime = named.empty() ? "application/octet-stream" : named;
-        std::string uri = mint(file.path);
-        entry["mimeType"] = mime;
-        entry["returned"] = "link";
-        entry["uri"] = uri;
-        content.push_back({{"type", "resource_link"},
-                           {"uri", uri},
-                           {"name", name_of(file.path)},
-                           {"mimeType", mime},
-                           {"size", file.size},
-                           {"description", "Too large to include: read it with resources/read."}});
-      }
+      else
+        return_link(file, mint, entry, content);
     } else {
       std::string why = sandbox::file_status_text(file.status);
       if (file.status == sandbox::FileStatus::failed && file.error != 0)

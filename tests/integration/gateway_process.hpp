@@ -1,7 +1,8 @@
 #pragma once
-// Starts the real sandgate binary on a free loopback port and talks HTTP to it. The HTTP client
-// code lives in gateway_process.cpp, compiled once for the whole suite: Beast's templates
-// instantiated in every test file made them the slowest files of the build.
+// The integration tests' gateway: the real sandgate binary started by the shared launcher
+// (tests/support/server_process.hpp) and spoken to by the shared HTTP client, with the Catch2
+// checks the tests expect from every helper. The client code lives in tests/support, compiled
+// once: Beast's templates instantiated in every test file made them the slowest of the build.
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -16,35 +17,18 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/gateway_launch.hpp"
 #include "tests/support/host_probe.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/mcp_messages.hpp"
+#include "tests/support/server_process.hpp"
 
 namespace sandgate::test {
-
-namespace http = boost::beast::http;
-using nlohmann::json;
-
-// A loopback port free a moment ago, for gateways that must know each other's addresses before
-// they start (replicas and their --peers).
-int free_port();
-
-struct HttpReply {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-  json json_body() const { return json::parse(body); }
-};
-
-// On a pure cgroup v2 host (the VM stage sets SANDGATE_TEST_CGROUP_PARENT) a gateway gets a
-// cgroup of its own below that folder, as a container or a systemd unit would give it: a cgroup
-// shared with the test runner could not hand controllers to sandboxes. Gateways started with the
-// same `name` share one, as a service restarted in its unit does: a later one joins the earlier
-// one's leaf (its cgroup has controllers enabled, so nothing may join it directly). Elsewhere:
-// no wrapper.
-std::vector<std::string> own_cgroup_wrapper(const std::string& name = "");
 
 class GatewayProcess {
  public:
@@ -53,19 +37,22 @@ class GatewayProcess {
   explicit GatewayProcess(std::vector<std::string> args,
                           std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"},
                           bool tls = false, std::vector<std::string> wrapper = {});
-  ~GatewayProcess();
 
-  int port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  int port() const { return server_->port(); }
+  pid_t pid() const { return server_->pid(); }
 
   // Sends `sig` and waits (up to `limit`) for the exit status; -1 on timeout.
-  int stop(int sig = SIGTERM, std::chrono::seconds limit = std::chrono::seconds(20));
+  int stop(int sig = SIGTERM, std::chrono::seconds limit = std::chrono::seconds(20)) {
+    return server_->stop(sig, limit);
+  }
 
   HttpReply request(http::verb verb, const std::string& target, const std::string& body = {},
                     std::map<std::string, std::string> headers = {});
 
   static std::map<std::string, std::string> mcp_headers(const std::string& session = {},
-                                                        const std::string& token = "test-token");
+                                                        const std::string& token = "test-token") {
+    return test::mcp_headers(session, token);
+  }
 
   HttpReply post(const json& message, const std::string& session = {},
                  const std::string& token = "test-token");
@@ -74,9 +61,13 @@ class GatewayProcess {
 
   // A 2026-07-28 request (no session): params carry the _meta envelope, headers mirror the
   // method (and the tool's name for tools/call).
-  static json stateless_message(const std::string& method, json params, int id = 1);
+  static json stateless_message(const std::string& method, json params, int id = 1) {
+    return test::stateless_message(method, std::move(params), id);
+  }
   static std::map<std::string, std::string> stateless_headers(const json& message,
-                                                              const std::string& token);
+                                                              const std::string& token) {
+    return test::stateless_headers(message, token);
+  }
   // tools/call of `tool` on the stateless path; returns the CallToolResult.
   json call_stateless(const std::string& tool, json arguments,
                       const std::string& token = "test-token");
@@ -100,16 +91,9 @@ class GatewayProcess {
                const std::string& language = "python", int timeout_s = 30, int id = 1);
 
  private:
-  // Ready once its start-up probe sandbox has run; on a loaded CI machine (parallel tests, a
-  // sanitizer build) that can take seconds, so the wait is generous and ends early if the
-  // gateway exits.
-  void wait_ready();
-  // A constructor that fails runs no destructor: the gateway is killed here, or it would hold
-  // the test's output pipe open and ctest would wait for it until the test's timeout.
-  [[noreturn]] void give_up(const std::string& why);
-
-  pid_t pid_ = -1;
-  int port_ = 0;
+  // Ready once its start-up probe sandbox has run (LaunchOptions: up to 60 s, ended early if the
+  // gateway exits); engaged unless the constructor failed the test.
+  std::optional<ServerProcess> server_;
 };
 
 }  // namespace sandgate::test

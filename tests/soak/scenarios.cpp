@@ -8,8 +8,8 @@ namespace sandgate::soak {
 
 namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
-using bench::McpClient;
 using nlohmann::json;
+using test::McpClient;
 
 void Tally::wrong(const std::string& scenario, const std::string& what) {
   ++wrong_answers;
@@ -98,7 +98,7 @@ asio::awaitable<void> Actor::ensure_session() {
   if (!session_.empty()) co_return;
   try {
     session_ = co_await main_.initialize();
-  } catch (const bench::McpFailure& e) {
+  } catch (const test::McpFailure& e) {
     // initialize answered, but not with a session: a full session cap is what matters here.
     if (std::string(e.what()).find("HTTP 429") != std::string::npos)
       tally_.refused_for_cap("initialize", e.what());

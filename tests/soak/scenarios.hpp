@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/load/mcp_client.hpp"
+#include "tests/support/mcp_client.hpp"
 
 namespace sandgate::soak {
 
@@ -54,15 +54,15 @@ class Actor {
   boost::asio::awaitable<void> short_task_then_leave();
 
   // tools/call execute with the reply unchecked.
-  boost::asio::awaitable<bench::McpClient::Reply> call(bench::McpClient& client, int id,
-                                                       const std::string& language,
-                                                       const std::string& code, int timeout);
+  boost::asio::awaitable<test::McpClient::Reply> call(test::McpClient& client, int id,
+                                                      const std::string& language,
+                                                      const std::string& code, int timeout);
   boost::asio::awaitable<void> pause(std::chrono::milliseconds how_long);
   void expect(bool ok, const std::string& scenario, const std::string& what);
 
   boost::asio::any_io_executor executor_;
   std::string token_;
-  bench::McpClient main_, side_;  // side_: the second connection for cancel / DELETE mid-call
+  test::McpClient main_, side_;  // side_: the second connection for cancel / DELETE mid-call
   std::mt19937 random_;
   Tally& tally_;
   const Behaviour behaviour_;

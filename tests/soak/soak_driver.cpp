@@ -26,15 +26,16 @@
 #include <thread>
 
 #include "bench/common/measure.hpp"
-#include "bench/load/server_process.hpp"
 #include "tests/soak/hostile_actor.hpp"
 #include "tests/soak/scenarios.hpp"
 #include "tests/support/host_probe.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/server_process.hpp"
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using nlohmann::json;
-using sandgate::bench::ServerProcess;
+using sandgate::test::ServerProcess;
 
 namespace {
 
@@ -112,7 +113,7 @@ std::set<std::string> host_scratch_entries() {
 }
 
 long metric(ServerProcess& gateway, const std::string& name) {
-  auto [status, body] = sandgate::bench::http_get(gateway.endpoint(), "/metrics");
+  auto [status, body] = sandgate::test::http_get(gateway.endpoint(), "/metrics");
   auto at = body.find("\n" + name + " ");
   if (status != 200 || at == std::string::npos) return -1;
   return std::stol(body.substr(at + name.size() + 2));
@@ -178,7 +179,9 @@ int main(int argc, char** argv) {
     args.push_back(std::to_string(options.max_sandboxes));
   }
   ServerProcess gateway("sandgate", args, {"SANDGATE_TOKEN=" + token, "PATH=/usr/bin:/bin"},
-                        "/readyz");
+                        {.ready_path = "/readyz",
+                         .ready_limit = std::chrono::seconds(10),
+                         .stop_grace = std::chrono::seconds(30)});
   asio::io_context io;
   sandgate::soak::Tally tally;
   json report = {{"seconds", options.seconds},
@@ -239,7 +242,7 @@ int main(int argc, char** argv) {
   auto supervisors_left = sandgate::test::children_of(gateway.pid());
   int cgroups_while_idle = sandgate::test::sandbox_cgroups_of(gateway.pid());
   pid_t pid = gateway.pid();
-  int exit_status = gateway.stop();
+  int exit_status = gateway.stop_or_kill();
   int cgroups_after_exit = sandgate::test::cgroups_of(pid);
   int processes_after_exit = 0;
   for (pid_t child : supervisors_left)

@@ -1,11 +1,10 @@
 #pragma once
-// A minimal MCP Streamable HTTP client for load generation: one keep-alive connection,
-// coroutines, Bearer token. Speaks initialize + notifications/initialized, tools/call `execute`
+// The MCP Streamable HTTP client of the benchmark and the soak: one kept-alive connection,
+// coroutines (many clients on one thread), Bearer token. Speaks initialize +
+// notifications/initialized, tools/call `execute` (2025-11-25 in a session, 2026-07-28 without)
 // and DELETE, and reads a response whether the server answers with JSON or with an SSE stream.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -13,10 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace sandgate::bench {
+#include "tests/support/http_client.hpp"
 
-namespace asio = boost::asio;
-using nlohmann::json;
+namespace sandgate::test {
 
 // An HTTP status or JSON-RPC error where the workload expected success.
 struct McpFailure : std::runtime_error {
@@ -56,15 +54,9 @@ class McpClient {
   int next_id() { return next_id_++; }
 
  private:
-  asio::awaitable<void> ensure_connected();
-
-  asio::ip::tcp::endpoint server_;
+  HttpConnection connection_;
   std::string token_;
-  boost::beast::tcp_stream stream_;
-  boost::beast::flat_buffer buffer_;
-  bool connected_ = false;
-  bool reused_ = false;  // the connection has carried a whole request and answer already
   int next_id_ = 1;
 };
 
-}  // namespace sandgate::bench
+}  // namespace sandgate::test

@@ -1,0 +1,55 @@
+#include "tests/support/mcp_messages.hpp"
+
+namespace sandgate::test {
+
+Headers mcp_headers(const std::string& session, const std::string& token) {
+  Headers h = {{"Content-Type", "application/json"},
+               {"Accept", "application/json, text/event-stream"},
+               {"Authorization", "Bearer " + token}};
+  if (!session.empty()) {
+    h["Mcp-Session-Id"] = session;
+    h["MCP-Protocol-Version"] = kSessionRevision;
+  }
+  return h;
+}
+
+json initialize_message(int id, const std::string& client_name) {
+  return {{"jsonrpc", "2.0"},
+          {"id", id},
+          {"method", "initialize"},
+          {"params",
+           {{"protocolVersion", kSessionRevision},
+            {"capabilities", json::object()},
+            {"clientInfo", {{"name", client_name}, {"version", "1"}}}}}};
+}
+
+json initialized_notification() {
+  return {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
+}
+
+json tool_call_message(int id, const std::string& tool, json arguments) {
+  return {{"jsonrpc", "2.0"},
+          {"id", id},
+          {"method", "tools/call"},
+          {"params", {{"name", tool}, {"arguments", std::move(arguments)}}}};
+}
+
+json execute_arguments(const std::string& code, const std::string& language, int timeout_seconds) {
+  return {{"code", code}, {"language", language}, {"timeout_seconds", timeout_seconds}};
+}
+
+json stateless_message(const std::string& method, json params, int id) {
+  params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", kStatelessRevision},
+                     {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+Headers stateless_headers(const json& message, const std::string& token) {
+  auto h = mcp_headers({}, token);
+  h["MCP-Protocol-Version"] = kStatelessRevision;
+  h["Mcp-Method"] = message["method"];
+  if (message["params"].contains("name")) h["Mcp-Name"] = message["params"]["name"];
+  return h;
+}
+
+}  // namespace sandgate::test
