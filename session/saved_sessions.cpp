@@ -62,14 +62,9 @@ std::optional<std::string> text_field(const json& entry, const char* key) {
   return it->get<std::string>();
 }
 
-// One entry, checked field by field; the reason it is refused otherwise.
-std::optional<SavedSession> parse_entry(const json& entry, const std::string& replica,
-                                        std::string& problem) {
-  if (!entry.is_object()) {
-    problem = "an entry is not an object";
-    return std::nullopt;
-  }
-  SavedSession s;
+// The steps of parse_entry: each reads one field (or two) of an entry into `s`, or says in
+// `problem` why the entry is refused.
+bool parse_kind(const json& entry, SavedSession& s, std::string& problem) {
   auto kind = text_field(entry, "kind");
   if (kind == "session")
     s.kind = SessionKind::session;
@@ -77,42 +72,64 @@ std::optional<SavedSession> parse_entry(const json& entry, const std::string& re
     s.kind = SessionKind::handle;
   else {
     problem = "an entry has no valid kind";
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+// After parse_kind: the form an id must have depends on the kind.
+bool parse_id(const json& entry, const std::string& replica, SavedSession& s,
+              std::string& problem) {
   auto id = text_field(entry, "id");
   bool id_ok =
       id && (s.kind == SessionKind::session ? looks_like_session_id(*id) : looks_like_handle(*id));
   if (!id_ok) {
     problem = "an entry's id is not a session id or handle";
-    return std::nullopt;
+    return false;
   }
   // Only this replica's own sessions: one named for another replica is that replica's.
   if (owner_replica(*id) != replica) {
     problem = "an entry's id names another replica";
-    return std::nullopt;
+    return false;
   }
   s.id = std::move(*id);
+  return true;
+}
+
+bool parse_tenant(const json& entry, SavedSession& s, std::string& problem) {
   auto tenant = text_field(entry, "tenant");
   if (!tenant || !is_tenant_name(*tenant)) {
     problem = "an entry has no valid tenant";
-    return std::nullopt;
+    return false;
   }
   s.tenant = std::move(*tenant);
+  return true;
+}
+
+bool parse_times(const json& entry, SavedSession& s, std::string& problem) {
   auto created = unix_ms(entry, "created_unix_ms");
   auto used = unix_ms(entry, "last_used_unix_ms");
   if (!created || !used) {
     problem = "an entry has no valid times";
-    return std::nullopt;
+    return false;
   }
   s.created_unix_ms = *created;
   s.last_used_unix_ms = *used;
+  return true;
+}
+
+bool parse_spend(const json& entry, SavedSession& s, std::string& problem) {
   auto spend = entry.find("spend_usd");
   if (spend == entry.end() || !spend->is_number() || !std::isfinite(spend->get<double>()) ||
       spend->get<double>() < 0 || spend->get<double>() > kMaxSpendUsd) {
     problem = "an entry has no valid spend";
-    return std::nullopt;
+    return false;
   }
   s.spend_usd = spend->get<double>();
+  return true;
+}
+
+bool parse_sandbox_state(const json& entry, SavedSession& s, std::string& problem) {
   auto sandbox = text_field(entry, "sandbox");
   if (sandbox == "none")
     s.sandbox = SavedSandbox::none;
@@ -122,8 +139,25 @@ std::optional<SavedSession> parse_entry(const json& entry, const std::string& re
     s.sandbox = SavedSandbox::hibernated;
   else {
     problem = "an entry has no valid sandbox state";
+    return false;
+  }
+  return true;
+}
+
+// One entry, checked field by field; the reason it is refused otherwise.
+std::optional<SavedSession> parse_entry(const json& entry, const std::string& replica,
+                                        std::string& problem) {
+  if (!entry.is_object()) {
+    problem = "an entry is not an object";
     return std::nullopt;
   }
+  SavedSession s;
+  // In this order, stopping at the first failure: `problem` names the first field wrong, as
+  // the log has always said it.
+  bool ok = parse_kind(entry, s, problem) && parse_id(entry, replica, s, problem) &&
+            parse_tenant(entry, s, problem) && parse_times(entry, s, problem) &&
+            parse_spend(entry, s, problem) && parse_sandbox_state(entry, s, problem);
+  if (!ok) return std::nullopt;
   return s;
 }
 

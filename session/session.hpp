@@ -137,8 +137,33 @@ class Session {
   double spend_usd() const;
 
  private:
+  // The steps of execute() once the call has its turn and its gateway slot: its sandbox, its
+  // files in, its run and its files out, told in `out`.
+  boost::asio::awaitable<void> run_call(sandbox::RunRequest request, CallFiles files,
+                                        std::shared_ptr<sandbox::CallControl> control,
+                                        ExecuteResult& out);
+  // Writes the call's files into `sandbox`; false (with `out` saying so) when not all were.
+  boost::asio::awaitable<bool> write_call_files(std::shared_ptr<sandbox::Sandbox> sandbox,
+                                                std::vector<sandbox::FileIn> in,
+                                                ExecuteResult& out);
+  // Lets go of `ended` (settling its spend) if it is still the session's sandbox.
+  void forget_ended_sandbox(const std::shared_ptr<sandbox::Sandbox>& ended);
+  // `out` says the session ended, and why.
+  void tell_ended_locked(ExecuteResult& out) const;
   // The session's live sandbox, or a fresh one; null with `out`'s status and message saying why.
   boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> sandbox_for_call(ExecuteResult& out);
+  // What a call needs, decided under the lock before any sandbox is made: the live sandbox, or
+  // the limits of a fresh one; neither when the call cannot run (`out` says why).
+  struct SandboxNeed {
+    std::shared_ptr<sandbox::Sandbox> live;
+    std::optional<sandbox::Limits> fresh_limits;
+  };
+  SandboxNeed sandbox_need(ExecuteResult& out);
+  // Makes `fresh` the session's sandbox unless the session ended meanwhile or none was made
+  // (`refused` says why); null then, with `out` saying why.
+  std::shared_ptr<sandbox::Sandbox> adopt_fresh(std::shared_ptr<sandbox::Sandbox> fresh,
+                                                bool resumed, std::string refused,
+                                                ExecuteResult& out);
   // Books an ended sandbox's final spend to the account; every sandbox the session lets go of
   // passes here exactly once.
   void settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended);

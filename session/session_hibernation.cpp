@@ -1,0 +1,108 @@
+// Hibernating a session's idle sandbox (its /work packed into the state store) and resuming
+// it into a fresh sandbox on the next call.
+#include "session.hpp"
+
+namespace sandgate::session {
+namespace asio = boost::asio;
+
+bool Session::can_hibernate() const {
+  std::lock_guard lock(mutex_);
+  return store_ && sandbox_ && !sandbox_->ended() && sandbox_.get() != pack_failed_;
+}
+
+bool Session::hibernated() const {
+  std::lock_guard lock(mutex_);
+  return hibernated_;
+}
+
+asio::awaitable<bool> Session::hibernate(std::string* why) {
+  // Not hibernating now is not a failure (a call came, nothing to pack): `why` stays empty.
+  auto refuse = [](const char*) { return false; };
+  auto idle_sandbox = [&]() -> std::shared_ptr<sandbox::Sandbox> {
+    std::lock_guard lock(mutex_);
+    if (ended_ || !calls_.empty() || !sandbox_ || sandbox_->ended() ||
+        sandbox_.get() == pack_failed_)
+      return nullptr;
+    return sandbox_;
+  };
+  if (!store_) co_return refuse("hibernation is off");
+  if (!idle_sandbox()) co_return refuse("no idle live sandbox");
+  // In turn with calls: a call that arrives meanwhile waits until the pack is done. Never
+  // waiting for the turn: one taken means a call or a read is under way (not idle), or another
+  // hibernation of this sandbox is (two sandbox creates making room at once pick the same
+  // victim): waiting would hold up whoever needs the room.
+  auto turn = call_order_.try_acquire();
+  if (!turn) co_return refuse("the sandbox is in use");
+  // Checked again: a call may have come (and be waiting behind us) while we waited.
+  auto sandbox = idle_sandbox();
+  if (!sandbox) co_return refuse("a call came, or the sandbox ended");
+  auto packed = co_await sandbox->pack_work();
+  std::string error;
+  if (!packed.done || !store_->put(id_, packed.bytes, error)) {
+    std::lock_guard lock(mutex_);
+    pack_failed_ = sandbox.get();
+    // A session deleted (or a sandbox ended) while packing is not a failure worth a warning.
+    if (why && !ended_ && !sandbox->ended()) *why = packed.done ? error : packed.failure;
+    co_return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (ended_ || sandbox_ != sandbox) {
+      // Ended (or replaced) while packing: the archive is nobody's.
+      store_->remove(id_);
+      co_return refuse("the session ended meanwhile");
+    }
+    sandbox_.reset();
+    hibernated_ = true;
+  }
+  sandbox->end(sandbox::EndReason::closed, "hibernated");
+  {
+    // Its spend stays with the session, which the next sandbox continues.
+    std::lock_guard lock(mutex_);
+    settle_locked(sandbox);
+  }
+  ++store_->hibernations;
+  co_return true;
+}
+
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
+    std::shared_ptr<sandbox::Sandbox> fresh, sandbox::Limits limits, ExecuteResult& out) {
+  auto archive = store_->get(id_);
+  store_->remove(id_);
+  ++store_->resumes;
+  std::string lost;  // set for a restored session only, and said at most once
+  {
+    std::lock_guard lock(mutex_);
+    lost = std::exchange(lost_files_why_, {});
+  }
+  if (!archive) {
+    out.resumed = Resumed::without_files;
+    out.resumed_why =
+        lost.empty() ? "its files were dropped to keep the gateway's hibernation storage within "
+                       "its cap"
+                     : lost;
+    co_return fresh;
+  }
+  auto restored = co_await fresh->restore_work(std::move(*archive));
+  if (restored.done) {
+    out.resumed = Resumed::with_files;
+    co_return fresh;
+  }
+  out.resumed = Resumed::without_files;
+  out.resumed_why = "its files could not be restored (" + restored.failure + ")";
+  // Whatever part of the archive got in is not what the session had: start from an empty /work.
+  fresh->end(sandbox::EndReason::closed, "restore failed");
+  {
+    std::lock_guard lock(mutex_);
+    settle_locked(fresh);
+  }
+  try {
+    co_return co_await host_.create(limits);
+  } catch (const sandbox::SandboxError& e) {
+    out.status = ExecuteStatus::sandbox_error;
+    out.message = e.what();
+    co_return nullptr;
+  }
+}
+
+}  // namespace sandgate::session
