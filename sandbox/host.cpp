@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "file_util.hpp"
-#include "landlock.hpp"
+#include "sandbox/inside/landlock.hpp"
 #include "setup_report.hpp"
 #include "spawn.hpp"
 

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "call_control.hpp"
-#include "cgroups.hpp"
 #include "common/unique_fd.hpp"
 #include "figure_frames.hpp"
 #include "file_transfer.hpp"
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
 

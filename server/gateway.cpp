@@ -20,7 +20,7 @@
 #include "mcp/mcp_endpoint.hpp"
 #include "registry_checkpoint.hpp"
 #include "sandbox/host.hpp"
-#include "sandbox/supervisor.hpp"
+#include "sandbox/inside/supervisor.hpp"
 #include "session/registry.hpp"
 #include "session/session_id.hpp"
 #include "session/state_store.hpp"

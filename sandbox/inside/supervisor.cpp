@@ -27,13 +27,13 @@
 
 #include "close_descriptors.hpp"
 #include "code_file.hpp"
-#include "fd_passing.hpp"
 #include "interpreter_sources.hpp"
 #include "landlock.hpp"
 #include "namespace_processes.hpp"
 #include "privileges.hpp"
-#include "protocol.hpp"
 #include "rootfs.hpp"
+#include "sandbox/fd_passing.hpp"
+#include "sandbox/protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "transfer_process.hpp"
 
