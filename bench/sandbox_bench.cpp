@@ -23,7 +23,7 @@
 #include "bench/common/await.hpp"
 #include "bench/common/measure.hpp"
 #include "sandbox/host.hpp"
-#include "sandbox/supervisor.hpp"
+#include "sandbox/inside/supervisor.hpp"
 
 namespace sb = sandgate::sandbox;
 using namespace sandgate::bench;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "cgroups.hpp"
 #include "limits.hpp"
 #include "sandbox.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The gateway's end of one persistent interpreter (see interpreters/ for the drivers): the
+// The gateway's end of one persistent interpreter (see inside/interpreters/ for the drivers): the
 // pipes the supervisor handed to it at start, and the framing of what crosses them. Every byte
 // the interpreter writes is untrusted: replies have a fixed size and are checked.
 #include <cstdint>

@@ -19,11 +19,11 @@
 #include <cstring>
 
 #include "call_io.hpp"
+#include "call_output.hpp"
 #include "fd_passing.hpp"
 #include "interpreter_channel.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
-#include "utf8.hpp"
 
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
@@ -261,6 +261,61 @@ asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<Call
   co_return co_await run_in_interpreter(std::move(request), std::move(control));
 }
 
+// One fresh call: the pipes it is given (the sandbox's ends go to it in the run message; ours
+// stay), and how it ended.
+struct Sandbox::FreshCall {
+  FreshCall(std::uint32_t call_id, const RunRequest& request)
+      : id(call_id),
+        with_figures(request.language == Language::python),
+        in(stdin_for(request.stdin_data)),
+        out(make_pipe()),
+        err(make_pipe()),
+        status(make_pipe()),
+        figures(with_figures ? make_pipe() : Pipe{}) {}
+
+  // The sandbox holds its ends now; ours must go so that EOF means "the program is done".
+  void drop_sandbox_ends() {
+    in.read.reset();
+    out.write.reset();
+    err.write.reset();
+    status.write.reset();
+    figures.write.reset();
+  }
+
+  std::uint32_t id;
+  // Python gets a figure channel (its matplotlib figures come back as images); the others do
+  // not.
+  bool with_figures;
+  Pipe in, out, err, status, figures;
+  std::uint64_t oom_before = 0;
+  Ending ending = Ending::status;
+  std::optional<protocol::Status> ended_status;  // its init's word (Ending::status only)
+};
+
+namespace {
+
+// Our ends of a fresh call's pipes, as streams of the executor.
+struct FreshStreams {
+  FreshStreams(const asio::any_io_executor& executor, Pipe& in, Pipe& out, Pipe& err, Pipe& status,
+               Pipe& figure_pipe)
+      : figures(adopt(executor, figure_pipe.read)),
+        stdout_pipe(executor, out.read.release()),
+        stderr_pipe(executor, err.read.release()),
+        status_pipe(executor, status.read.release()),
+        stdin_pipe(adopt(executor, in.write)) {}
+
+  // A stream of `fd`, or one that is not open where there is none (no stdin, no figures).
+  static Descriptor adopt(const asio::any_io_executor& executor, UniqueFd& fd) {
+    Descriptor stream(executor);
+    if (fd) stream.assign(fd.release());
+    return stream;
+  }
+
+  Descriptor figures, stdout_pipe, stderr_pipe, status_pipe, stdin_pipe;
+};
+
+}  // namespace
+
 asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
                                               std::shared_ptr<CallControl> control) {
   auto self = shared_from_this();
@@ -268,87 +323,71 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   auto started = Clock::now();
   RunResult result;
 
-  std::uint64_t oom_before = 0;
-  std::uint32_t call_id = next_call_id_++;
-  Pipe in = stdin_for(request.stdin_data);
-  Pipe out = make_pipe(), err = make_pipe(), status = make_pipe();
-  // Python gets a figure channel (its matplotlib figures come back as images); the others do
-  // not.
-  const bool with_figures = request.language == Language::python;
-  Pipe figures = with_figures ? make_pipe() : Pipe{};
-  {
-    UniqueFd code = code_memfd(request.code);
-    std::lock_guard lock(mutex_);
-    if (end_reason_ != EndReason::none) {
-      result.outcome = RunOutcome::sandbox_ended;
-    } else {
-      oom_before = cgroups_.oom_kills();
-      protocol::Header header{protocol::MessageType::run, call_id,
-                              static_cast<protocol::Language>(request.language), 0};
-      int fds[protocol::kRunFdCountWithFigures] = {code.get(),         in.read.get(),
-                                                   out.write.get(),    err.write.get(),
-                                                   status.write.get(), figures.write.get()};
-      std::span<const int> sent(
-          fds, with_figures ? protocol::kRunFdCountWithFigures : protocol::kRunFdCount);
-      if (send_message(control_.get(), &header, sizeof header, sent) != 0) {
-        end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
-        result.outcome = RunOutcome::sandbox_ended;
-      }
-    }
+  FreshCall call(next_call_id_++, request);
+  if (!send_fresh_call(request, call)) {
+    result.outcome = RunOutcome::sandbox_ended;
+    co_return finish(std::move(result), started, 0);
   }
-  if (result.outcome == RunOutcome::sandbox_ended) co_return finish(std::move(result), started, 0);
-  // The sandbox holds its ends now; ours must go so that EOF means "the program is done".
-  in.read.reset();
-  out.write.reset();
-  err.write.reset();
-  status.write.reset();
-  figures.write.reset();
-
-  Descriptor figures_pipe(executor);
-  if (figures.read) figures_pipe.assign(figures.read.release());
-  Descriptor stdin_pipe(executor), stdout_pipe(executor, out.read.release()),
-      stderr_pipe(executor, err.read.release()), status_pipe(executor, status.read.release());
-  if (in.write) stdin_pipe.assign(in.write.release());
+  call.drop_sandbox_ends();
+  FreshStreams streams(executor, call.in, call.out, call.err, call.status, call.figures);
   auto cancelled = cancel_event(executor, control.get());
   asio::steady_timer deadline(executor, request.timeout);
   asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
 
-  // Waits for the program's end, its timeout or a cancel, and kills the call in the last two.
-  auto wait_end = [&]() -> asio::awaitable<std::pair<Ending, std::optional<protocol::Status>>> {
-    auto first = co_await (read_status(status_pipe) || deadline.async_wait(kTuple) ||
-                           cancelled->async_wait(kTuple));
-    std::pair<Ending, std::optional<protocol::Status>> ending{Ending::status, std::nullopt};
-    if (first.index() == 0) {
-      ending.second = std::get<0>(first);
-    } else {
-      ending.first = first.index() == 1 ? Ending::timeout : Ending::cancel;
-      if (!co_await kill_call(call_id))
-        end(EndReason::failed, "the sandbox did not stop a killed call");
-    }
-    ended_event.cancel();
-    co_return ending;
-  };
-
-  std::string stdout_bytes, stderr_bytes;
-  OutputBudget budget{limits_.output_bytes};
+  CallOutput output(limits_.output_bytes, request.on_output);
   bool stop_pumps = false;
-  const OutputObserver* observer = request.on_output ? &request.on_output : nullptr;
   FigureCollector collected;
-  auto io = pump(stdout_pipe, {stdout_bytes, OutputStream::out, observer}, budget, &stop_pumps) &&
-            pump(stderr_pipe, {stderr_bytes, OutputStream::err, observer}, budget, &stop_pumps) &&
-            feed(stdin_pipe, request.stdin_data) &&
-            (with_figures ? pump_figures(figures_pipe, collected, &stop_pumps) : nothing());
-  auto [drained, ending] =
-      co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) && wait_end());
-  (void)drained;
+  auto io = pump(streams.stdout_pipe, output.out(), output.budget, &stop_pumps) &&
+            pump(streams.stderr_pipe, output.err(), output.budget, &stop_pumps) &&
+            feed(streams.stdin_pipe, request.stdin_data) &&
+            (call.with_figures ? pump_figures(streams.figures, collected, &stop_pumps) : nothing());
+  co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) &&
+            await_fresh_end(call, streams.status_pipe, deadline, *cancelled, ended_event));
   if (control) control->disarm();
 
-  make_valid_utf8(stdout_bytes);
-  make_valid_utf8(stderr_bytes);
-  result.stdout_text = std::move(stdout_bytes);
-  result.stderr_text = std::move(stderr_bytes);
-  result.truncated = budget.truncated;
-  switch (ending.first) {
+  output.move_to(result);
+  settle_fresh_call(call, collected, result);
+  co_return finish(std::move(result), started, call.oom_before);
+}
+
+bool Sandbox::send_fresh_call(const RunRequest& request, FreshCall& call) {
+  UniqueFd code = code_memfd(request.code);
+  std::lock_guard lock(mutex_);
+  if (end_reason_ != EndReason::none) return false;
+  call.oom_before = cgroups_.oom_kills();
+  protocol::Header header{protocol::MessageType::run, call.id,
+                          static_cast<protocol::Language>(request.language), 0};
+  int fds[protocol::kRunFdCountWithFigures] = {
+      code.get(),           call.in.read.get(),      call.out.write.get(),
+      call.err.write.get(), call.status.write.get(), call.figures.write.get()};
+  std::span<const int> sent(
+      fds, call.with_figures ? protocol::kRunFdCountWithFigures : protocol::kRunFdCount);
+  if (send_message(control_.get(), &header, sizeof header, sent) != 0) {
+    end_locked(EndReason::failed, "the sandbox's supervisor does not answer");
+    return false;
+  }
+  return true;
+}
+
+asio::awaitable<void> Sandbox::await_fresh_end(FreshCall& call, Descriptor& status,
+                                               asio::steady_timer& deadline,
+                                               asio::steady_timer& cancelled,
+                                               asio::steady_timer& ended) {
+  auto first =
+      co_await (read_status(status) || deadline.async_wait(kTuple) || cancelled.async_wait(kTuple));
+  if (first.index() == 0) {
+    call.ended_status = std::get<0>(first);
+  } else {
+    call.ending = first.index() == 1 ? Ending::timeout : Ending::cancel;
+    if (!co_await kill_call(call.id))
+      end(EndReason::failed, "the sandbox did not stop a killed call");
+  }
+  ended.cancel();
+}
+
+void Sandbox::settle_fresh_call(const FreshCall& call, FigureCollector& figures,
+                                RunResult& result) {
+  switch (call.ending) {
     case Ending::timeout:
       result.outcome = RunOutcome::timed_out;
       break;
@@ -356,22 +395,21 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
       result.outcome = RunOutcome::cancelled;
       break;
     case Ending::status:
-      if (!ending.second) {
+      if (!call.ended_status) {
         // The call's init vanished without a word: we did not kill it, so the sandbox is
         // broken (or was ended under us: cap, lifetime, DELETE).
         end(EndReason::failed, "the sandbox's processes were killed");
         result.outcome = RunOutcome::sandbox_ended;
-      } else if (ending.second->kind == protocol::StatusKind::spawn_failed) {
-        end(EndReason::failed, spawn_failure_text(ending.second->value, limits_.max_processes));
+      } else if (call.ended_status->kind == protocol::StatusKind::spawn_failed) {
+        end(EndReason::failed, spawn_failure_text(call.ended_status->value, limits_.max_processes));
         result.outcome = RunOutcome::sandbox_ended;
       } else {
-        take_wait_status(ending.second->value, result.exit_code, result.signal);
-        result.images = collected.take_images();
-        result.images_note = collected.note();
+        take_wait_status(call.ended_status->value, result.exit_code, result.signal);
+        result.images = figures.take_images();
+        result.images_note = figures.note();
       }
       break;
   }
-  co_return finish(std::move(result), started, oom_before);
 }
 
 }  // namespace sandgate::sandbox

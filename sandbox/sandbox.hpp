@@ -7,6 +7,8 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <iterator>
@@ -18,13 +20,13 @@
 #include <vector>
 
 #include "call_control.hpp"
-#include "cgroups.hpp"
+#include "common/unique_fd.hpp"
 #include "figure_frames.hpp"
 #include "file_transfer.hpp"
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
-#include "common/unique_fd.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
 
@@ -167,6 +169,28 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // (only these requests make it speak during a call, so the next message is that answer).
   boost::asio::awaitable<bool> ask_supervisor(const void* request, std::size_t size,
                                               std::uint32_t answer, std::uint32_t call_id);
+  struct FreshCall;        // one fresh call's pipes and how it ended (sandbox.cpp)
+  struct InterpreterCall;  // one call in an interpreter (sandbox_interpreter.cpp)
+  // Hands a fresh call to the supervisor: its code in a memfd and the sandbox's ends of its
+  // pipes. False when the sandbox has ended (or ends now: its supervisor does not answer).
+  bool send_fresh_call(const RunRequest& request, FreshCall& call);
+  // Waits for the program's end, its timeout or a cancel, and kills the call in the last two;
+  // then fires `ended`, which starts the output's grace period.
+  boost::asio::awaitable<void> await_fresh_end(FreshCall& call,
+                                               boost::asio::posix::stream_descriptor& status,
+                                               boost::asio::steady_timer& deadline,
+                                               boost::asio::steady_timer& cancelled,
+                                               boost::asio::steady_timer& ended);
+  // The result's outcome, exit status and images, from how the fresh call ended.
+  void settle_fresh_call(const FreshCall& call, FigureCollector& figures, RunResult& result);
+  // "" or, when the language's interpreter ended since the last call, why (it is dropped: this
+  // call starts a new one).
+  std::string drop_ended_interpreter(std::size_t index);
+  // Sends the call to its interpreter and decides how it ended; true when the interpreter must
+  // be replaced. Then stops the output pumps, which run until it is done.
+  boost::asio::awaitable<bool> settle_interpreter_call(InterpreterCall& call, RunResult& result);
+  // How a call ended whose interpreter has gone, from its init's word.
+  boost::asio::awaitable<void> settle_interpreter_gone(Interpreter& interpreter, RunResult& result);
   RunResult finish(RunResult result, Clock::time_point started, std::uint64_t oom_before);
   // Kills one call's processes and waits until the supervisor reports them all gone.
   boost::asio::awaitable<bool> kill_call(std::uint32_t call_id);

@@ -13,10 +13,10 @@
 #include <boost/asio/write.hpp>
 #include <cstring>
 
+#include "call_output.hpp"
 #include "fd_passing.hpp"
 #include "interpreter_channel.hpp"
 #include "sandbox.hpp"
-#include "utf8.hpp"
 
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
@@ -160,6 +160,28 @@ asio::awaitable<std::string> Sandbox::interrupt(Interpreter& interpreter,
   co_return why;
 }
 
+// One call in an interpreter: what it sends, what it waits on, and the figures it made.
+struct Sandbox::InterpreterCall {
+  InterpreterCall(Interpreter& to, std::uint32_t call_seq, std::uint64_t call_started_ns,
+                  std::string request_frame, asio::steady_timer& call_deadline,
+                  asio::steady_timer& call_cancelled)
+      : interpreter(to),
+        seq(call_seq),
+        started_ns(call_started_ns),
+        frame(std::move(request_frame)),
+        deadline(call_deadline),
+        cancelled(call_cancelled) {}
+
+  Interpreter& interpreter;
+  std::uint32_t seq;
+  std::uint64_t started_ns;  // CLOCK_BOOTTIME: an interrupt kills what the call started since
+  std::string frame;
+  asio::steady_timer& deadline;
+  asio::steady_timer& cancelled;
+  FigureCollector figures;
+  bool pumps_done = false;
+};
+
 asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
                                                        std::shared_ptr<CallControl> control) {
   auto self = shared_from_this();
@@ -169,22 +191,8 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   RunResult result;
   result.persistent = true;
 
-  // An interpreter that ended since the last call (a background thread's exit, the memory
-  // limit) is replaced first, and the model told.
   const auto index = static_cast<std::size_t>(request.language);
-  if (auto& previous = interpreters_[index]) {
-    pollfd ended{previous->status.native_handle(), POLLIN, 0};
-    if (::poll(&ended, 1, 0) > 0) {
-      protocol::Status status{};
-      bool told = ::read(previous->status.native_handle(), &status, sizeof status) ==
-                  static_cast<ssize_t>(sizeof status);
-      result.state_lost =
-          (told && status.kind == protocol::StatusKind::exited ? ended_text(status.value)
-                                                               : "the interpreter ended") +
-          " after the previous call";
-      previous.reset();
-    }
-  }
+  result.state_lost = drop_ended_interpreter(index);
   Interpreter* interpreter = interpreter_for(request.language, executor);
   if (interpreter == nullptr) {
     result.outcome = RunOutcome::sandbox_ended;
@@ -196,78 +204,93 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
     oom_before = cgroups_.oom_kills();
   }
   const std::uint32_t seq = interpreter->next_seq++;
-  const std::string frame = interpreter_wire::request_frame(seq, request.code, request.stdin_data);
   auto cancelled = cancel_event(executor, control.get());
   asio::steady_timer deadline(executor, request.timeout);
+  InterpreterCall call{
+      *interpreter, seq,
+      started_ns,   interpreter_wire::request_frame(seq, request.code, request.stdin_data),
+      deadline,     *cancelled};
 
-  // Decides how the call ended; true when the interpreter must be replaced. The output pumps
-  // run until it is done.
-  bool pumps_done = false;
-  FigureCollector figures;
-  auto settle = [&]() -> asio::awaitable<bool> {
-    auto first = co_await (exchange(*interpreter, frame, seq, figures) ||
-                           deadline.async_wait(kTuple) || cancelled->async_wait(kTuple));
-    bool replace = false;
-    if (first.index() != 0) {
-      result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
-      result.state_lost = co_await interrupt(*interpreter, started_ns, seq);
-      replace = !result.state_lost.empty();
-    } else if (auto reply = std::get<0>(first); reply && valid(*reply, seq)) {
-      // An interrupt the program sent itself is reported like a shell's Ctrl-C.
-      result.exit_code = reply->kind == static_cast<std::uint32_t>(ReplyKind::interrupted)
-                             ? 128 + SIGINT
-                             : std::clamp(reply->value, 0, 255);
-      result.images = figures.take_images();
-      result.images_note = figures.note();
-    } else if (reply) {
-      replace = true;
-      result.state_lost = "the interpreter broke its protocol and was killed";
-      if (!co_await kill_call(interpreter->id))
-        end(EndReason::failed, "the sandbox did not stop a killed interpreter");
-    } else {
-      // The interpreter has gone: its init says how, at once (it writes when pid 2 ends).
-      replace = true;
-      auto status = co_await read_status_promptly(interpreter->status);
-      if (!status) {
-        end(EndReason::failed, "the sandbox's processes were killed");
-        result.outcome = RunOutcome::sandbox_ended;
-      } else if (status->kind == protocol::StatusKind::spawn_failed) {
-        end(EndReason::failed, spawn_failure_text(status->value, limits_.max_processes));
-        result.outcome = RunOutcome::sandbox_ended;
-      } else {
-        take_wait_status(status->value, result.exit_code, result.signal);
-        result.state_lost = ended_text(status->value);
-      }
-    }
-    pumps_done = true;
-    boost::system::error_code ignored;
-    interpreter->stdout_pipe.cancel(ignored);
-    interpreter->stderr_pipe.cancel(ignored);
-    co_return replace;
-  };
-
-  std::string stdout_bytes, stderr_bytes;
-  OutputBudget budget{limits_.output_bytes};
-  const OutputObserver* observer = request.on_output ? &request.on_output : nullptr;
-  OutputSink out{stdout_bytes, OutputStream::out, observer};
-  OutputSink err{stderr_bytes, OutputStream::err, observer};
-  bool replace = co_await ((pump(interpreter->stdout_pipe, out, budget, &pumps_done) &&
-                            pump(interpreter->stderr_pipe, err, budget, &pumps_done)) &&
-                           settle());
+  CallOutput output(limits_.output_bytes, request.on_output);
+  bool replace =
+      co_await ((pump(interpreter->stdout_pipe, output.out(), output.budget, &call.pumps_done) &&
+                 pump(interpreter->stderr_pipe, output.err(), output.budget, &call.pumps_done)) &&
+                settle_interpreter_call(call, result));
   if (control) control->disarm();
   // The driver flushed before it replied: what it printed is in the pipes now.
-  drain(interpreter->stdout_pipe, out, budget);
-  drain(interpreter->stderr_pipe, err, budget);
+  drain(interpreter->stdout_pipe, output.out(), output.budget);
+  drain(interpreter->stderr_pipe, output.err(), output.budget);
   if (replace) interpreters_[index].reset();
 
-  make_valid_utf8(stdout_bytes);
-  make_valid_utf8(stderr_bytes);
-  result.stdout_text = std::move(stdout_bytes);
-  result.stderr_text = std::move(stderr_bytes);
-  result.truncated = budget.truncated;
+  output.move_to(result);
   result = finish(std::move(result), started, oom_before);
   if (result.oom_killed) result.state_lost = "the memory limit killed the interpreter";
   co_return result;
+}
+
+std::string Sandbox::drop_ended_interpreter(std::size_t index) {
+  // An interpreter that ended since the last call (a background thread's exit, the memory
+  // limit) is replaced, and the model told.
+  auto& previous = interpreters_[index];
+  if (!previous) return "";
+  pollfd ended{previous->status.native_handle(), POLLIN, 0};
+  if (::poll(&ended, 1, 0) <= 0) return "";
+  protocol::Status status{};
+  bool told = ::read(previous->status.native_handle(), &status, sizeof status) ==
+              static_cast<ssize_t>(sizeof status);
+  previous.reset();
+  return (told && status.kind == protocol::StatusKind::exited ? ended_text(status.value)
+                                                              : "the interpreter ended") +
+         " after the previous call";
+}
+
+asio::awaitable<bool> Sandbox::settle_interpreter_call(InterpreterCall& call, RunResult& result) {
+  Interpreter& interpreter = call.interpreter;
+  auto first = co_await (exchange(interpreter, call.frame, call.seq, call.figures) ||
+                         call.deadline.async_wait(kTuple) || call.cancelled.async_wait(kTuple));
+  bool replace = false;
+  if (first.index() != 0) {
+    result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
+    result.state_lost = co_await interrupt(interpreter, call.started_ns, call.seq);
+    replace = !result.state_lost.empty();
+  } else if (auto reply = std::get<0>(first); reply && valid(*reply, call.seq)) {
+    // An interrupt the program sent itself is reported like a shell's Ctrl-C.
+    result.exit_code = reply->kind == static_cast<std::uint32_t>(ReplyKind::interrupted)
+                           ? 128 + SIGINT
+                           : std::clamp(reply->value, 0, 255);
+    result.images = call.figures.take_images();
+    result.images_note = call.figures.note();
+  } else if (reply) {
+    replace = true;
+    result.state_lost = "the interpreter broke its protocol and was killed";
+    if (!co_await kill_call(interpreter.id))
+      end(EndReason::failed, "the sandbox did not stop a killed interpreter");
+  } else {
+    replace = true;
+    co_await settle_interpreter_gone(interpreter, result);
+  }
+  // The output pumps run until the call is settled.
+  call.pumps_done = true;
+  boost::system::error_code ignored;
+  interpreter.stdout_pipe.cancel(ignored);
+  interpreter.stderr_pipe.cancel(ignored);
+  co_return replace;
+}
+
+asio::awaitable<void> Sandbox::settle_interpreter_gone(Interpreter& interpreter,
+                                                       RunResult& result) {
+  // The interpreter has gone: its init says how, at once (it writes when pid 2 ends).
+  auto status = co_await read_status_promptly(interpreter.status);
+  if (!status) {
+    end(EndReason::failed, "the sandbox's processes were killed");
+    result.outcome = RunOutcome::sandbox_ended;
+  } else if (status->kind == protocol::StatusKind::spawn_failed) {
+    end(EndReason::failed, spawn_failure_text(status->value, limits_.max_processes));
+    result.outcome = RunOutcome::sandbox_ended;
+  } else {
+    take_wait_status(status->value, result.exit_code, result.signal);
+    result.state_lost = ended_text(status->value);
+  }
 }
 
 }  // namespace sandgate::sandbox

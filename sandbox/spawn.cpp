@@ -14,9 +14,9 @@
 #include <system_error>
 #include <vector>
 
-#include "close_descriptors.hpp"
 #include "file_util.hpp"
 #include "protocol.hpp"
+#include "sandbox/inside/close_descriptors.hpp"
 
 namespace sandgate::sandbox {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sandbox/supervisor.hpp"
+#include "sandbox/inside/supervisor.hpp"
 
 int main(int argc, char** argv) {
   if (sandgate::sandbox::is_supervisor_invocation(argc, argv))

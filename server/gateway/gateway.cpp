@@ -15,7 +15,7 @@
 #include "auth/token_store.hpp"
 #include "common/logging.hpp"
 #include "sandbox/host.hpp"
-#include "sandbox/supervisor.hpp"
+#include "sandbox/inside/supervisor.hpp"
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/registry_checkpoint.hpp"

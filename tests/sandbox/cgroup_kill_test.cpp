@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sandbox/cgroups.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox/file_util.hpp"
 
 using namespace sandgate::sandbox;

@@ -1,6 +1,6 @@
 // The supervisor's copy of a call's code never follows or reuses what a program planted at its
 // name (a program shares the supervisor's uid in unprivileged mode).
-#include "sandbox/code_file.hpp"
+#include "sandbox/inside/code_file.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sandbox/seccomp_filter.hpp"
+#include "sandbox/inside/seccomp_filter.hpp"
 #include "sandbox_fixture.hpp"
 
 using sandgate::sandbox::Language;

@@ -16,7 +16,7 @@
 
 #include "cgroup_delegation.hpp"
 #include "cgroup_tree.hpp"
-#include "file_util.hpp"
+#include "sandbox/file_util.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;

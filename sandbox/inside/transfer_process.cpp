@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "file_transfer.hpp"
 #include "common/durable_file.hpp"
 #include "common/unique_fd.hpp"
+#include "sandbox/file_transfer.hpp"
 #include "work_archive_process.hpp"
 
 namespace sandgate::sandbox {

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <sstream>
 
-#include "file_util.hpp"
+#include "sandbox/file_util.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;

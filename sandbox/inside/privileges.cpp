@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "file_util.hpp"
+#include "sandbox/file_util.hpp"
 
 namespace sandgate::sandbox {
 

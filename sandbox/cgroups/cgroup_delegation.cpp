@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "cgroup_tree.hpp"
-#include "file_util.hpp"
+#include "sandbox/file_util.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;

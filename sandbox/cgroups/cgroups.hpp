@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "limits.hpp"
+#include "sandbox/limits.hpp"
 #include "stat_file.hpp"
 
 namespace sandgate::sandbox {

@@ -27,13 +27,13 @@
 
 #include "close_descriptors.hpp"
 #include "code_file.hpp"
-#include "fd_passing.hpp"
 #include "interpreter_sources.hpp"
 #include "landlock.hpp"
 #include "namespace_processes.hpp"
 #include "privileges.hpp"
-#include "protocol.hpp"
 #include "rootfs.hpp"
+#include "sandbox/fd_passing.hpp"
+#include "sandbox/protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "transfer_process.hpp"
 
@@ -164,21 +164,34 @@ int place_descriptors(const ProgramIo& io) {
   return count;
 }
 
-// In the program's process: stdio, identity, limits, seccomp last, then exec.
-[[noreturn]] void exec_program(const Settings& s, const Launch& launch, const ProgramIo& io) {
-  std::vector<char*> argv;
-  for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  // The Landlock ruleset may sit where the program's descriptors go (3, 4): move it first.
+// How a process that fails to be confined says so before it ends (126): a program on its
+// stderr, where the call's output shows it; a transfer on its status pipe, which the gateway reads.
+enum class ConfinementFailure { stderr_line, transfer_status };
+
+[[noreturn]] void fail_confinement(ConfinementFailure report, const char* step, int err) {
+  if (report == ConfinementFailure::stderr_line)
+    write_error(2, step, err);
+  else
+    write_status(2, protocol::StatusKind::spawn_failed, err);
+  ::_exit(126);
+}
+
+// Every process the supervisor starts inside the sandbox (a call's program, an interpreter, a
+// transfer) is confined here and nowhere else, in this order: its descriptors placed, the
+// program's identity (no capabilities, no_new_privs), its process cap, Landlock, every other
+// descriptor closed, /work as its directory, and seccomp last, since each step before it needs
+// calls it refuses. The caller then execs or, a transfer, does its work. What differs between
+// them: the descriptors they keep (`io`), whether they lead a session of their own, and where
+// a failure is told.
+void confine(const Settings& s, const ProgramIo& io, bool own_session, ConfinementFailure report) {
+  // The Landlock ruleset may sit where the process's descriptors go (3, 4): move it first.
   int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
   const int placed = place_descriptors(io);
   if (placed < 0) ::_exit(126);
-  ::setsid();
+  if (own_session) ::setsid();
   if (int e =
-          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups)) {
-    write_error(2, "dropping privileges", e);
-    ::_exit(126);
-  }
+          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups))
+    fail_confinement(report, "dropping privileges", e);
   if (s.max_processes > 0) {
     // Counted per host uid, which is the sandbox's own: a process cap even without cgroups.
     struct rlimit nproc {
@@ -186,59 +199,39 @@ int place_descriptors(const ProgramIo& io) {
     };
     ::setrlimit(RLIMIT_NPROC, &nproc);
   }
-  if (int e = apply_landlock(ruleset)) {
-    write_error(2, "landlock", e);
-    ::_exit(126);
-  }
+  if (int e = apply_landlock(ruleset)) fail_confinement(report, "landlock", e);
   // Fail closed: whatever the supervisor holds (its control socket, another call's pipes)
-  // is not the program's.
-  if (int e = close_descriptors_from(placed)) {
-    write_error(2, "closing inherited descriptors", e);
-    ::_exit(126);
-  }
-  if (::chdir("/work") != 0) {
-    write_error(2, "chdir /work", errno);
-    ::_exit(126);
-  }
-  // Seccomp is the last step before exec: everything above needed calls it refuses.
-  if (int e = s.seccomp.install()) {
-    write_error(2, "seccomp", e);
-    ::_exit(126);
-  }
+  // is not the confined process's.
+  if (int e = close_descriptors_from(placed))
+    fail_confinement(report, "closing inherited descriptors", e);
+  if (::chdir("/work") != 0) fail_confinement(report, "chdir /work", errno);
+  // Seccomp is the last step (before exec, for a program): everything above needed calls it
+  // refuses. A transfer gets the programs' own filter: it may do nothing they may not.
+  if (int e = s.seccomp.install()) fail_confinement(report, "seccomp", e);
+}
+
+// In the program's process: confined (a session of its own; failures on its stderr), then exec.
+[[noreturn]] void exec_program(const Settings& s, const Launch& launch, const ProgramIo& io) {
+  std::vector<char*> argv;
+  for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  confine(s, io, /*own_session=*/true, ConfinementFailure::stderr_line);
   ::execve(launch.path, argv.data(), launch.env);
   write_error(2, launch.path, errno);
   ::_exit(127);
 }
 
-// A transfer process: the program's identity and confinement, in the same order as
-// exec_program, but no exec: it moves the files itself (transfer_process.cpp), so a path a
-// program planted is resolved with no more rights than that program has.
+// A transfer process: the program's identity and confinement, but no exec: it moves the files
+// itself (transfer_process.cpp), so a path a program planted is resolved with no more rights
+// than that program has.
 [[noreturn]] void run_transfer(const Settings& s, int request, int reply, int status) {
   ::signal(SIGCHLD, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int ruleset = s.landlock_ruleset >= 0 ? ::fcntl(s.landlock_ruleset, F_DUPFD_CLOEXEC, 16) : -1;
   // request -> 0, reply -> 1, status -> 2.
-  if (place_descriptors(ProgramIo{request, reply, status}) < 0) ::_exit(126);
-  auto refuse = [](int e) {
-    write_status(2, protocol::StatusKind::spawn_failed, e);
-    ::_exit(126);
-  };
-  if (int e =
-          drop_privileges(s.rootfs.program_uid, s.rootfs.program_gid, s.last_cap, s.drop_groups))
-    refuse(e);
-  if (s.max_processes > 0) {
-    struct rlimit nproc {
-      s.max_processes, s.max_processes
-    };
-    ::setrlimit(RLIMIT_NPROC, &nproc);
-  }
-  if (int e = apply_landlock(ruleset)) refuse(e);
-  if (int e = close_descriptors_from(3)) refuse(e);
-  if (::chdir("/work") != 0) refuse(errno);
-  // The programs' own filter: the transfer process may do nothing they may not.
-  if (int e = s.seccomp.install()) refuse(e);
+  confine(s, ProgramIo{request, reply, status}, /*own_session=*/false,
+          ConfinementFailure::transfer_status);
   write_status(2, protocol::StatusKind::exited, serve_transfer(0, 1));
   ::_exit(0);
 }

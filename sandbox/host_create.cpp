@@ -1,0 +1,166 @@
+// SandboxHost::create: a uid slot and room in the memory budget (made by the make-room hook
+// where needed), the sandbox's cgroups, its supervisor, and its setup report.
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "host.hpp"
+#include "setup_report.hpp"
+#include "spawn.hpp"
+#include "uid_slots.hpp"
+
+namespace sandgate::sandbox {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside every sandbox
+
+}  // namespace
+
+bool SandboxHost::memory_nearly_used() const {
+  // Sandboxes share the memory budget: at 90 % a new one would only push the kernel into
+  // killing programs of sandboxes already running.
+  const auto& layout = report_.cgroups;
+  return layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9;
+}
+
+asio::awaitable<bool> SandboxHost::make_room(Pressure pressure) {
+  MakeRoom hook;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) co_return false;
+    hook = make_room_;
+    if (hook) ++making_room_;
+  }
+  if (!hook) co_return false;
+  struct Done {
+    SandboxHost& host;
+    ~Done() {
+      std::lock_guard lock(host.mutex_);
+      --host.making_room_;
+    }
+  } done{*this};
+  bool freed = co_await hook(pressure);
+  co_return freed;
+}
+
+asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
+  auto slot = slots_->take();
+  auto give_up_at = std::chrono::steady_clock::now() + kMakeRoomPatience;
+  while (!slot && std::chrono::steady_clock::now() < give_up_at) {
+    bool freed = co_await make_room(Pressure::sandbox_cap);
+    slot = slots_->take();
+    if (slot || freed) continue;  // freed but taken by another create: ask again
+    // Nothing idle to free: worth waiting only while other creates are freeing sandboxes
+    // (theirs may be the last idle ones, and a slot of theirs may come back unused).
+    {
+      std::lock_guard lock(mutex_);
+      if (making_room_ == 0 || stopped_) break;
+    }
+    asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(50));
+    co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+    slot = slots_->take();
+  }
+  co_return slot;
+}
+
+asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
+  if (!report_.usable())
+    throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
+  // At the cap, an idle sandbox makes room (its slot comes back when it ends). Bounded: another
+  // create may take the freed slot first, and every other sandbox may be in use.
+  auto slot = co_await take_slot();
+  if (!slot)
+    throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
+  auto release = [slots = slots_, i = *slot] { slots->give_back(i); };
+  std::string id;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) {
+      release();
+      throw SandboxError("the gateway is shutting down");
+    }
+    id = "sb" + std::to_string(next_id_++);
+  }
+  // Near the memory budget, idle sandboxes make room the same way; refused only when they
+  // cannot (every other sandbox in use, or what they held was not enough).
+  for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
+    bool freed = co_await make_room(Pressure::memory_budget);
+    if (!freed) break;
+  }
+  if (memory_nearly_used()) {
+    release();
+    throw SandboxError(
+        "the gateway's sandboxes are using their whole shared memory budget; try again when other "
+        "sessions have ended");
+  }
+
+  SpawnedSupervisor spawned;
+  CgroupSet cgroups;
+  try {
+    cgroups = CgroupSet(report_.cgroups, id, limits);
+    SpawnRequest request;
+    request.ids.privileged = report_.privileged;
+    request.ids.host_root_id = config_.uid_base + 2 * *slot;
+    request.ids.host_program_id = config_.uid_base + 2 * *slot + 1;
+    request.ids.program_id = kProgramId;
+    request.work_bytes = limits.work_bytes;
+    request.tmp_bytes = limits.tmp_bytes;
+    // Without distinct host uids the per-uid count would include the gateway's own processes.
+    request.max_processes = report_.privileged ? limits.max_processes : 0;
+    request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
+    spawned = spawn_supervisor(request);
+  } catch (const std::exception& e) {
+    cgroups.remove();
+    release();
+    throw SandboxError(std::string("could not create the sandbox: ") + e.what());
+  }
+
+  std::string failure = co_await await_setup_report(spawned, config_.start_timeout);
+
+  Sandbox::Parts parts{
+      id,     limits, config_.prices, spawned.pid, std::move(spawned.control), std::move(cgroups),
+      release};
+  auto sandbox = std::make_shared<Sandbox>(std::move(parts));
+  if (!failure.empty()) {
+    sandbox->end(EndReason::failed, failure);
+    throw SandboxError("could not create the sandbox: " + failure);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
+    if (!stopped_) {
+      live_.push_back(sandbox);
+      co_return sandbox;
+    }
+  }
+  sandbox->end(EndReason::closed, "the gateway is shutting down");
+  throw SandboxError("the gateway is shutting down");
+}
+
+asio::awaitable<std::string> SandboxHost::self_test() {
+  try {
+    // The probe checks that sandboxes work at all; the spend cap and lifetime are the sessions'
+    // budget. A tiny cap on a slow host (software emulation) once kept a gateway from ever
+    // becoming ready: the probe's own start-up crossed it.
+    Limits probe = config_.limits;
+    probe.spend_cap_usd = std::max(probe.spend_cap_usd, 0.01);
+    probe.lifetime = std::max(probe.lifetime, std::chrono::seconds(60));
+    auto sandbox = co_await create(probe);
+    RunRequest request;
+    request.language = Language::bash;
+    request.code = "true";
+    request.timeout = std::chrono::seconds(10);
+    auto result = co_await sandbox->run(request);
+    sandbox->end(EndReason::closed);
+    if (result.outcome != RunOutcome::completed || result.exit_code != 0)
+      co_return "a probe program did not run: " + result.failure + result.stderr_text;
+    co_return "";
+  } catch (const std::exception& e) {
+    co_return e.what();
+  }
+}
+
+}  // namespace sandgate::sandbox
