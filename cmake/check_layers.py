@@ -8,20 +8,32 @@ import sys
 
 # Each layer, by the folder its files are in, and the layers it may include. The most specific
 # folder wins (server/http before server). Keep in step with docs/architecture.md.
+SANDBOX = {"sandbox", "sandbox/inside", "sandbox/cgroups", "sandbox/shared"}
 MAY_INCLUDE = {
     "common": set(),
     "auth": {"common"},
-    "sandbox": {"common"},
-    "session": {"sandbox", "common"},
+    # sandbox/: the gateway's side; inside/ runs in the sandbox (supervisor, rootfs, seccomp …)
+    # and sees only the files both sides share (SHARED below); cgroups/ the same.
+    "sandbox/shared": {"common"},
+    "sandbox/inside": {"sandbox/shared", "common"},
+    "sandbox/cgroups": {"sandbox/shared", "common"},
+    "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
+    "session": {"sandbox", "sandbox/shared", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
-    "server/tools": {"server/metrics", "session", "sandbox", "auth", "common"},
-    "server/tasks": {"server/tools", "server/metrics", "session", "sandbox", "auth", "common"},
+    "server/tools": {"server/metrics", "session", "sandbox", "sandbox/shared", "auth", "common"},
+    "server/tasks": {"server/tools", "server/metrics", "session", "sandbox", "sandbox/shared",
+                     "auth", "common"},
     "server/mcp": {"server/http", "server/tasks", "server/tools", "server/metrics", "session",
-                   "sandbox", "auth", "common"},
+                   "sandbox", "sandbox/shared", "auth", "common"},
     "server/gateway": {"server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "sandbox", "auth", "common"},
+                       "server/metrics", "session", "auth", "common"} | SANDBOX,
 }
+# The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
+# gateway and supervisor, descriptor passing, the transfer format, small file helpers, limits.
+SHARED = {"sandbox/protocol.hpp", "sandbox/fd_passing.hpp", "sandbox/fd_passing.cpp",
+          "sandbox/file_transfer.hpp", "sandbox/file_transfer.cpp", "sandbox/file_util.hpp",
+          "sandbox/file_util.cpp", "sandbox/limits.hpp"}
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".in"}
@@ -30,6 +42,8 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 def layer_of(relative: pathlib.PurePosixPath):
     text = relative.as_posix()
+    if text in SHARED:
+        return "sandbox/shared"
     best = None
     for layer in MAY_INCLUDE:
         if text.startswith(layer + "/") and (best is None or len(layer) > len(best)):
