@@ -95,9 +95,15 @@ test("the Dockerfile builds from what the tree has and ships the runtimes", () =
   const text = fs.readFileSync(path.join(root, "deploy/Dockerfile"), "utf8");
   const froms = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
   assert.deepEqual(froms, ["debian:12", "debian:12"]);
-  // Every directory the top-level CMakeLists adds (tests aside: off in the release preset) is copied.
+  const build = text.slice(0, text.lastIndexOf("FROM "));
+  assert.match(build, /\bpython3\b/, "the build stage lacks python3 (cmake/check_layers.py)");
+  // Every directory the top-level CMakeLists adds or includes from (the test suites aside: off in
+  // the release preset; tests/support is not: bench links it) is copied.
   const cmake = fs.readFileSync(path.join(root, "CMakeLists.txt"), "utf8");
-  const subdirs = [...cmake.matchAll(/^\s*add_subdirectory\((\w+)\)/gm)].map((m) => m[1]).filter((d) => d !== "tests");
+  const subdirs = [...cmake.matchAll(/^\s*add_subdirectory\(([\w/]+)\)/gm)]
+    .map((m) => m[1])
+    .filter((d) => d !== "tests" && d !== "tests/fuzz");
+  for (const m of cmake.matchAll(/^\s*include\((\w+)\//gm)) subdirs.push(m[1]);
   const copied = [...text.matchAll(/^COPY\s+(?!--)(\S+)/gm)].map((m) => m[1]);
   for (const dir of subdirs) assert.ok(copied.includes(dir), `Dockerfile does not COPY ${dir}`);
   for (const src of copied) {
