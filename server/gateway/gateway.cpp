@@ -104,17 +104,6 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
   return checkpoint;
 }
 
-// The registry's hooks: failed hibernations and evictions logged (and counted), and the host's
-// way to ask it for room under pressure.
-void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, Metrics& metrics) {
-  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
-    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
-  };
-  registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
-  host.set_make_room(
-      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
-}
-
 // A session, handle or sandbox ended (or hibernated) to make room: counted and logged.
 void record_eviction(Metrics& metrics, const session::Eviction& e) {
   const char* reason = session::eviction_reason_name(e.reason);
@@ -133,6 +122,17 @@ void record_eviction(Metrics& metrics, const session::Eviction& e) {
              {"kind", e.kind == session::SessionKind::handle ? "handle" : "session"},
              {"reason", reason},
              {"idle_s", e.idle.count()}});
+}
+
+// The registry's hooks: failed hibernations and evictions logged (and counted), and the host's
+// way to ask it for room under pressure.
+void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, Metrics& metrics) {
+  registry.on_hibernate_failed = [](const std::string& file, const std::string& why) {
+    log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
+  };
+  registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
+  host.set_make_room(
+      [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
 }
 
 // What /metrics reports beside the counters, read at each scrape.

@@ -41,8 +41,10 @@ TEST_CASE("a session runs code in its own sandbox over HTTP", "[integration]") {
   // DELETE ends the session and its sandbox; the id is then unknown.
   CHECK(gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(a)).status == 200);
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "ping"}}, a).status == 404);
+  // The pid names the gateway's cgroups; stop() forgets it.
+  pid_t pid = gw.pid();
   CHECK(gw.stop() == 0);
-  CHECK(cgroups_of(gw.pid()) == 0);
+  CHECK(cgroups_of(pid) == 0);
 }
 
 TEST_CASE("a wrong token is refused with 401 and counted", "[integration]") {
