@@ -108,7 +108,13 @@ asio::awaitable<std::shared_ptr<Upstream>> connect_to(const std::string& authori
   auto up = std::make_shared<Upstream>(executor);
   tcp::resolver resolver(executor);
   auto [resolve_ec, endpoints] = co_await resolver.async_resolve(host, port, kTuple);
-  if (resolve_ec) co_return nullptr;
+  if (resolve_ec) {
+    // A peer name that does not resolve is a deployment fault an operator must see (a headless
+    // Service missing, a typo in the template), as much as one that refuses the connection.
+    log_event(LogLevel::warn, "forward_failed",
+              {{"peer", authority}, {"error", resolve_ec.message()}});
+    co_return nullptr;
+  }
   up->stream.expires_after(kConnectTimeout);
   auto [connect_ec, ep] = co_await up->stream.async_connect(endpoints, kTuple);
   if (connect_ec) {

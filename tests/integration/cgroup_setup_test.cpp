@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "gateway_process.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -54,7 +55,7 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
           "[integration][cgroups]") {
   std::string point = cgroup2_mount_point();
   if (point.empty()) {
-    WARN("SKIPPED: this host has no cgroup v2 hierarchy");
+    sandgate::test::skip_test("cgroup-v2", "this host has no cgroup v2 hierarchy");
     return;
   }
   // Quoted for the shell: the wrapper (a cgroup of its own in the VM stage), then the mount.

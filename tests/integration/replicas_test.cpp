@@ -1,7 +1,9 @@
 // Several replicas on loopback: a session created on one replica is usable through any other
 // (requests are forwarded to its owner), and a dead owner gives 404 (these replicas keep no
 // sessions across a restart: no --state-dir; with one, restart_test.cpp expects 503).
+#include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "temp_file.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -40,7 +42,8 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   CHECK(streamed.headers["content-type"] == "text/event-stream");
   CHECK(streamed.body.find("notifications/progress") != std::string::npos);
   CHECK(streamed.body.find("streamed\\n") != std::string::npos);
-  // The owner still enforces tenants: a wrong token is refused at the first replica.
+  // A wrong token is refused at the first replica (the owner's own tenant check is the next
+  // test's).
   CHECK(a->post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}, id, "wrong").status == 401);
   // DELETE through C ends it on B.
   CHECK(c->request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(id)).status == 200);
@@ -65,4 +68,64 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   std::string fresh = a->initialize();
   CHECK(fresh.rfind("a.", 0) == 0);
   CHECK(c->execute(fresh, "echo ok", "bash")["structuredContent"]["stdout"] == "ok\n");
+}
+
+TEST_CASE("a forwarded request meets the owner's tenant check: another tenant's session, handle "
+          "and task stay out of reach through any replica",
+          "[integration][replicas][tenants]") {
+  TempFile tokens("replica-tenants");
+  auto digest = [](const std::string& token) {
+    return sandgate::auth::to_hex(sandgate::auth::sha256(token));
+  };
+  tokens.write(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
+  int pa = free_port(), pb = free_port();
+  std::string peers = "a=http://127.0.0.1:" + std::to_string(pa) +
+                      ",b=http://127.0.0.1:" + std::to_string(pb);
+  auto replica = [&](const char* name, int port) {
+    return std::make_unique<GatewayProcess>(
+        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port), "--replica-name",
+                                 name, "--peers", peers, "--token-file", tokens.path.string()},
+        std::vector<std::string>{});
+  };
+  auto a = replica("a", pa), b = replica("b", pb);
+  // alpha's session on B, with a task running in it.
+  std::string session = b->initialize("token-alpha");
+  REQUIRE(session.rfind("b.", 0) == 0);
+  json as_task = {{"jsonrpc", "2.0"},
+                  {"id", 2},
+                  {"method", "tools/call"},
+                  {"params",
+                   {{"name", "execute"},
+                    {"arguments", {{"code", "sleep 30"}, {"language", "bash"}}},
+                    {"task", json::object()}}}};
+  auto created = a->post(as_task, session, "token-alpha");
+  REQUIRE(created.status == 200);
+  std::string task_id = created.json_body()["result"]["task"]["taskId"];
+  json get_task = {{"jsonrpc", "2.0"},
+                   {"id", 3},
+                   {"method", "tasks/get"},
+                   {"params", {{"taskId", task_id}}}};
+  // Forwarded from A, alpha reaches its task; beta, with a token every replica accepts, does
+  // not reach alpha's session at all: the owner answers as for a session that does not exist.
+  CHECK(a->post(get_task, session, "token-alpha").json_body()["result"]["taskId"] == task_id);
+  CHECK(a->post(get_task, session, "token-beta").status == 404);
+  CHECK(a->post({{"jsonrpc", "2.0"}, {"id", 4}, {"method", "ping"}}, session, "token-beta")
+            .status == 404);
+  CHECK(b->post({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "ping"}}, session, "token-beta")
+            .status == 404);
+
+  // alpha's sandbox handle made on B: beta's call naming it through A is refused by B.
+  json made = b->call_stateless("execute", {{"code", "echo secret > /work/s"}, {"language", "bash"}},
+                                "token-alpha");
+  std::string handle = made["structuredContent"]["sandbox_id"];
+  REQUIRE(handle.rfind("b.sbx_", 0) == 0);
+  json stolen = a->call_stateless(
+      "execute", {{"code", "cat /work/s"}, {"language", "bash"}, {"sandbox_id", handle}},
+      "token-beta");
+  CHECK(stolen["isError"] == true);
+  CHECK(stolen.dump().find("secret") == std::string::npos);
+  json own = a->call_stateless(
+      "execute", {{"code", "cat /work/s"}, {"language", "bash"}, {"sandbox_id", handle}},
+      "token-alpha");
+  CHECK(own["structuredContent"]["stdout"] == "secret\n");
 }

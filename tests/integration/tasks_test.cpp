@@ -148,7 +148,7 @@ TEST_CASE("tasks/cancel kills the task's program, and the task stays cancelled",
           "[integration][tasks]") {
   GatewayProcess gw({});
   std::string session = gw.initialize();
-  const std::string marker = "sleep 617";  // a command line no other test runs
+  const std::string marker = "sleep 623";  // a command line no other test runs
   auto created = response_of(gw.post(execute_as_task(marker, 60, 1), session));
   std::string id = created["result"]["task"]["taskId"];
   auto running = [&] {
@@ -323,7 +323,7 @@ TEST_CASE("2026-07-28: tasks/cancel stops a task's program, and another tenant c
           "[integration][tasks]") {
   TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
   GatewayProcess gw({"--token-file", tokens.path.string(), "--task-after", "0"}, {});
-  const std::string marker = "sleep 619";
+  const std::string marker = "sleep 627";  // a command line no other test runs
   auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true, "token-alpha"));
   std::string id = made["result"]["taskId"];
   auto running = [&] {

@@ -11,6 +11,7 @@
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "temp_file.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -20,26 +21,6 @@ namespace {
 std::string digest(const std::string& token) {
   return sandgate::auth::to_hex(sandgate::auth::sha256(token));
 }
-
-// A file of this test's own under the temporary directory, removed at the end.
-struct TempFile {
-  std::filesystem::path path;
-  explicit TempFile(const std::string& name)
-      : path(std::filesystem::temp_directory_path() /
-             ("sandgate-tenants-" + std::to_string(::getpid()) + "-" + name)) {}
-  ~TempFile() { std::filesystem::remove(path); }
-  void write(const std::string& text, mode_t mode = 0600) const {
-    {
-      std::ofstream f(path, std::ios::trunc);
-      f << text;
-    }
-    ::chmod(path.c_str(), mode);
-  }
-  std::string read() const {
-    std::ifstream f(path);
-    return std::string((std::istreambuf_iterator<char>(f)), {});
-  }
-};
 
 json execute_message(const std::string& code, int timeout_s, int id) {
   return {

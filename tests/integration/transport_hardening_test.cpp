@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "gateway_process.hpp"
+#include "temp_file.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -312,22 +313,23 @@ TEST_CASE("a peer URL template a session id could steer is refused at start",
 
 TEST_CASE("a session id naming a numeric replica is not forwarded",
           "[integration][hardening][replicas]") {
-  // A listener standing in for "whatever 127.0.0.1:port is": it must never be connected to.
-  asio::io_context io;
-  tcp::acceptor trap(io, {asio::ip::make_address("127.0.0.1"), 0});
-  trap.non_blocking(true);
-  std::string port = std::to_string(trap.local_endpoint().port());
-  GatewayProcess gw(
-      {"--replica-name", "a", "--peer-url-template", "http://{replica}.invalid:" + port});
+  // The template's names end in .invalid, which never resolves: every forward the gateway
+  // attempts is logged as a failed one. The same request naming replica "b" shows that a
+  // forward would be seen; the numeric names must leave no trace of one.
+  TempFile log("numeric-replica.log");
+  GatewayProcess gw({"--replica-name", "a", "--peer-url-template", "http://{replica}.invalid:9"},
+                    {"SANDGATE_TOKEN=test-token"}, false,
+                    {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
   std::string hex(32, 'f');
-  for (std::string owner : {"2130706433", "0x7f000001", "017700000001"}) {
+  for (std::string owner : {"2130706433", "0x7f000001", "017700000001", "b"}) {
     INFO(owner);
     CHECK(gw.post(ping(), owner + "." + hex).status == 404);
   }
-  boost::system::error_code ec;
-  tcp::socket accepted(io);
-  trap.accept(accepted, ec);
-  CHECK(ec == asio::error::would_block);
+  std::string logged = log.read();
+  INFO(logged);
+  CHECK(logged.find(R"("peer":"b.invalid:9")") != std::string::npos);
+  for (std::string owner : {"2130706433", "0x7f000001", "017700000001"})
+    CHECK(logged.find(owner + ".invalid") == std::string::npos);
 }
 
 TEST_CASE("1 MiB of control bytes gives a bounded response, marked truncated",

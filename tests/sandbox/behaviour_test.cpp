@@ -40,7 +40,7 @@ TEST_CASE("numpy imports when the host has it", "[sandbox]") {
   sandgate::test::SandboxFixture f;
   if (!f.require_isolation()) return;
   if (!std::filesystem::exists("/usr/lib/python3/dist-packages/numpy")) {
-    WARN("SKIPPED: python3-numpy is not installed");
+    sandgate::test::skip_test("numpy", "python3-numpy is not installed");
     return;
   }
   auto sb = f.create();

@@ -8,6 +8,7 @@
 
 #include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox/file_util.hpp"
+#include "tests/support/skip.hpp"
 
 using namespace sandgate::sandbox;
 
@@ -39,13 +40,13 @@ Limits small_limits() {
 TEST_CASE("a sandbox's leftover processes die through its kill cgroup, a stranger's pid is not hit",
           "[sandbox][cgroups]") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: creating cgroups needs root here");
+    sandgate::test::skip_test("root", "creating cgroups needs root");
     return;
   }
   auto layout = CgroupLayout::probe(256ull << 20);
   if (layout.killer.version == CgroupVersion::none) {
     layout.release();
-    WARN("SKIPPED: no cgroup.kill and no v1 freezer on this host");
+    sandgate::test::skip_test("cgroup-kill", "no cgroup.kill and no v1 freezer on this host");
     return;
   }
   {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "sandbox/host.hpp"
+#include "tests/support/skip.hpp"
 
 namespace sandgate::test {
 
@@ -32,7 +33,7 @@ class SandboxFixture {
   // Skips the test (never passes it) where this machine cannot make sandboxes.
   bool require_isolation() {
     if (host_.isolation().usable()) return true;
-    WARN("SKIPPED: sandboxes unavailable here: " << host_.isolation().problem);
+    skip_test("sandboxes", "sandboxes unavailable here: " + host_.isolation().problem);
     return false;
   }
 

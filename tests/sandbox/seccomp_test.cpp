@@ -242,7 +242,8 @@ print("x32", subprocess.run([sys.executable, "-c",
       "import ctypes; ctypes.CDLL(None).syscall(0x40000027)"]).returncode)
 )py");
   // EPERM (1): refused outright. ENOSYS (38): not on the list, as from a kernel without the
-  // call (set_mempolicy_home_node and mseal exist on this kernel: only the filter says no).
+  // call. set_mempolicy_home_node (5.17) exists on Debian 12's 6.1 kernel, so its ENOSYS is the
+  // filter's; mseal (6.10) does not, so its ENOSYS shows the filter only on a newer kernel.
   require_ok(r,
              "modify_ldt 1\n"
              "personality_per_linux32 38\n"

@@ -46,12 +46,13 @@ std::string unprivileged_run() {
 
 TEST_CASE("an unprivileged gateway runs sandboxes", "[sandbox][unprivileged]") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: the test becomes an unprivileged user, which needs root to begin with");
+    sandgate::test::skip_test("root",
+                              "the test becomes an unprivileged user, which needs root first");
     return;
   }
   auto answer = sandgate::test::run_forked(unprivileged_run);
   if (answer.rfind("SKIP: ", 0) == 0) {
-    WARN("SKIPPED: sandboxes unavailable here: " << answer);
+    sandgate::test::skip_test("sandboxes", "sandboxes unavailable here: " + answer);
     return;
   }
   INFO(answer);

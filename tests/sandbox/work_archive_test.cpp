@@ -138,18 +138,22 @@ TEST_CASE("garbage or an over-size archive is refused cleanly", "[sandbox][hiber
   CHECK_FALSE(huge.done);
   CHECK_THAT(huge.failure, Catch::Contains("larger than /work"));
   // A /work whose packed form cannot fit is refused, not truncated: incompressible data that
-  // fills /work packs to more than /work.
-  f.run(sb, Language::bash, "head -c 16000000 /dev/urandom > /work/r; echo $?");
+  // fills /work, and empty files (they take no space in /work) whose random names take some
+  // in the archive, pack to more than /work.
+  f.run(sb, Language::bash, "cat /dev/urandom > /work/r 2>/dev/null; true");
+  auto filled = f.run(sb, Language::python,
+                      "import os\n"
+                      "for _ in range(3000): open('/work/' + os.urandom(100).hex(), 'w').close()\n"
+                      "print(os.stat('/work/r').st_size)\n");
+  REQUIRE(filled.exit_code == 0);
+  CHECK(std::stoull(filled.stdout_text) + 4096 >= sb->limits().work_bytes);
   auto packed = f.await(sb->pack_work());
-  if (packed.done) {
-    CHECK(packed.bytes.size() <= sb->limits().work_bytes);
-  } else {
-    CHECK_THAT(packed.failure, Catch::Contains("larger than /work"));
-  }
+  CHECK_FALSE(packed.done);
+  CHECK_THAT(packed.failure, Catch::Contains("larger than /work"));
   // The sandbox lives on.
   CHECK(f.run(sb, Language::bash, "echo alive").stdout_text == "alive\n");
   // A sparse file of huge apparent size packs to almost nothing and restores.
-  f.run(sb, Language::bash, "rm -f /work/r; truncate -s 50G /work/sparse");
+  f.run(sb, Language::bash, "rm -rf /work/*; truncate -s 50G /work/sparse");
   auto sparse = f.await(sb->pack_work());
   REQUIRE(sparse.done);
   CHECK(sparse.bytes.size() < 100000);

@@ -205,11 +205,16 @@ int main(int argc, char** argv) {
 
   long peak_kib = baseline_kib;
   long peak_sandboxes = 0;  // live sandboxes, as /metrics says
+  // Every process the gateway started (supervisors and what runs in sandboxes), as sampled
+  // during the run: none may outlive the gateway.
+  std::set<sandgate::test::ProcessIdentity> started_processes;
   std::atomic<bool> sampling{true};
   std::thread sampler([&] {
     while (sampling) {
       peak_kib = std::max(peak_kib, gateway.rss_kib());
       peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes"));
+      for (const auto& process : sandgate::test::descendants_of(gateway.pid()))
+        started_processes.insert(process);
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
@@ -245,8 +250,8 @@ int main(int argc, char** argv) {
   int exit_status = gateway.stop_or_kill();
   int cgroups_after_exit = sandgate::test::cgroups_of(pid);
   int processes_after_exit = 0;
-  for (pid_t child : supervisors_left)
-    processes_after_exit += sandgate::test::process_alive(child) ? 1 : 0;
+  for (const auto& process : started_processes)
+    processes_after_exit += sandgate::test::still_alive(process) ? 1 : 0;
   auto scratch_after = host_scratch_entries();
   std::vector<std::string> new_scratch;
   for (const auto& e : scratch_after)
@@ -277,6 +282,7 @@ int main(int argc, char** argv) {
                                 {"cgroups", cgroups_while_idle}};
   report["after_exit"] = {{"exit_status", exit_status},
                           {"cgroups", cgroups_after_exit},
+                          {"processes_seen_during_run", started_processes.size()},
                           {"processes", processes_after_exit},
                           {"host_mounts_delta", mounts_delta},
                           {"new_host_files", new_scratch}};
@@ -286,7 +292,7 @@ int main(int argc, char** argv) {
             warmup.transport_errors == 0 && tally.cap_refusals == 0 && warmup.cap_refusals == 0 &&
             within_sandbox_cap && sessions == 0 && sandboxes == 0 && supervisors_left.empty() &&
             cgroups_while_idle == 0 && exit_status == 0 && cgroups_after_exit == 0 &&
-            processes_after_exit == 0 && mounts_delta == 0 && new_scratch.empty() &&
+            !started_processes.empty() && processes_after_exit == 0 && mounts_delta == 0 && new_scratch.empty() &&
             (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
   report["passed"] = ok;
   std::cout << report.dump(2) << "\n";

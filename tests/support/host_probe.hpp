@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <compare>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +62,46 @@ inline bool process_alive(pid_t pid) {
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
+// A process's start time (clock ticks after boot, /proc/PID/stat field 22); 0 if it is gone. A
+// pid with the same start time is the same process, not a later one that reused the number.
+inline unsigned long long start_time_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+  }
+  unsigned long long start = 0;
+  fields >> start;
+  return start;
+}
+
+struct ProcessIdentity {
+  pid_t pid = 0;
+  unsigned long long start_time = 0;
+  auto operator<=>(const ProcessIdentity&) const = default;
+};
+
+// Every process below `pid` (children, their children…, sandboxed ones included), as seen now.
+inline std::vector<ProcessIdentity> descendants_of(pid_t pid) {
+  std::vector<ProcessIdentity> out;
+  std::vector<pid_t> pending = children_of(pid);
+  while (!pending.empty()) {
+    pid_t next = pending.back();
+    pending.pop_back();
+    if (auto start = start_time_of(next); start != 0) out.push_back({next, start});
+    for (pid_t child : children_of(next)) pending.push_back(child);
+  }
+  return out;
+}
+
+// Whether this very process (not a later one with its pid) is still alive.
+inline bool still_alive(const ProcessIdentity& process) {
+  return process_alive(process.pid) && start_time_of(process.pid) == process.start_time;
+}
+
 // Mounts in the mount namespace of `pid` ("self": this process's).
 inline std::size_t mount_count(const std::string& pid = "self") {
   std::ifstream table("/proc/" + pid + "/mountinfo");
@@ -85,6 +126,30 @@ inline int processes_running(const std::string& cmdline) {
     if (text == cmdline && process_alive(std::stoi(name))) ++n;
   }
   return n;
+}
+
+// The first live process on the host whose command line is exactly `cmdline`; 0 if none.
+inline pid_t process_running(const std::string& cmdline) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream file(entry.path() / "cmdline");
+    std::string text((std::istreambuf_iterator<char>(file)), {});
+    if (!text.empty() && text.back() == '\0') text.pop_back();
+    for (auto& c : text)
+      if (c == '\0') c = ' ';
+    if (text == cmdline && process_alive(std::stoi(name))) return std::stoi(name);
+  }
+  return 0;
+}
+
+// A line of /proc/PID/status ("Uid", "CapEff"…): its value, tabs and all; "" if absent.
+inline std::string status_field(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+  return "";
 }
 
 // TCP connections a server on `port` still holds open (ESTABLISHED, or CLOSE_WAIT: the client
