@@ -39,3 +39,26 @@ export async function startGateway(args = [], env = { SANDGATE_TOKEN: "e2e-token
     },
   };
 }
+
+// Waits until a process whose command line is exactly `cmdline` (arguments joined by spaces)
+// runs on this host (`running` true) or no longer does: a test waits for the state it needs,
+// not for a time a loaded machine may not keep. Sandboxed programs are host processes too;
+// tests give theirs distinctive names (bash's `exec -a NAME`).
+export async function waitForProcess(cmdline, running = true, limitMs = 60_000) {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    let found = false;
+    for (const entry of await readdir("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      const text = await readFile(`/proc/${entry}/cmdline`, "latin1").catch(() => "");
+      if (text.replace(/\0$/, "").replaceAll("\0", " ") === cmdline) {
+        found = true;
+        break;
+      }
+    }
+    if (found === running) return;
+    if (Date.now() > deadline) throw new Error(`"${cmdline}" still ${running ? "absent" : "running"} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

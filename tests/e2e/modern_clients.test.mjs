@@ -18,7 +18,7 @@ import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createMCPClient } from "@ai-sdk/mcp";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { startGateway } from "./gateway.mjs";
+import { startGateway, waitForProcess } from "./gateway.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOKEN = "e2e-token";
@@ -147,22 +147,27 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
     const { client } = await connect();
     const handle = handleOf(await execute(client, { code: "open('/work/kept','w').write('1')" }));
 
-    // A sandbox runs one call at a time, so the program's start cannot be polled through the
-    // same handle; it has long started after ~2 s. timeout_seconds is far beyond this test's
-    // timeout: only the cancel can end the program before the test gives up.
+    // A sandbox runs one call at a time, so the program's start is seen from the host instead
+    // of through the same handle. timeout_seconds is far beyond this test's timeout: only the
+    // cancel can end the program before the test gives up.
     const controller = new AbortController();
     const long = execute(
       client,
-      { code: "touch /work/started; sleep 300", language: "bash", timeout_seconds: 300, sandbox_id: handle },
+      {
+        code: "touch /work/started; exec -a sandgate-e2e-stream-cancel-marker sleep 300",
+        language: "bash",
+        timeout_seconds: 300,
+        sandbox_id: handle,
+      },
       { signal: controller.signal },
     );
-    await new Promise((r) => setTimeout(r, 2000));
+    await waitForProcess("sandgate-e2e-stream-cancel-marker 300");
     controller.abort("test cancels");
     await assert.rejects(long);
 
     // The next call with the handle runs only once the cancelled program is gone (otherwise it
     // waits behind it until the client's 60 s request timeout); it sees /work (both files) and
-    // no `sleep 300` left in the sandbox. (Programs run from a file, /code/cell-N.*, so this
+    // no `sleep 300` (by its marker name) left in the sandbox. (Programs run from a file, /code/cell-N.*, so this
     // checker's own command line cannot match.)
     const stillHeld = (e) => {
       throw new Error(`the call after the cancel did not complete; is the cancelled program still running? (${e.message})`);
@@ -175,7 +180,7 @@ describe("the v2 SDK client pinned to 2026-07-28", () => {
         "    if p.isdigit():",
         "        try: args = open(f'/proc/{p}/cmdline','rb').read().split(b'\\0')",
         "        except OSError: continue",
-        "        if args[:2] == [b'sleep', b'300']: left.append(p)",
+        "        if args[:2] == [b'sandgate-e2e-stream-cancel-marker', b'300']: left.append(p)",
         "print(sorted(os.listdir('/work')), left)",
       ].join("\n"),
       sandbox_id: handle,

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startGateway } from "./gateway.mjs";
+import { startGateway, waitForProcess } from "./gateway.mjs";
 
 const TOKEN = "e2e-token";
 let gateway;
@@ -216,11 +216,17 @@ describe("the official SDK client", () => {
   test("aborting a call cancels it and kills its program", async () => {
     const { client } = await connect();
     const controller = new AbortController();
-    const call = run(client, { code: "touch /work/started; sleep 30; touch /work/finished", language: "bash" }, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 1500));
+    const marker = "sandgate-e2e-abort-marker 30";
+    const call = run(
+      client,
+      { code: "touch /work/started; (exec -a sandgate-e2e-abort-marker sleep 30); touch /work/finished", language: "bash" },
+      { signal: controller.signal },
+    );
+    await waitForProcess(marker);
     controller.abort("test");
     await assert.rejects(call);
-    await new Promise((r) => setTimeout(r, 300));
+    // The program is killed (not left to finish): gone long before its 30 s.
+    await waitForProcess(marker, false, 20_000);
     const files = await run(client, { code: "ls /work", language: "bash" });
     assert.equal(files.structuredContent.stdout, "started\n");
     await client.close();

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "../support/host_probe.hpp"
@@ -19,6 +21,20 @@ namespace {
 
 bool has_children() {
   return ::waitpid(-1, nullptr, WNOHANG) == 0;
+}
+
+// Mounts of this process's namespace at or below /tmp, where a sandbox builds its root (in a
+// namespace of its own): other processes' mounts elsewhere on a busy host do not count.
+std::size_t mounts_under_tmp() {
+  std::ifstream table("/proc/self/mountinfo");
+  std::size_t n = 0;
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point;
+    fields >> id >> parent >> device >> root >> point;
+    if (point == "/tmp" || point.rfind("/tmp/", 0) == 0) ++n;
+  }
+  return n;
 }
 
 }  // namespace
@@ -152,18 +168,35 @@ TEST_CASE("a supervisor killed from the host is a sandbox failure", "[sandbox][f
 }
 
 TEST_CASE("ending sandboxes leaves no process, cgroup or mount", "[sandbox][leaks]") {
+  const std::size_t host_mounts = mounts_under_tmp();
+  // Every process below this one while the sandboxes live (supervisors, what they started, the
+  // programs left running in the background): each must be gone at the end, not only the
+  // direct children.
+  std::set<sandgate::test::ProcessIdentity> seen;
   {
     sandgate::test::SandboxFixture f;
     if (!f.require_isolation()) return;
     for (int i = 0; i < 6; ++i) {
       auto sb = f.create();
-      f.run(sb, Language::bash, "sleep 100 & echo started", std::chrono::seconds(5));
+      f.run(sb, Language::bash, "(exec -a sandgate-leak-marker sleep 100) > /dev/null 2>&1 & "
+                                "echo started",
+            std::chrono::seconds(5));
       if (i % 3 == 1) f.run(sb, Language::bash, "sleep 10", std::chrono::milliseconds(300));
+      for (const auto& process : sandgate::test::descendants_of(::getpid())) seen.insert(process);
       if (i % 3 == 2) continue;  // dropped without end(): the destructor must clean up
       sb->end(EndReason::closed);
     }
     CHECK(f.host().live_count() == 0);
   }
+  // The check below sees something to check: the supervisors and their programs were seen.
+  CHECK(seen.size() >= 12);
+  for (const auto& process : seen) {
+    INFO("pid " << process.pid);
+    CHECK_FALSE(sandgate::test::still_alive(process));
+  }
+  CHECK(sandgate::test::processes_running("sandgate-leak-marker 100") == 0);
   CHECK(sandgate::test::cgroups_of(::getpid()) == 0);
   CHECK_FALSE(has_children());
+  // The sandboxes' mounts lived in their own namespaces: the host's table is as it was.
+  CHECK(mounts_under_tmp() == host_mounts);
 }

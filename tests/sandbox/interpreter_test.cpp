@@ -203,12 +203,22 @@ TEST_CASE("python: an interpreter that attacks its own channel costs only its st
     CHECK(r.state_lost.find("signal 9") != std::string::npos);
   }
   SECTION("it exits between calls") {
+    // It leaves once told to (a file appears), and the shell waits until it is gone and
+    // reaped (its /proc entry lasts until then): no guess at how long that takes.
     auto r = f.run(sb, Language::python,
                    "import os, threading, time\n"
-                   "def leave():\n  time.sleep(0.3)\n  os._exit(4)\n"
-                   "threading.Thread(target=leave).start()");
+                   "def leave():\n"
+                   "  while not os.path.exists('/work/leave'): time.sleep(0.01)\n"
+                   "  os._exit(4)\n"
+                   "threading.Thread(target=leave).start()\n"
+                   "print(os.getpid())");
     CHECK(r.state_lost.empty());
-    f.run(sb, Language::bash, "sleep 1");
+    const std::string pid = r.stdout_text.substr(0, r.stdout_text.find('\n'));
+    auto waited = f.run(sb, Language::bash,
+                        "[ -e /proc/" + pid + " ] && echo seen; touch /work/leave\n"
+                        "while [ -e /proc/" + pid + " ]; do sleep 0.01; done; echo gone",
+                        std::chrono::seconds(20));
+    CHECK(waited.stdout_text == "seen\ngone\n");
     auto next = f.run(sb, Language::python, "print('fresh')");
     INFO(describe(next));
     CHECK(next.stdout_text == "fresh\n");

@@ -10,17 +10,75 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <thread>
 #include <vector>
 
 #include "forked_scenario.hpp"
 #include "sandbox/file_util.hpp"
 #include "sandbox_fixture.hpp"
+#include "tests/support/host_probe.hpp"
 
 using sandgate::sandbox::Language;
 using sandgate::sandbox::RunOutcome;
 
 namespace {
+
+// The pids cgroup that limits this test process's sandbox, found from a process below this one
+// (a supervisor, or what it runs): the first directory up from its own with a pids.max set.
+std::filesystem::path pids_cgroup_of_sandbox() {
+  for (const auto& process : sandgate::test::descendants_of(::getpid())) {
+    std::ifstream table("/proc/" + std::to_string(process.pid) + "/cgroup");
+    for (std::string line; std::getline(table, line);) {
+      auto first = line.find(':'), second = line.find(':', first + 1);
+      std::string controllers = line.substr(first + 1, second - first - 1);
+      std::string path = line.substr(second + 1);
+      std::filesystem::path dir;
+      if (controllers == "pids") dir = std::filesystem::path("/sys/fs/cgroup/pids") / path.substr(1);
+      else if (controllers.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"))
+        dir = std::filesystem::path("/sys/fs/cgroup") / path.substr(1);
+      for (; !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
+        std::ifstream max(dir / "pids.max");
+        std::string limit;
+        if (std::getline(max, limit) && !limit.empty() && limit != "max") return dir;
+      }
+    }
+  }
+  return {};
+}
+
+long read_number(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  long value = -1;
+  in >> value;
+  return value;
+}
+
+long max_processes(const std::filesystem::path& cgroup) {
+  return read_number(cgroup / "pids.max");
+}
+
+// Forks the pids cgroup refused ("max N" in pids.events).
+long refused_forks(const std::filesystem::path& cgroup) {
+  std::ifstream events(cgroup / "pids.events");
+  for (std::string name; events >> name;) {
+    long value = 0;
+    events >> value;
+    if (name == "max") return value;
+  }
+  return -1;
+}
+
+bool eventually(const std::function<bool()>& holds,
+                std::chrono::seconds limit = std::chrono::seconds(30)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (holds()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return holds();
+}
 
 // A TCP listener on the host's loopback, to prove the sandbox cannot reach it.
 struct HostListener {
@@ -235,16 +293,55 @@ TEST_CASE("a bomb left running after its call makes a clear failure, not a hang"
       f.run(sb, Language::bash, "bomb() { bomb | bomb & }; (bomb) > /dev/null 2>&1 & echo left",
             std::chrono::seconds(5));
   CHECK(r.stdout_text == "left\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Once the bomb has met the process limit (the pids cgroup counts each refused fork)…
+  auto pids = pids_cgroup_of_sandbox();
+  REQUIRE_FALSE(pids.empty());
+  REQUIRE(eventually([&] { return refused_forks(pids) > 0; }));
   auto after = f.run(sb, Language::bash, "echo alive");
-  // Background processes are allowed to outlive their call; when they hold every process
-  // slot, the next call says so and the sandbox ends (a session's next call gets a fresh one).
+  // …the next call is answered either way: background processes may outlive their call, and a
+  // bomb's processes come and go, so a slot may be free when the call starts. When none is, the
+  // call says so and the sandbox ends (the next test holds every slot to see that case).
   if (after.outcome == RunOutcome::sandbox_ended) {
     CHECK(after.failure.find("process limit") != std::string::npos);
     CHECK(sb->ended());
   } else {
     CHECK(after.stdout_text == "alive\n");
   }
+  auto fresh = f.create();
+  CHECK(f.run(fresh, Language::bash, "echo fresh").stdout_text == "fresh\n");
+}
+
+TEST_CASE("processes left holding every process slot make the next call a clear failure",
+          "[sandbox][limits]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  // A holder left behind takes every slot and keeps each one that frees (the call's own
+  // process's, when it exits) by forking again. (A fresh process: a fork of the persistent
+  // interpreter would hold its channel too.)
+  f.fresh = true;
+  auto r = f.run(sb, Language::python,
+                 "import os, time\n"
+                 "if os.fork() == 0:\n"
+                 "  fd = os.open('/dev/null', os.O_RDWR)\n"
+                 "  for n in (0, 1, 2): os.dup2(fd, n)\n"
+                 "  os.setsid()\n"
+                 "  while True:\n"
+                 "    try:\n"
+                 "      if os.fork() == 0:\n"
+                 "        while True: time.sleep(1000)\n"
+                 "    except OSError:\n"
+                 "      time.sleep(0.01)\n"
+                 "print('holding')\n",
+                 std::chrono::seconds(10));
+  CHECK(r.stdout_text == "holding\n");
+  auto pids = pids_cgroup_of_sandbox();
+  REQUIRE_FALSE(pids.empty());
+  REQUIRE(eventually([&] { return read_number(pids / "pids.current") >= max_processes(pids); }));
+  auto after = f.run(sb, Language::bash, "echo alive");
+  CHECK(after.outcome == RunOutcome::sandbox_ended);
+  CHECK(after.failure.find("process limit") != std::string::npos);
+  CHECK(sb->ended());
   auto fresh = f.create();
   CHECK(f.run(fresh, Language::bash, "echo fresh").stdout_text == "fresh\n");
 }
