@@ -83,15 +83,39 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
   CHECK(cgroups_of(pid) == 0);
 }
 
-TEST_CASE("the sweep at start spares the sandboxes of a live gateway (named by pid and start time)",
+TEST_CASE("the sweep at start spares the sandboxes of a live gateway, not those of an earlier "
+          "process its pid once named (directories named by pid and start time)",
           "[integration][cgroups]") {
-  GatewayProcess first({});
+  // Both gateways in one cgroup (on a pure v2 host: as in one unit), so that the second's
+  // sweep looks where the first keeps its sandboxes.
+  const std::vector<std::string> env = {"SANDGATE_TOKEN=test-token",
+                                        "SANDGATE_TEST_CGROUP=sweep-" + std::to_string(::getpid())};
+  GatewayProcess first({}, env);
   first.execute(first.initialize(), "echo one", "bash");
   int before = sandbox_cgroups_of(first.pid());  // one per hierarchy (v1 has several)
   REQUIRE(before > 0);
-  // A second gateway on the same host sweeps at start: the first is alive, so its sandbox stays.
-  GatewayProcess second({});
+  // What a crashed gateway would have left if its pid were the first's now: the same pid, an
+  // earlier start time. Beside each of the first's instance directories.
+  std::vector<std::filesystem::path> stale;
+  for (const auto& dir : instance_cgroups_of(first.pid())) {
+    std::string name = dir.filename().string();  // sandgate-<pid>-<start>-<n>
+    auto start_at = name.find('-', 9) + 1, start_end = name.find('-', start_at);
+    REQUIRE(start_end != std::string::npos);
+    auto start = std::stoull(name.substr(start_at, start_end - start_at));
+    auto earlier = dir.parent_path() / ("sandgate-" + std::to_string(first.pid()) + "-" +
+                                        std::to_string(start - 1) + name.substr(start_end));
+    REQUIRE(std::filesystem::create_directory(earlier));
+    stale.push_back(earlier);
+  }
+  REQUIRE_FALSE(stale.empty());
+  // A second gateway sweeps at start: the first is alive, so its sandbox stays; the directories
+  // of the earlier process with its pid go.
+  GatewayProcess second({}, env);
   CHECK(sandbox_cgroups_of(first.pid()) == before);
+  for (const auto& dir : stale) {
+    INFO(dir);
+    CHECK_FALSE(std::filesystem::exists(dir));
+  }
   CHECK(second.execute(second.initialize(), "echo two", "bash")["isError"] == false);
   CHECK(first.execute(first.initialize(), "echo still", "bash")["isError"] == false);
 }

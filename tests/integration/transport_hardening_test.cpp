@@ -351,3 +351,17 @@ TEST_CASE("1 MiB of control bytes gives a bounded response, marked truncated",
   CHECK(plain["structuredContent"]["truncated"] == false);
   CHECK(plain["structuredContent"]["stdout"].get<std::string>().size() == 1000000);
 }
+
+TEST_CASE("request headers over 16 KiB get 431, and the gateway serves on",
+          "[integration][hardening]") {
+  GatewayProcess gw({});
+  auto headers = GatewayProcess::mcp_headers();
+  headers["X-Padding"] = std::string(17 * 1024, 'a');
+  CHECK(gw.request(http::verb::post, "/mcp", initialize_message(0, "it").dump(), headers).status ==
+        431);
+  // Under the limit, the same request is served.
+  headers["X-Padding"] = std::string(15 * 1024, 'a');
+  CHECK(gw.request(http::verb::post, "/mcp", initialize_message(0, "it").dump(), headers).status ==
+        200);
+  CHECK_FALSE(gw.initialize().empty());
+}

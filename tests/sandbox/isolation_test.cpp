@@ -220,6 +220,30 @@ TEST_CASE("host processes and other sandboxes are invisible", "[sandbox][isolati
   CHECK(host_processes_running("sleep", "300.25") == 1);
 }
 
+TEST_CASE("/dev holds only the five character devices, the fd links, shm and an empty pts",
+          "[sandbox][isolation][dev]") {
+  sandgate::test::SandboxFixture f;
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  auto r = f.run(sb, Language::bash,
+                 "cd /dev && for f in $(ls -A | sort); do stat -c '%n %F %t:%T' \"$f\"; done\n"
+                 "ls -A /dev/pts | wc -l; mknod /dev/shm/x c 1 3 2>/dev/null || echo refused\n");
+  CHECK(r.stdout_text ==
+        "fd symbolic link 0:0\n"
+        "full character special file 1:7\n"
+        "null character special file 1:3\n"
+        "pts directory 0:0\n"
+        "random character special file 1:8\n"
+        "shm directory 0:0\n"
+        "stderr symbolic link 0:0\n"
+        "stdin symbolic link 0:0\n"
+        "stdout symbolic link 0:0\n"
+        "urandom character special file 1:9\n"
+        "zero character special file 1:5\n"
+        "0\n"
+        "refused\n");
+}
+
 TEST_CASE("/proc shows a program neither its supervisor nor the kernel's secrets",
           "[sandbox][isolation][proc]") {
   sandgate::test::SandboxFixture f;

@@ -38,6 +38,25 @@ inline int cgroups_of(pid_t gateway, bool sandboxes_only = false) {
   return n;
 }
 
+// The instance directories ("sandgate-<pid>-<start>-<n>") of a gateway process, in every
+// hierarchy.
+inline std::vector<std::filesystem::path> instance_cgroups_of(pid_t gateway) {
+  std::vector<std::filesystem::path> found;
+  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it.depth() > 5) it.disable_recursion_pending();
+    if (!it->is_directory(ec)) continue;
+    if (it->path().filename().string().rfind(prefix, 0) == 0) {
+      found.push_back(it->path());
+      it.disable_recursion_pending();
+    }
+  }
+  return found;
+}
+
 inline int sandbox_cgroups_of(pid_t gateway) {
   return cgroups_of(gateway, true);
 }
