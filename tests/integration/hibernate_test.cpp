@@ -154,7 +154,15 @@ TEST_CASE("hibernation off keeps sandboxes live", "[integration][hibernate]") {
                     {});
   std::string a = gw.initialize("tok-a");
   REQUIRE(execute(gw, a, "tok-a", "print(1)", 1)["isError"] == false);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The same sandbox idle as long in a gateway that hibernates after 1 s, started after this
+  // one: once it has hibernated there, this gateway's sweeps have had as long to do the same.
+  TwoTenantDir control_dirs("hib-control");
+  GatewayProcess control({"--token-file", control_dirs.tokens.string(), "--sandbox-hibernate-after",
+                          "1", "--state-dir", control_dirs.state.string()},
+                         {});
+  std::string c = control.initialize("tok-a");
+  REQUIRE(execute(control, c, "tok-a", "print(1)", 1)["isError"] == false);
+  REQUIRE(wait_for_metric(control, "sandgate_hibernations_total{reason=\"idle\"}", 1));
   CHECK(metric(gw, "sandgate_sandboxes") == 1);
   CHECK(metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") == 0);
   CHECK_FALSE(std::filesystem::exists(s.state));

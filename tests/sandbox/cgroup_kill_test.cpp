@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox/file_util.hpp"
@@ -74,5 +77,50 @@ TEST_CASE("a sandbox's leftover processes die through its kill cgroup, a strange
   } else {
     WARN("not checked here: the stale-pid case needs a v1 memory hierarchy");
   }
+  layout.release();
+}
+
+TEST_CASE("where cgroup.kill is missing, the v1 freezer kills a sandbox's leftover processes",
+          "[sandbox][cgroups]") {
+  if (::geteuid() != 0) {
+    sandgate::test::skip_test("root", "creating cgroups needs root");
+    return;
+  }
+  const std::filesystem::path freezer_root = "/sys/fs/cgroup/freezer";
+  if (!std::filesystem::exists(freezer_root / "cgroup.procs")) {
+    sandgate::test::skip_test("cgroup-v1-freezer", "no v1 freezer hierarchy on this host");
+    return;
+  }
+  auto layout = CgroupLayout::probe(256ull << 20);
+  // The layout a kernel before 5.14 gets: the freezer as the killer, in an instance directory
+  // named as the probe named its own (so a crash leaves nothing the next sweep misses).
+  auto instance = freezer_root / layout.memory.parent.filename();
+  REQUIRE(layout.memory.version != CgroupVersion::none);
+  REQUIRE(std::filesystem::create_directory(instance));
+  layout.killer = {CgroupVersion::v1, instance};
+  pid_t member = start_sleeper();
+  {
+    CgroupSet set(layout, "kill-frozen", small_limits());
+    set.attach(member);
+    REQUIRE(read_file(instance / "kill-frozen" / "cgroup.procs").value_or("") ==
+            std::to_string(member) + "\n");
+    set.remove();
+  }
+  // Bounded: a freezer that kills nothing must fail this test, not hang it.
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 500 && !ended; ++i) {
+    ended = !running(member, &status);
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ended) {
+    ::kill(member, SIGKILL);
+    ::waitpid(member, nullptr, 0);
+  }
+  CHECK(ended);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK_FALSE(std::filesystem::exists(instance / "kill-frozen"));
+  ::rmdir(instance.c_str());
   layout.release();
 }
