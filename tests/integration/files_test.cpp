@@ -249,3 +249,42 @@ TEST_CASE("files over their caps, outside /work or through planted links are too
         std::string::npos);
   CHECK(listed[1]["error"] == "not a regular file (a FIFO, socket or device)");
 }
+
+TEST_CASE("the table of minted URIs is bounded per tenant: its oldest go, another tenant's stay",
+          "[integration][files]") {
+  TwoTenants tokens;
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--return-files-max", "1000"}, {});
+  std::string a = gw.initialize("tok-a"), b = gw.initialize("tok-b");
+  auto run = [&](const std::string& session, const std::string& token, const std::string& prefix,
+                 int files, int id) {
+    json names = json::array();
+    for (int i = 0; i < files; ++i) names.push_back(prefix + std::to_string(i));
+    std::string code = "for i in range(" + std::to_string(files) + "): open(f'/work/" + prefix +
+                       "{i}', 'w').write(str(i))";
+    auto reply = gw.post(session_request("tools/call",
+                                         {{"name", "execute"},
+                                          {"arguments", call(code, {{"return_files", names}})}},
+                                         id),
+                         session, token);
+    json result = session_answer(reply)["result"];
+    INFO(result.dump().substr(0, 2000));
+    CHECK(result["isError"] == false);
+    std::vector<std::string> uris;
+    for (const auto& file : result["structuredContent"]["files"]) uris.push_back(file["uri"]);
+    return uris;
+  };
+  auto read = [&](const std::string& uri, const std::string& session, const std::string& token) {
+    return session_answer(
+        gw.post(session_request("resources/read", {{"uri", uri}}, 99), session, token));
+  };
+  auto theirs = run(b, "tok-b", "b", 1, 1);
+  REQUIRE(theirs.size() == 1);
+  // 1200 URIs for one tenant, over its 1024.
+  auto older = run(a, "tok-a", "f", 600, 2);
+  auto newer = run(a, "tok-a", "g", 600, 3);
+  REQUIRE(older.size() == 600);
+  REQUIRE(newer.size() == 600);
+  CHECK(read(older.front(), a, "tok-a")["error"]["code"] == -32002);
+  CHECK(read(newer.back(), a, "tok-a")["result"]["contents"][0]["text"] == "599");
+  CHECK(read(theirs.front(), b, "tok-b")["result"]["contents"][0]["text"] == "0");
+}
