@@ -217,3 +217,33 @@ TEST_CASE("a task's waiters are bounded; one that leaves frees its place", "[tas
   CHECK(fourth->view->status == TaskStatus::completed);
   CHECK_FALSE(fourth->too_busy);
 }
+
+TEST_CASE("a task holds at most 16 questions at once, and an answer over 1 MiB is not taken",
+          "[tasks]") {
+  boost::asio::io_context io;
+  TaskStore store(TaskLimits{}, "");
+  const std::string id = store.create("alice", std::nullopt).task->id;
+  json sixteen = json::object();
+  for (int i = 0; i < 16; ++i) sixteen["q" + std::to_string(i)] = question("?");
+  REQUIRE(store.request_input(id, sixteen));
+  CHECK_FALSE(store.request_input(id, {{"one-more", question("?")}}));
+  CHECK(store.get(id, "alice")->input_requests.size() == 16);
+
+  auto got = std::make_shared<std::optional<json>>();
+  auto ended = std::make_shared<bool>(false);
+  start_wait(io, store, id, "q0", got, ended);
+  io.run_for(std::chrono::milliseconds(20));
+  // An answer over 1 MiB is dropped: the question stays open.
+  store.update(id, "alice", {{"q0", {{"action", "accept"}, {"content", std::string(2 << 20, 'x')}}}});
+  io.restart();
+  io.run_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(*ended);
+  CHECK(store.get(id, "alice")->input_requests.contains("q0"));
+  // One within the bound is taken.
+  CHECK(store.update(id, "alice", {{"q0", {{"action", "accept"}}}}));
+  io.restart();
+  io.run_for(std::chrono::milliseconds(20));
+  CHECK(*ended);
+  // Answered questions free their places.
+  CHECK(store.request_input(id, {{"one-more", question("?")}}));
+}
