@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "endpoint_fixture.hpp"
+#include "server/http/connection_io.hpp"
 #include "server/http/media_type.hpp"
 #include "server/tools/output_bound.hpp"
 #include "session/session_id.hpp"
@@ -274,4 +275,20 @@ TEST_CASE("a program's output costs a bounded share of its response", "[unit][tr
   std::string empty;
   CHECK(bound_response_output(euros, empty, 7));
   CHECK(euros == "\xe2\x82\xac");
+}
+
+TEST_CASE("connections are counted per IPv4 address and per IPv6 /64",
+          "[unit][transport][per-address]") {
+  using boost::asio::ip::make_address;
+  using sandgate::server::client_key;
+  // One host usually holds a whole /64: rotating through it is one address.
+  CHECK(client_key(make_address("2001:db8::1")) == client_key(make_address("2001:db8::ffff:1")));
+  CHECK(client_key(make_address("2001:db8::1")) ==
+        client_key(make_address("2001:db8:0:0:ffff:ffff:ffff:ffff")));
+  CHECK(client_key(make_address("2001:db8::1")) != client_key(make_address("2001:db8:0:1::1")));
+  // IPv4, also when it comes as a v4-mapped IPv6 address (a dual-stack listener), is per address.
+  CHECK(client_key(make_address("192.0.2.1")) != client_key(make_address("192.0.2.2")));
+  CHECK(client_key(make_address("::ffff:192.0.2.1")) == client_key(make_address("192.0.2.1")));
+  CHECK(client_key(make_address("::ffff:192.0.2.1")) !=
+        client_key(make_address("::ffff:192.0.2.2")));
 }
