@@ -28,8 +28,11 @@ class ChunkedEventSink final : public EventSink {
   ChunkedEventSink(Stream& stream, std::chrono::seconds write_timeout)
       : stream_(stream), write_timeout_(write_timeout) {}
   boost::asio::awaitable<bool> send(const nlohmann::json& data) override {
-    return write("id: " + std::to_string(next_event_id()) +
-                 "\nevent: message\ndata: " + dump_json(data) + "\n\n");
+    return send_serialized(dump_json(data));
+  }
+  boost::asio::awaitable<bool> send_serialized(std::string message) override {
+    return write("id: " + std::to_string(next_event_id()) + "\nevent: message\ndata: " + message +
+                 "\n\n");
   }
   boost::asio::awaitable<bool> raw(std::string bytes) override { return write(std::move(bytes)); }
   boost::asio::awaitable<bool> prime() override {

@@ -17,6 +17,8 @@ class EventSink {
   virtual ~EventSink() = default;
   // Sends `data` as one event with the next event id; false when the client has gone.
   virtual boost::asio::awaitable<bool> send(const nlohmann::json& data) = 0;
+  // The same with the message already serialised (a notification that waited in an outbox).
+  virtual boost::asio::awaitable<bool> send_serialized(std::string message) = 0;
   // An event with an id and empty data, which primes the client for reconnection.
   virtual boost::asio::awaitable<bool> prime() = 0;
   // Bytes of an event stream relayed as they are (from another replica).

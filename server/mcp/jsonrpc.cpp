@@ -81,4 +81,11 @@ json notification(const std::string& method, json params) {
   return json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}};
 }
 
+const json& meta_of(const Message& message) {
+  static const json none;
+  if (!message.params.is_object()) return none;
+  auto it = message.params.find("_meta");
+  return it == message.params.end() ? none : *it;
+}
+
 }  // namespace sandgate::server::jsonrpc

@@ -24,6 +24,9 @@ struct Message {
 
 Message parse(std::string_view body);
 
+// A request's params._meta; null when it has none.
+const json& meta_of(const Message& message);
+
 json result(const json& id, json result);
 json error(const json& id, int code, const std::string& message);
 json notification(const std::string& method, json params);

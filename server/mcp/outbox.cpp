@@ -4,17 +4,22 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "common/json_dump.hpp"
 #include "jsonrpc.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
 using nlohmann::json;
 
-bool Outbox::post(json notification) {
+bool Outbox::post(const json& notification) {
+  std::string text = dump_json(notification);
   {
     std::lock_guard lock(mutex_);
-    if (answer_ || waiting_.size() >= kMaxWaiting) return false;
-    waiting_.push_back(std::move(notification));
+    if (answer_ || waiting_.size() >= kMaxWaiting ||
+        waiting_bytes_ + text.size() > kMaxWaitingBytes)
+      return false;
+    waiting_bytes_ += text.size();
+    waiting_.push_back(std::move(text));
   }
   wake();
   return true;
@@ -40,11 +45,12 @@ asio::awaitable<Outbox::Item> Outbox::next() {
     {
       std::lock_guard lock(mutex_);
       if (!waiting_.empty()) {
-        Item item{std::move(waiting_.front()), false};
+        Item item{nullptr, std::move(waiting_.front()), false};
         waiting_.pop_front();
+        waiting_bytes_ -= item.notification.size();
         co_return item;
       }
-      if (answer_) co_return Item{*answer_, true};
+      if (answer_) co_return Item{*answer_, {}, true};
     }
     signal_.expires_at(asio::steady_timer::time_point::max());
     co_await signal_.async_wait(asio::as_tuple(asio::use_awaitable));

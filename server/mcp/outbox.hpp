@@ -2,8 +2,9 @@
 // The messages one request sends before and with its answer: notifications (progress, log
 // messages) and, last, the answer itself. Producers post from any thread; the one reader,
 // the response writer, awaits them in order on its strand. Nothing posted is lost except
-// notifications beyond kMaxWaiting unsent ones (a producer outrunning a slow client); the
-// answer is never dropped.
+// notifications beyond kMaxWaiting unsent ones or kMaxWaitingBytes of them (a producer
+// outrunning a client that does not read: what waits for it is bounded in count and in
+// bytes); the answer is never dropped. A notification is serialised once, when posted.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -21,22 +22,26 @@ namespace sandgate::server {
 class Outbox : public std::enable_shared_from_this<Outbox> {
  public:
   static constexpr std::size_t kMaxWaiting = 256;
+  static constexpr std::size_t kMaxWaitingBytes = 1u << 20;
   struct Item {
-    nlohmann::json message;  // for the answer: null when the request gets none (cancelled)
-    bool answer = false;
+    nlohmann::json answer;     // null when the request gets none (cancelled)
+    std::string notification;  // serialised; for a notification (is_answer false)
+    bool is_answer = false;
   };
   // `strand`: where the reader runs.
   explicit Outbox(boost::asio::any_io_executor strand) : signal_(strand) {}
 
-  // False when the message was not taken (the answer is in, or kMaxWaiting wait unsent).
-  bool post(nlohmann::json notification);
+  // False when the message was not taken (the answer is in, or the unsent ones are at their
+  // count or bytes).
+  bool post(const nlohmann::json& notification);
   void finish(nlohmann::json answer);
   boost::asio::awaitable<Item> next();
 
  private:
   void wake();
   std::mutex mutex_;
-  std::deque<nlohmann::json> waiting_;
+  std::deque<std::string> waiting_;
+  std::size_t waiting_bytes_ = 0;
   std::optional<nlohmann::json> answer_;
   boost::asio::steady_timer signal_;  // waited on by the reader, cancelled to wake it
 };

@@ -4,6 +4,7 @@
 
 #include "common/logging.hpp"
 #include "jsonrpc_replies.hpp"
+#include "progress_token.hpp"
 #include "protocol_version.hpp"
 #include "server/http/responses.hpp"
 #include "session/session_id.hpp"
@@ -105,9 +106,7 @@ void SessionTransport::take_notification(const std::string& session_id,
 std::shared_ptr<RequestEvents> SessionTransport::events_for(const std::string& session_id,
                                                             const jsonrpc::Message& message,
                                                             std::shared_ptr<Outbox> outbox) {
-  const json& meta =
-      message.params.is_object() ? message.params.value("_meta", json::object()) : json::object();
-  json token = meta.is_object() && meta.contains("progressToken") ? meta["progressToken"] : json();
+  json token = progress_token_of(jsonrpc::meta_of(message));
   RequestEvents::Ask ask = [this, id = session_id](Outbox& box, std::string method, json params) {
     return client_requests_.ask(box, id, std::move(method), std::move(params),
                                 std::chrono::seconds(120));
@@ -159,6 +158,8 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
       remember_log_level(session->id(), level);
   }
 
+  if (auto problem = progress_token_problem(jsonrpc::meta_of(message)); !problem.empty())
+    co_return json_reply(req, jsonrpc::error(message.id, jsonrpc::invalid_params, problem));
   // The answer may come with notifications (progress when the request carries a
   // progressToken); the call owns what it needs, and a client that goes away does not cancel a
   // 2025-era call (it ends with notifications/cancelled or DELETE).

@@ -6,6 +6,7 @@
 #include "jsonrpc_replies.hpp"
 #include "mcp_methods.hpp"
 #include "param_headers.hpp"
+#include "progress_token.hpp"
 #include "protocol_version.hpp"
 #include "session_header.hpp"
 #include "streamed_answer.hpp"
@@ -27,12 +28,7 @@ constexpr int kUnsupportedVersion = -32022;
 // an old list across a rolling upgrade.
 constexpr int kListTtlMs = 300'000;
 
-const json& meta_of(const jsonrpc::Message& message) {
-  static const json none;
-  if (!message.params.is_object()) return none;
-  auto it = message.params.find("_meta");
-  return it == message.params.end() ? none : *it;
-}
+using jsonrpc::meta_of;
 
 json server_info() {
   return {{"name", kServerName}, {"title", kServerTitle}, {"version", kServerVersion}};
@@ -94,6 +90,9 @@ std::optional<Reply> StatelessTransport::check(const Request& req,
                       " must be one of debug, info, notice, warning, error, critical, alert, "
                       "emergency",
                   nullptr, message.id);
+  if (auto problem = progress_token_problem(meta); !problem.empty())
+    return refuse(req, http::status::bad_request, jsonrpc::invalid_params, problem, nullptr,
+                  message.id);
   return std::nullopt;
 }
 
@@ -205,7 +204,7 @@ asio::awaitable<Reply> StatelessTransport::post(const Request& req,
   if (auto refused = check(req, message)) co_return std::move(*refused);
 
   const json& meta = meta_of(message);
-  json token = meta.contains("progressToken") ? meta["progressToken"] : json();
+  json token = progress_token_of(meta);
   std::optional<int> log_level;
   if (meta.contains(kLogLevelKey))
     log_level = log_level_index(meta[kLogLevelKey].get<std::string>());

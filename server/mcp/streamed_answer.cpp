@@ -17,11 +17,11 @@ asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_pt
     outbox->finish(std::move(made));
   });
   Outbox::Item first = co_await outbox->next();
-  if (first.answer) {
-    if (first.message.is_null()) co_return accepted(req);
-    Reply reply = json_reply(req, first.message);
+  if (first.is_answer) {
+    if (first.answer.is_null()) co_return accepted(req);
+    Reply reply = json_reply(req, first.answer);
     // A missing client capability is a request the client must change (2026-07-28: 400).
-    if (first.message.contains("error") && first.message["error"].value("code", 0) == -32021) {
+    if (first.answer.contains("error") && first.answer["error"].value("code", 0) == -32021) {
       reply.response.result(http::status::bad_request);
     }
     co_return reply;
@@ -39,11 +39,11 @@ asio::awaitable<Reply> respond(const Request& req, Answer answer, std::shared_pt
     }
     Outbox::Item item = first;
     for (;;) {
-      if (item.answer) {
-        if (!item.message.is_null()) co_await sink.send(item.message);
+      if (item.is_answer) {
+        if (!item.answer.is_null()) co_await sink.send(item.answer);
         co_return;
       }
-      if (!co_await sink.send(item.message)) {
+      if (!co_await sink.send_serialized(std::move(item.notification))) {
         client->cancel();  // a write failed: the client has closed its stream
         co_return;
       }

@@ -37,6 +37,10 @@ class CollectingSink final : public server::EventSink {
     written += data.dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
     co_return true;
   }
+  asio::awaitable<bool> send_serialized(std::string message) override {
+    written += message;
+    co_return true;
+  }
   asio::awaitable<bool> prime() override { co_return true; }
   asio::awaitable<bool> raw(std::string bytes) override {
     written += bytes;

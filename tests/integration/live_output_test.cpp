@@ -228,3 +228,49 @@ TEST_CASE("live output and elapsed-time ticks share one increasing count, up to 
     CHECK(s.result["structuredContent"]["stdout"] == "before\n");
   }
 }
+
+TEST_CASE("a progressToken is an integer or a string of at most 256 bytes, in both eras",
+          "[integration][live_output][hostile]") {
+  GatewayProcess gw({"--progress-interval", "1"});
+  std::string session = gw.initialize();
+  auto in_session = [&](json token) {
+    json params = {{"name", "execute"},
+                   {"arguments", execute_arguments("print('ok')", false)},
+                   {"_meta", {{"progressToken", std::move(token)}}}};
+    return gw.post({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", params}},
+                   session);
+  };
+  auto stateless = [&](json token) {
+    json message = GatewayProcess::stateless_message(
+        "tools/call", {{"name", "execute"}, {"arguments", execute_arguments("print('ok')", false)}});
+    message["params"]["_meta"]["progressToken"] = std::move(token);
+    return gw.request(http::verb::post, "/mcp", message.dump(),
+                      GatewayProcess::stateless_headers(message, "test-token"));
+  };
+  // Refused before anything runs: a JSON-RPC invalid-params error naming the rule (the 2025
+  // session answers it in a 200, the 2026-07-28 request gets 400 as its other _meta errors).
+  for (json bad : {json(std::string(1 << 20, 't')), json(std::string(257, 't')), json(1.5),
+                   json::object({{"a", 1}}), json::array({1}), json(true)}) {
+    INFO(bad.dump().substr(0, 40));
+    auto old_era = in_session(bad);
+    CHECK(old_era.status == 200);
+    CHECK(old_era.json_body()["error"]["code"] == -32602);
+    CHECK_THAT(old_era.json_body()["error"]["message"].get<std::string>(),
+               Catch::Contains("progressToken"));
+    auto new_era = stateless(bad);
+    CHECK(new_era.status == 400);
+    CHECK(new_era.json_body()["error"]["code"] == -32602);
+  }
+  // At the bound, and integers, are taken and echoed in the notifications.
+  for (json good : {json(std::string(256, 't')), json(42), json(-7)}) {
+    INFO(good.dump().substr(0, 40));
+    for (const auto& reply : {in_session(good), stateless(good)}) {
+      auto messages = messages_of(reply);
+      REQUIRE_FALSE(messages.empty());
+      CHECK(messages.back()["result"]["isError"] == false);
+      for (const auto& m : messages)
+        if (m.value("method", "") == "notifications/progress")
+          CHECK(m["params"]["progressToken"] == good);
+    }
+  }
+}
