@@ -48,11 +48,17 @@ bool is_tenant_name(const std::string& s) {
   return true;
 }
 
+// 2200-01-01 in ms: later than any real clock, and well within the range of the nanosecond
+// clocks the times become (they end in 2262; converting a larger value would overflow).
+constexpr std::int64_t kMaxUnixMs = 7'258'118'400'000;
+
 std::optional<std::int64_t> unix_ms(const json& entry, const char* key) {
   auto it = entry.find(key);
   if (it == entry.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(kMaxUnixMs))
+    return std::nullopt;
   auto v = it->get<std::int64_t>();
-  if (v < 0) return std::nullopt;
+  if (v < 0 || v > kMaxUnixMs) return std::nullopt;
   return v;
 }
 

@@ -9,9 +9,11 @@
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "session/registry.hpp"
@@ -132,6 +134,10 @@ TEST_CASE("each saved entry is checked, and a bad one is skipped", "[unit][resta
       {"tenant", nullptr},
       {"created_unix_ms", -1},
       {"created_unix_ms", 1.5},
+      // Beyond what the gateway's nanosecond clocks hold (they end in 2262): converting it
+      // would overflow.
+      {"created_unix_ms", std::numeric_limits<std::int64_t>::max()},
+      {"last_used_unix_ms", 9'300'000'000'000},
       {"last_used_unix_ms", "soon"},
       {"spend_usd", -0.01},
       {"spend_usd", 1e300},
