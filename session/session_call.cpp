@@ -110,7 +110,8 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
 }
 
 asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
-    std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what) {
+    std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what,
+    AsyncSemaphore* shared) {
   touch();
   // In turn with calls: a sandbox runs one thing at a time, and a read sees the files as the
   // call before it left them.
@@ -123,6 +124,15 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
   {
     std::lock_guard lock(mutex_);
     if (ended_ || !expected || sandbox_ != expected || expected->ended()) co_return std::nullopt;
+  }
+  AsyncSemaphore::Permit shared_turn;
+  if (shared) {
+    shared_turn = co_await shared->acquire();
+    if (!shared_turn) {
+      sandbox::TransferResult busy;
+      busy.failure = "the gateway is busy reading other files; try again shortly";
+      co_return busy;
+    }
   }
   co_return co_await expected->read_files(std::move(what));
 }

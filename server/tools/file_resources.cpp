@@ -162,13 +162,12 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
   what.paths = {entry.path};
   what.max_bytes_each = read_max_bytes_;
   what.max_bytes_total = read_max_bytes_;
-  // A large file held several times over: the gateway's reads together are bounded.
-  auto turn = co_await reads_.acquire();
-  if (!turn) co_return internal_error("The gateway is busy reading other files; try again shortly");
+  // A large file held several times over: the gateway's reads together are bounded (reads_),
+  // and a read takes its share only once its session's turn has come.
   std::optional<sandbox::TransferResult> read;
   std::string refused;
   try {
-    read = co_await session->read_files(sandbox, std::move(what));
+    read = co_await session->read_files(sandbox, std::move(what), &reads_);
   } catch (const std::exception& e) {
     // The host refused a resource (a memfd, a pipe): an error, and the gateway goes on.
     refused = e.what();

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <utility>
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
@@ -287,4 +289,59 @@ TEST_CASE("the table of minted URIs is bounded per tenant: its oldest go, anothe
   CHECK(read(older.front(), a, "tok-a")["error"]["code"] == -32002);
   CHECK(read(newer.back(), a, "tok-a")["result"]["contents"][0]["text"] == "599");
   CHECK(read(theirs.front(), b, "tok-b")["result"]["contents"][0]["text"] == "0");
+}
+
+TEST_CASE("reads queued behind one tenant's long calls do not hold up another tenant's read",
+          "[integration][files]") {
+  TwoTenants tokens;
+  GatewayProcess gw({"--token-file", tokens.path.string()}, {});
+  auto execute = [&](const std::string& session, const std::string& token, json arguments) {
+    return gw.post(
+        session_request("tools/call", {{"name", "execute"}, {"arguments", std::move(arguments)}},
+                        1),
+        session, token);
+  };
+  auto read = [&](const std::string& uri, const std::string& session, const std::string& token) {
+    return session_answer(
+        gw.post(session_request("resources/read", {{"uri", uri}}, 2), session, token));
+  };
+  auto file_uri = [&](const std::string& session, const std::string& token) {
+    auto made = session_answer(
+        execute(session, token, call("open('/work/f.txt', 'w').write('mine')",
+                                     {{"return_files", {"f.txt"}}})));
+    return made["result"]["structuredContent"]["files"][0]["uri"].get<std::string>();
+  };
+  // Tenant a: as many sessions as the gateway has read permits (2 at the default read size),
+  // each running a long call with a read of its own file queued behind it.
+  std::vector<std::future<HttpReply>> calls;
+  std::vector<std::future<json>> queued_reads;
+  std::vector<std::pair<std::string, std::string>> sessions;  // session, uri
+  for (int i = 0; i < 2; ++i) {
+    std::string session = gw.initialize("tok-a");
+    sessions.emplace_back(session, file_uri(session, "tok-a"));
+    std::string marker = "sandgate-read-wait-" + std::to_string(i);
+    calls.push_back(std::async(std::launch::async, [&, session, marker] {
+      return execute(session, "tok-a",
+                     {{"code", "exec -a " + marker + " sleep 60"}, {"language", "bash"}});
+    }));
+    REQUIRE(eventually([&] { return processes_running(marker + " 60") == 1; }));
+  }
+  // Only the calls' connections are open; then a read of each session's file queues behind its
+  // call, each on a connection of its own.
+  REQUIRE(eventually([&] { return server_connections(gw.port()) == 2; }));
+  for (const auto& [session, uri] : sessions)
+    queued_reads.push_back(
+        std::async(std::launch::async, [&, session, uri] { return read(uri, session, "tok-a"); }));
+  REQUIRE(eventually([&] { return server_connections(gw.port()) == 4; }));
+  // Tenant b's read of its idle session's file is served while a's calls still run.
+  std::string b = gw.initialize("tok-b");
+  std::string uri = file_uri(b, "tok-b");
+  CHECK(read(uri, b, "tok-b")["result"]["contents"][0]["text"] == "mine");
+  CHECK(processes_running("sandgate-read-wait-0 60") == 1);
+  CHECK(processes_running("sandgate-read-wait-1 60") == 1);
+  // Stop a's calls (the gateway ends their sandboxes at its exit); the queued reads get an
+  // answer either way.
+  CHECK(gw.stop() == 0);
+  for (auto& c : calls) c.wait();
+  for (auto& r : queued_reads) r.wait();
 }
