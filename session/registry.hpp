@@ -80,6 +80,7 @@ struct Eviction {
 // What restore() did with a saved registry (for the log).
 struct RestoreReport {
   std::vector<std::string> ids;  // restored: their archives are the ones to keep
+  std::vector<std::string> tenants;  // ids[i]'s tenant
   std::size_t sessions = 0, handles = 0, with_sandbox = 0;
   std::size_t unknown_tenant = 0;  // their tenant is no longer in the tokens file
   std::size_t expired = 0;         // idle past the idle timeout by now
@@ -130,6 +131,8 @@ class Registry {
   boost::asio::awaitable<std::size_t> hibernate_idle();
   // Sandboxes hibernated by hibernate_idle since start (make_room's are told as evictions).
   std::uint64_t idle_hibernations() const { return idle_hibernations_; }
+  // Passes of the idle sweep since start: rises every sweep interval while the sweep lives.
+  std::uint64_t sweeps() const { return sweeps_; }
   // Told (session id hash, why) when a hibernation was tried and failed: for the log.
   std::function<void(const std::string&, const std::string&)> on_hibernate_failed;
 
@@ -220,6 +223,7 @@ class Registry {
   std::unordered_map<std::string, Ended> ended_;  // id -> why, bounded
   std::deque<std::string> ended_order_;           // oldest first
   std::atomic<std::uint64_t> idle_hibernations_{0};
+  std::atomic<std::uint64_t> sweeps_{0};
 };
 
 }  // namespace sandgate::session

@@ -133,6 +133,7 @@ RestoreReport Registry::restore(
       continue;
     }
     report.ids.push_back(entry.id);
+    report.tenants.push_back(entry.tenant);
     ++(entry.kind == SessionKind::handle ? report.handles : report.sessions);
     report.with_sandbox += restored.had_sandbox;
   }

@@ -44,6 +44,7 @@ asio::awaitable<void> Registry::sweep_loop() {
     }
     sweep_idle();
     co_await hibernate_idle();
+    ++sweeps_;
   }
 }
 

@@ -38,7 +38,7 @@ asio::awaitable<bool> Session::hibernate(std::string* why) {
   if (!sandbox) co_return refuse("a call came, or the sandbox ended");
   auto packed = co_await sandbox->pack_work();
   std::string error;
-  if (!packed.done || !store_->put(id_, packed.bytes, error)) {
+  if (!packed.done || !store_->put(id_, packed.bytes, error, tenant_)) {
     std::lock_guard lock(mutex_);
     pack_failed_ = sandbox.get();
     // A session deleted (or a sandbox ended) while packing is not a failure worth a warning.

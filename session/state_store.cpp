@@ -103,23 +103,49 @@ void StateStore::remove_locked(const std::string& name) {
   ::unlinkat(dir_fd_, name.c_str(), 0);
 }
 
-void StateStore::make_room_locked(std::uint64_t incoming) {
-  // Oldest first, until `incoming` fits.
-  while (total_ + incoming > max_bytes_ && !entries_.empty()) {
-    auto oldest = entries_.begin();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->second.order < oldest->second.order) oldest = it;
-    std::string dropped_name = oldest->first;
-    std::uint64_t dropped_size = oldest->second.size;
-    remove_locked(dropped_name);
-    ++dropped;
-    if (on_drop) on_drop(dropped_name, dropped_size);
+bool StateStore::make_room_locked(std::uint64_t incoming, const std::string& tenant) {
+  // Planned on sizes first, so that an archive which cannot fit drops nothing.
+  std::map<std::string, std::uint64_t> held;  // by tenant, the incoming one with what it brings
+  for (const auto& [name, entry] : entries_) held[entry.tenant] += entry.size;
+  held[tenant] += incoming;
+  std::vector<std::map<std::string, Entry>::const_iterator> by_age;
+  for (auto it = entries_.cbegin(); it != entries_.cend(); ++it) by_age.push_back(it);
+  std::sort(by_age.begin(), by_age.end(),
+            [](auto a, auto b) { return a->second.order < b->second.order; });
+  std::vector<std::string> drops;
+  std::uint64_t total = total_ + incoming;
+  while (total > max_bytes_) {
+    // The tenant that would hold the most (on a tie, the incoming one: it pushes out no equal).
+    std::string most = tenant;
+    std::uint64_t most_bytes = held[tenant];
+    for (const auto& [who, bytes] : held) {
+      if (bytes > most_bytes) {
+        most = who;
+        most_bytes = bytes;
+      }
+    }
+    auto oldest = std::find_if(by_age.begin(), by_age.end(),
+                               [&](auto it) { return it->second.tenant == most; });
+    if (oldest == by_age.end()) return false;
+    drops.push_back((*oldest)->first);
+    held[most] -= (*oldest)->second.size;
+    total -= (*oldest)->second.size;
+    by_age.erase(oldest);
   }
+  for (const auto& name : drops) {
+    std::uint64_t size = entries_.at(name).size;
+    remove_locked(name);
+    ++dropped;
+    if (on_drop) on_drop(name, size);
+  }
+  return true;
 }
 
-std::size_t StateStore::adopt(const std::vector<std::string>& session_ids) {
-  std::set<std::string> wanted;
-  for (const auto& id : session_ids) wanted.insert(file_name(id));
+std::size_t StateStore::adopt(const std::vector<std::string>& session_ids,
+                              const std::vector<std::string>& tenants) {
+  std::map<std::string, std::string> wanted;  // file name -> tenant
+  for (std::size_t i = 0; i < session_ids.size(); ++i)
+    wanted[file_name(session_ids[i])] = i < tenants.size() ? tenants[i] : std::string();
   struct Found {
     std::string name;
     std::uint64_t size;
@@ -152,11 +178,11 @@ std::size_t StateStore::adopt(const std::vector<std::string>& session_ids) {
   });
   std::lock_guard lock(mutex_);
   for (const auto& f : found) {
-    entries_[f.name] = Entry{f.size, next_order_++};
+    entries_[f.name] = Entry{f.size, next_order_++, wanted[f.name]};
     total_ += f.size;
   }
-  // A smaller --state-max-mb than the previous gateway's: the oldest go, as they would have.
-  make_room_locked(0);
+  // A smaller --state-max-mb than the previous gateway's: archives go as they would have.
+  make_room_locked(0, "");
   return found.size();
 }
 
@@ -165,7 +191,8 @@ bool StateStore::has(const std::string& session_id) const {
   return entries_.count(file_name(session_id)) > 0;
 }
 
-bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error) {
+bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error,
+                     const std::string& tenant) {
   if (bytes.size() > max_bytes_) {
     error = "the archive is larger than the state directory's cap (--state-max-mb)";
     return false;
@@ -174,12 +201,16 @@ bool StateStore::put(const std::string& session_id, const std::string& bytes, st
   std::string temp = name + kTempSuffix;
   std::lock_guard lock(mutex_);
   remove_locked(name);
-  make_room_locked(bytes.size());
+  if (!make_room_locked(bytes.size(), tenant)) {
+    error = "the archive does not fit in the state directory's cap (--state-max-mb) beside what "
+            "other tenants, holding less, keep there";
+    return false;
+  }
   if (!sandgate::replace_file_durably(dir_fd_, name, temp, bytes)) {
     error = std::string("cannot write the archive file: ") + std::strerror(errno);
     return false;
   }
-  entries_[name] = Entry{bytes.size(), next_order_++};
+  entries_[name] = Entry{bytes.size(), next_order_++, tenant};
   total_ += bytes.size();
   return true;
 }

@@ -34,16 +34,22 @@ class StateStore {
   // Told (file name, bytes) of each archive dropped to make room: for the log.
   std::function<void(const std::string&, std::uint64_t)> on_drop;
 
-  // Stores (replaces) the session's archive, dropping the oldest others to stay within
-  // max_bytes. False with `error` when it cannot (larger than max_bytes, disk error).
-  bool put(const std::string& session_id, const std::string& bytes, std::string& error);
+  // Stores (replaces) the session's archive, of `tenant`. To stay within max_bytes it drops the
+  // oldest archive of the tenant that would hold the most (this one counted with what it
+  // brings), so no tenant's archives push out those of a tenant holding less. False with
+  // `error` when it cannot: larger than max_bytes, not fitting beside what tenants holding less
+  // keep, a disk error.
+  bool put(const std::string& session_id, const std::string& bytes, std::string& error,
+           const std::string& tenant = {});
   // The session's archive, or nullopt when there is none (never stored, dropped, damaged).
   std::optional<std::string> get(const std::string& session_id);
   void remove(const std::string& session_id);
   // After a restart: takes over the archives a previous gateway left for these sessions
   // (regular files of this user; oldest by modification time), removes every other archive,
-  // then drops the oldest while over max_bytes. Returns how many were taken over.
-  std::size_t adopt(const std::vector<std::string>& session_ids);
+  // then drops as put() does while over max_bytes. `tenants[i]` is session_ids[i]'s tenant
+  // (none given: one tenant). Returns how many were taken over.
+  std::size_t adopt(const std::vector<std::string>& session_ids,
+                    const std::vector<std::string>& tenants = {});
   bool has(const std::string& session_id) const;
 
   const std::string& dir() const { return dir_; }
@@ -57,8 +63,9 @@ class StateStore {
 
  private:
   void remove_locked(const std::string& name);
-  // Drops the oldest archives until `incoming` more bytes fit within max_bytes.
-  void make_room_locked(std::uint64_t incoming);
+  // Until `incoming` more bytes of `tenant` fit within max_bytes: drops the oldest archive of
+  // the tenant that would hold the most. False when that is `tenant` with nothing left to drop.
+  bool make_room_locked(std::uint64_t incoming, const std::string& tenant);
 
   std::string dir_;
   int dir_fd_ = -1;
@@ -70,6 +77,7 @@ class StateStore {
   struct Entry {
     std::uint64_t size = 0;
     std::uint64_t order = 0;  // when stored: lower is older
+    std::string tenant;
   };
   std::map<std::string, Entry> entries_;  // by file name
   std::uint64_t next_order_ = 0;

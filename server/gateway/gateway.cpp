@@ -141,6 +141,7 @@ Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& 
   Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
   g.calls_waiting = slots.waiting();
   g.handles = registry.handles();
+  g.idle_sweeps = registry.sweeps();
   if (state) {
     g.hibernated = registry.hibernated();
     g.state_bytes = state->bytes();

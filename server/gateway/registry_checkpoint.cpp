@@ -84,7 +84,7 @@ void restore_saved_sessions(
     log_event(LogLevel::warn, "saved_sessions_skipped",
               {{"file", path}, {"entries", parsed.skipped}, {"first_problem", parsed.problem}});
   auto report = registry.restore(*parsed.registry, tenant_of);
-  std::size_t archives = store.adopt(report.ids);
+  std::size_t archives = store.adopt(report.ids, report.tenants);
   log_event(LogLevel::info, "sessions_restored",
             {{"sessions", report.sessions},
              {"handles", report.handles},

@@ -12,11 +12,18 @@ namespace asio = boost::asio;
 using nlohmann::json;
 
 bool Outbox::post(const json& notification) {
+  {
+    std::lock_guard lock(mutex_);
+    if (answer_ || waiting_.size() >= kMaxWaiting || waiting_bytes_ >= kMaxWaitingBytes)
+      return false;
+  }
   std::string text = dump_json(notification);
   {
     std::lock_guard lock(mutex_);
+    // One larger than the whole budget still goes out when nothing else waits (its size is
+    // its producer's bound), so that no message can never be sent.
     if (answer_ || waiting_.size() >= kMaxWaiting ||
-        waiting_bytes_ + text.size() > kMaxWaitingBytes)
+        (!waiting_.empty() && waiting_bytes_ + text.size() > kMaxWaitingBytes))
       return false;
     waiting_bytes_ += text.size();
     waiting_.push_back(std::move(text));

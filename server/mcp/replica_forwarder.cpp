@@ -6,6 +6,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "common/logging.hpp"
@@ -99,6 +103,19 @@ std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const
 
 namespace {
 
+constexpr auto kResolveWarningGap = std::chrono::seconds(10);
+
+// Whether a failed resolution may be logged as a warning now (at most one per gap, gateway-wide).
+bool resolve_warning_due() {
+  static std::atomic<std::int64_t> last_ms{std::numeric_limits<std::int64_t>::min() / 2};
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  std::int64_t last = last_ms.load();
+  return now - last >= std::chrono::milliseconds(kResolveWarningGap).count() &&
+         last_ms.compare_exchange_strong(last, now);
+}
+
 // The peer at host[:port], connected; nothing when it cannot be resolved or reached.
 asio::awaitable<std::shared_ptr<Upstream>> connect_to(const std::string& authority) {
   auto colon = authority.rfind(':');
@@ -111,7 +128,9 @@ asio::awaitable<std::shared_ptr<Upstream>> connect_to(const std::string& authori
   if (resolve_ec) {
     // A peer name that does not resolve is a deployment fault an operator must see (a headless
     // Service missing, a typo in the template), as much as one that refuses the connection.
-    log_event(LogLevel::warn, "forward_failed",
+    // The names come from the ids clients send, so a client could make one a request: one
+    // warning per kResolveWarningGap, the others at debug level.
+    log_event(resolve_warning_due() ? LogLevel::warn : LogLevel::debug, "forward_failed",
               {{"peer", authority}, {"error", resolve_ec.message()}});
     co_return nullptr;
   }

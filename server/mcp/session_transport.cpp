@@ -151,6 +151,10 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
     client_requests_.deliver(session->id(), message.id, message.params);
     co_return accepted(req);
   }
+  if (message.kind == jsonrpc::Kind::request) {
+    if (auto problem = progress_token_problem(jsonrpc::meta_of(message)); !problem.empty())
+      co_return json_reply(req, jsonrpc::error(message.id, jsonrpc::invalid_params, problem));
+  }
   if (message.kind == jsonrpc::Kind::request && message.method == "logging/setLevel" &&
       message.params.is_object() && message.params.contains("level") &&
       message.params["level"].is_string()) {
@@ -158,8 +162,6 @@ asio::awaitable<Reply> SessionTransport::post(const Request& req, const SessionH
       remember_log_level(session->id(), level);
   }
 
-  if (auto problem = progress_token_problem(jsonrpc::meta_of(message)); !problem.empty())
-    co_return json_reply(req, jsonrpc::error(message.id, jsonrpc::invalid_params, problem));
   // The answer may come with notifications (progress when the request carries a
   // progressToken); the call owns what it needs, and a client that goes away does not cancel a
   // 2025-era call (it ends with notifications/cancelled or DELETE).

@@ -34,6 +34,7 @@ struct Gauges {
   std::uint64_t hibernations = 0;  // counters since start; by the idle sweep (pressure's: Metrics)
   std::uint64_t resumes = 0;
   std::uint64_t archives_dropped = 0;
+  std::uint64_t idle_sweeps = 0;  // passes of the idle sweep (expiry, hibernation) since start
 };
 
 class Metrics {

@@ -154,15 +154,11 @@ TEST_CASE("hibernation off keeps sandboxes live", "[integration][hibernate]") {
                     {});
   std::string a = gw.initialize("tok-a");
   REQUIRE(execute(gw, a, "tok-a", "print(1)", 1)["isError"] == false);
-  // The same sandbox idle as long in a gateway that hibernates after 1 s, started after this
-  // one: once it has hibernated there, this gateway's sweeps have had as long to do the same.
-  TwoTenantDir control_dirs("hib-control");
-  GatewayProcess control({"--token-file", control_dirs.tokens.string(), "--sandbox-hibernate-after",
-                          "1", "--state-dir", control_dirs.state.string()},
-                         {});
-  std::string c = control.initialize("tok-a");
-  REQUIRE(execute(control, c, "tok-a", "print(1)", 1)["isError"] == false);
-  REQUIRE(wait_for_metric(control, "sandgate_hibernations_total{reason=\"idle\"}", 1));
+  // Two passes of the idle sweep after the call (the first could have begun before it): a
+  // gateway that read 0 as "at once" would have hibernated the sandbox in either.
+  const auto sweeps = metric(gw, "sandgate_idle_sweeps_total");
+  REQUIRE(sweeps != ~0ull);
+  REQUIRE(wait_for_metric(gw, "sandgate_idle_sweeps_total", sweeps + 2));
   CHECK(metric(gw, "sandgate_sandboxes") == 1);
   CHECK(metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") == 0);
   CHECK_FALSE(std::filesystem::exists(s.state));
@@ -212,4 +208,33 @@ TEST_CASE("past --state-max-mb the oldest archive goes, and its session is told"
   CHECK(second["structuredContent"]["stdout"] == "['r.bin']\n");
   CHECK(second["structuredContent"]["resumed"].get<std::string>().find("files in /work are kept") !=
         std::string::npos);
+}
+
+TEST_CASE("one tenant's hibernations never push out the archive of a tenant holding less",
+          "[integration][hibernate][tenants]") {
+  Setup s;
+  GatewayProcess gw({"--token-file", s.tokens.string(), "--sandbox-hibernate-after", "1",
+                     "--state-dir", s.state.string(), "--state-max-mb", "1"},
+                    {});
+  const char* fill = "import os\nopen('/work/r.bin', 'wb').write(os.urandom(700 * 1024))";
+  // Tenant b's sandbox hibernates first: its archive is the oldest.
+  std::string b = gw.initialize("tok-b");
+  REQUIRE(execute(gw, b, "tok-b", fill, 1)["isError"] == false);
+  REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 1));
+  // Tenant a's would not fit beside it: it is not written (a's sandbox stays live), and b's
+  // stays. Four sweeps after a's call (two seconds at hibernate-after 1) it has been tried.
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(execute(gw, a, "tok-a", fill, 2)["isError"] == false);
+  const auto sweeps = metric(gw, "sandgate_idle_sweeps_total");
+  REQUIRE(wait_for_metric(gw, "sandgate_idle_sweeps_total", sweeps + 4));
+  CHECK(metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") == 1);
+  CHECK(metric(gw, "sandgate_state_archives_dropped_total") == 0);
+  CHECK(s.archives().size() == 1);
+  auto theirs = execute(gw, b, "tok-b", "import os\nprint(os.listdir('/work'))", 3);
+  CHECK(theirs["structuredContent"]["stdout"] == "['r.bin']\n");
+  CHECK(theirs["structuredContent"]["resumed"].get<std::string>().find("files in /work are kept") !=
+        std::string::npos);
+  auto mine = execute(gw, a, "tok-a", "import os\nprint(os.listdir('/work'))", 4);
+  CHECK(mine["structuredContent"]["stdout"] == "['r.bin']\n");
+  CHECK_FALSE(mine["structuredContent"].contains("resumed"));
 }

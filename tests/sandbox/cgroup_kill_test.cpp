@@ -97,6 +97,7 @@ TEST_CASE("where cgroup.kill is missing, the v1 freezer kills a sandbox's leftov
   auto instance = freezer_root / layout.memory.parent.filename();
   REQUIRE(layout.memory.version != CgroupVersion::none);
   REQUIRE(std::filesystem::create_directory(instance));
+  const ControllerPlace probed_killer = layout.killer;  // released below with the others
   layout.killer = {CgroupVersion::v1, instance};
   pid_t member = start_sleeper();
   {
@@ -122,5 +123,6 @@ TEST_CASE("where cgroup.kill is missing, the v1 freezer kills a sandbox's leftov
   CHECK(WTERMSIG(status) == SIGKILL);
   CHECK_FALSE(std::filesystem::exists(instance / "kill-frozen"));
   ::rmdir(instance.c_str());
+  layout.killer = probed_killer;
   layout.release();
 }

@@ -159,6 +159,9 @@ TEST_CASE("the CPU quota throttles a busy loop", "[sandbox][limits][cpu]") {
                     "print(round((time.process_time() - cpu) / (time.monotonic() - wall), 3))\n");
   REQUIRE(spun.exit_code == 0);
   INFO("cgroup " << cgroup << ", CPU share of the loop " << spun.stdout_text);
-  CHECK(throttled_periods(cgroup) > before);
-  CHECK(std::stod(spun.stdout_text) < 0.7);
+  const double share = std::stod(spun.stdout_text);
+  CHECK(share < 0.7);
+  // The quota was met (throttled periods) — unless a busy host gave the loop less than the
+  // quota to begin with, which the share shows.
+  CHECK((throttled_periods(cgroup) > before || share < 0.4));
 }

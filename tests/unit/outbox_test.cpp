@@ -20,8 +20,11 @@ json notification_of(std::size_t bytes) {
 
 Outbox::Item next_of(boost::asio::io_context& io, Outbox& outbox) {
   auto item = boost::asio::co_spawn(io, outbox.next(), boost::asio::use_future);
-  io.restart();
-  io.run_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 1000 && item.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+       ++i) {
+    io.restart();
+    io.poll();
+  }
   REQUIRE(item.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
   return item.get();
 }

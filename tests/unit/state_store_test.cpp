@@ -70,6 +70,36 @@ TEST_CASE("the total cap drops the oldest archives first", "[state_store]") {
   CHECK(store.count() == 2);
 }
 
+TEST_CASE("one tenant's archives never push out those of a tenant holding less",
+          "[state_store]") {
+  TempDir t;
+  StateStore store(t.path.string(), 10, false);
+  std::string error;
+  REQUIRE(store.put("b1", "bbbb", error, "beta"));
+  REQUIRE(store.put("a1", "aaaa", error, "alpha"));
+  // 12 > 10: alpha, which would hold 8, holds the most: its own oldest goes, not beta's older
+  // one.
+  REQUIRE(store.put("a2", "aaaa", error, "alpha"));
+  CHECK_FALSE(store.has("a1"));
+  CHECK(store.has("b1"));
+  CHECK(store.has("a2"));
+  // An archive that fits only by pushing out beta's (alpha would hold 7 against beta's 4) is
+  // refused, and drops nothing.
+  CHECK_FALSE(store.put("a3", std::string(7, 'a'), error, "alpha"));
+  CHECK_THAT(error, Catch::Contains("other tenants"));
+  CHECK(store.has("a2"));
+  CHECK(store.has("b1"));
+  CHECK(store.bytes() == 8);
+  // Beta, holding less than alpha even with its new archive, makes room from alpha's oldest.
+  REQUIRE(store.put("a3", "aa", error, "alpha"));  // alpha 6, beta 4: full
+  REQUIRE(store.put("b2", "b", error, "beta"));    // beta 5 < alpha 6
+  CHECK_FALSE(store.has("a2"));
+  CHECK(store.has("a3"));
+  CHECK(store.has("b1"));
+  CHECK(store.has("b2"));
+  CHECK(store.bytes() == 7);
+}
+
 TEST_CASE("a file changed or replaced behind the store's back is not trusted", "[state_store]") {
   TempDir t;
   StateStore store(t.path.string(), 1 << 20, true);
