@@ -144,8 +144,10 @@ const std::vector<Option>& options() {
        "removed at a clean exit (sessions do not survive a restart).",
        [](Config& c, const std::string& v) { c.state_dir = v; }},
       {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
-       "All hibernated archives together, MiB; beyond, the oldest is dropped (its session "
-       "resumes with an empty /work and is told so).",
+       "All hibernated archives together, MiB; beyond, the oldest archive of the tenant "
+       "holding the most is dropped, never one of a tenant holding less (an archive that would "
+       "need that is not written: its sandbox stays live). A dropped archive's session resumes "
+       "with an empty /work and is told so.",
        [](Config& c, const std::string& v) { c.state_max_bytes = to_u64(v, 1, 1 << 30) * MiB; }},
       {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64",
        "execute calls running at once across all sessions.",
