@@ -79,7 +79,7 @@ struct Eviction {
 
 // What restore() did with a saved registry (for the log).
 struct RestoreReport {
-  std::vector<std::string> ids;  // restored: their archives are the ones to keep
+  std::vector<std::string> ids;      // restored: their archives are the ones to keep
   std::vector<std::string> tenants;  // ids[i]'s tenant
   std::size_t sessions = 0, handles = 0, with_sandbox = 0;
   std::size_t unknown_tenant = 0;  // their tenant is no longer in the tokens file

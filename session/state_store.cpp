@@ -202,8 +202,9 @@ bool StateStore::put(const std::string& session_id, const std::string& bytes, st
   std::lock_guard lock(mutex_);
   remove_locked(name);
   if (!make_room_locked(bytes.size(), tenant)) {
-    error = "the archive does not fit in the state directory's cap (--state-max-mb) beside what "
-            "other tenants, holding less, keep there";
+    error =
+        "the archive does not fit in the state directory's cap (--state-max-mb) beside what "
+        "other tenants, holding less, keep there";
     return false;
   }
   if (!sandgate::replace_file_durably(dir_fd_, name, temp, bytes)) {

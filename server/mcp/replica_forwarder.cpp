@@ -1,12 +1,12 @@
 #include "replica_forwarder.hpp"
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <limits>

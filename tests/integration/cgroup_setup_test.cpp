@@ -83,9 +83,10 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
   CHECK(cgroups_of(pid) == 0);
 }
 
-TEST_CASE("the sweep at start spares the sandboxes of a live gateway, not those of an earlier "
-          "process its pid once named (directories named by pid and start time)",
-          "[integration][cgroups]") {
+TEST_CASE(
+    "the sweep at start spares the sandboxes of a live gateway, not those of an earlier "
+    "process its pid once named (directories named by pid and start time)",
+    "[integration][cgroups]") {
   // Both gateways in one cgroup (on a pure v2 host: as in one unit), so that the second's
   // sweep looks where the first keeps its sandboxes.
   const std::vector<std::string> env = {"SANDGATE_TOKEN=test-token",

@@ -165,8 +165,8 @@ TEST_CASE("the process limit reached: fork fails in the program, then the call i
 TEST_CASE("the gateway cannot fork a supervisor: a clear tool error, then recovery", "[faults]") {
   const std::string pids = "/sys/fs/cgroup/pids";
   if (!std::filesystem::exists(pids + "/cgroup.procs")) {
-    sandgate::test::skip_test("cgroup-v1-pids",
-                              "no cgroup v1 pids hierarchy at " + pids + " to confine the gateway in");
+    sandgate::test::skip_test(
+        "cgroup-v1-pids", "no cgroup v1 pids hierarchy at " + pids + " to confine the gateway in");
     return;
   }
   GatewayProcess gw({});

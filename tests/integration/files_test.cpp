@@ -263,11 +263,11 @@ TEST_CASE("the table of minted URIs is bounded per tenant: its oldest go, anothe
     for (int i = 0; i < files; ++i) names.push_back(prefix + std::to_string(i));
     std::string code = "for i in range(" + std::to_string(files) + "): open(f'/work/" + prefix +
                        "{i}', 'w').write(str(i))";
-    auto reply = gw.post(session_request("tools/call",
-                                         {{"name", "execute"},
-                                          {"arguments", call(code, {{"return_files", names}})}},
-                                         id),
-                         session, token);
+    auto reply = gw.post(
+        session_request("tools/call",
+                        {{"name", "execute"}, {"arguments", call(code, {{"return_files", names}})}},
+                        id),
+        session, token);
     json result = session_answer(reply)["result"];
     INFO(result.dump().substr(0, 2000));
     CHECK(result["isError"] == false);
@@ -296,10 +296,9 @@ TEST_CASE("reads queued behind one tenant's long calls do not hold up another te
   TwoTenants tokens;
   GatewayProcess gw({"--token-file", tokens.path.string()}, {});
   auto execute = [&](const std::string& session, const std::string& token, json arguments) {
-    return gw.post(
-        session_request("tools/call", {{"name", "execute"}, {"arguments", std::move(arguments)}},
-                        1),
-        session, token);
+    return gw.post(session_request("tools/call",
+                                   {{"name", "execute"}, {"arguments", std::move(arguments)}}, 1),
+                   session, token);
   };
   auto read = [&](const std::string& uri, const std::string& session, const std::string& token) {
     return session_answer(
@@ -307,8 +306,8 @@ TEST_CASE("reads queued behind one tenant's long calls do not hold up another te
   };
   auto file_uri = [&](const std::string& session, const std::string& token) {
     auto made = session_answer(
-        execute(session, token, call("open('/work/f.txt', 'w').write('mine')",
-                                     {{"return_files", {"f.txt"}}})));
+        execute(session, token,
+                call("open('/work/f.txt', 'w').write('mine')", {{"return_files", {"f.txt"}}})));
     return made["result"]["structuredContent"]["files"][0]["uri"].get<std::string>();
   };
   // Tenant a: as many sessions as the gateway has read permits (2 at the default read size),

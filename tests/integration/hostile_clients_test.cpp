@@ -249,7 +249,8 @@ TEST_CASE("the log carries metadata only: never code, stdin, output or tokens", 
   auto slow = call("echo sandgate-timeout-$((1+1)); sleep 30 # sandgate-slow-code", "bash", 1, "");
   REQUIRE(slow.status == 200);
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 8}, {"method", "ping"}}, id,
-                "sandgate-wrong-token-marker").status == 401);
+                "sandgate-wrong-token-marker")
+            .status == 401);
   CHECK(gw.request(http::verb::post, "/mcp", R"({"jsonrpc":"2.0","id":9,"method":"ping"})",
                    {{"X-MCP-AUTH", "sandgate-header-token-marker"},
                     {"Content-Type", "application/json"},

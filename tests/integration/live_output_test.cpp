@@ -242,7 +242,8 @@ TEST_CASE("a progressToken is an integer or a string of at most 256 bytes, in bo
   };
   auto stateless = [&](json token) {
     json message = GatewayProcess::stateless_message(
-        "tools/call", {{"name", "execute"}, {"arguments", execute_arguments("print('ok')", false)}});
+        "tools/call",
+        {{"name", "execute"}, {"arguments", execute_arguments("print('ok')", false)}});
     message["params"]["_meta"]["progressToken"] = std::move(token);
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));

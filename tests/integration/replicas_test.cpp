@@ -70,17 +70,18 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   CHECK(c->execute(fresh, "echo ok", "bash")["structuredContent"]["stdout"] == "ok\n");
 }
 
-TEST_CASE("a forwarded request meets the owner's tenant check: another tenant's session, handle "
-          "and task stay out of reach through any replica",
-          "[integration][replicas][tenants]") {
+TEST_CASE(
+    "a forwarded request meets the owner's tenant check: another tenant's session, handle "
+    "and task stay out of reach through any replica",
+    "[integration][replicas][tenants]") {
   TempFile tokens("replica-tenants");
   auto digest = [](const std::string& token) {
     return sandgate::auth::to_hex(sandgate::auth::sha256(token));
   };
   tokens.write(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
   int pa = free_port(), pb = free_port();
-  std::string peers = "a=http://127.0.0.1:" + std::to_string(pa) +
-                      ",b=http://127.0.0.1:" + std::to_string(pb);
+  std::string peers =
+      "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" + std::to_string(pb);
   auto replica = [&](const char* name, int port) {
     return std::make_unique<GatewayProcess>(
         std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port), "--replica-name",
@@ -101,22 +102,22 @@ TEST_CASE("a forwarded request meets the owner's tenant check: another tenant's 
   auto created = a->post(as_task, session, "token-alpha");
   REQUIRE(created.status == 200);
   std::string task_id = created.json_body()["result"]["task"]["taskId"];
-  json get_task = {{"jsonrpc", "2.0"},
-                   {"id", 3},
-                   {"method", "tasks/get"},
-                   {"params", {{"taskId", task_id}}}};
+  json get_task = {
+      {"jsonrpc", "2.0"}, {"id", 3}, {"method", "tasks/get"}, {"params", {{"taskId", task_id}}}};
   // Forwarded from A, alpha reaches its task; beta, with a token every replica accepts, does
   // not reach alpha's session at all: the owner answers as for a session that does not exist.
   CHECK(a->post(get_task, session, "token-alpha").json_body()["result"]["taskId"] == task_id);
   CHECK(a->post(get_task, session, "token-beta").status == 404);
-  CHECK(a->post({{"jsonrpc", "2.0"}, {"id", 4}, {"method", "ping"}}, session, "token-beta")
-            .status == 404);
-  CHECK(b->post({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "ping"}}, session, "token-beta")
-            .status == 404);
+  CHECK(
+      a->post({{"jsonrpc", "2.0"}, {"id", 4}, {"method", "ping"}}, session, "token-beta").status ==
+      404);
+  CHECK(
+      b->post({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "ping"}}, session, "token-beta").status ==
+      404);
 
   // alpha's sandbox handle made on B: beta's call naming it through A is refused by B.
-  json made = b->call_stateless("execute", {{"code", "echo secret > /work/s"}, {"language", "bash"}},
-                                "token-alpha");
+  json made = b->call_stateless(
+      "execute", {{"code", "echo secret > /work/s"}, {"language", "bash"}}, "token-alpha");
   std::string handle = made["structuredContent"]["sandbox_id"];
   REQUIRE(handle.rfind("b.sbx_", 0) == 0);
   json stolen = a->call_stateless(

@@ -185,8 +185,8 @@ TEST_CASE("a tasks/result whose client went does not hold its place until the ta
   // It waits (the gateway holds its connection, and has answered a later request meanwhile)
   // rather than being told at once that too many wait. (The cap itself: task_store_test.)
   REQUIRE(eventually([&] { return server_connections(gw.port()) == 1; }));
-  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", id}}, 199), session))["result"]
-                   ["status"] == "working");
+  CHECK(response_of(gw.post(request("tasks/get", {{"taskId", id}}, 199),
+                            session))["result"]["status"] == "working");
   CHECK(waiting.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
   response_of(gw.post(request("tasks/cancel", {{"taskId", id}}, 201), session));
   auto result = response_of(waiting.get());

@@ -178,8 +178,9 @@ TEST_CASE("ending sandboxes leaves no process, cgroup or mount", "[sandbox][leak
     if (!f.require_isolation()) return;
     for (int i = 0; i < 6; ++i) {
       auto sb = f.create();
-      f.run(sb, Language::bash, "(exec -a sandgate-leak-marker sleep 100) > /dev/null 2>&1 & "
-                                "echo started",
+      f.run(sb, Language::bash,
+            "(exec -a sandgate-leak-marker sleep 100) > /dev/null 2>&1 & "
+            "echo started",
             std::chrono::seconds(5));
       if (i % 3 == 1) f.run(sb, Language::bash, "sleep 10", std::chrono::milliseconds(300));
       for (const auto& process : sandgate::test::descendants_of(::getpid())) seen.insert(process);

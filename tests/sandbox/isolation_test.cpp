@@ -35,7 +35,8 @@ std::filesystem::path pids_cgroup_of_sandbox() {
       std::string controllers = line.substr(first + 1, second - first - 1);
       std::string path = line.substr(second + 1);
       std::filesystem::path dir;
-      if (controllers == "pids") dir = std::filesystem::path("/sys/fs/cgroup/pids") / path.substr(1);
+      if (controllers == "pids")
+        dir = std::filesystem::path("/sys/fs/cgroup/pids") / path.substr(1);
       else if (controllers.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"))
         dir = std::filesystem::path("/sys/fs/cgroup") / path.substr(1);
       for (; !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {

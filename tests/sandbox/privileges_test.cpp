@@ -50,7 +50,8 @@ std::filesystem::path quota_cgroup_of(pid_t pid) {
     std::string path = line.substr(second + 1);
     std::istringstream names(controllers);
     for (std::string name; std::getline(names, name, ',');)
-      if (name == "cpu") v1 = std::filesystem::path("/sys/fs/cgroup/" + controllers) / path.substr(1);
+      if (name == "cpu")
+        v1 = std::filesystem::path("/sys/fs/cgroup/" + controllers) / path.substr(1);
     if (controllers.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"))
       v2 = std::filesystem::path("/sys/fs/cgroup") / path.substr(1);
   }
@@ -125,9 +126,8 @@ TEST_CASE("a sandboxed program holds no capability, cannot gain one, and runs fi
       "print(''.join(l for l in open('/proc/self/status')\n"
       "      if re.match(r'(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):', l)), end='')\n";
   auto sb = f.create();
-  auto shell = f.run(
-      sb, Language::bash,
-      "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status");
+  auto shell = f.run(sb, Language::bash,
+                     "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status");
   CHECK(shell.stdout_text == expected);
   f.fresh = true;
   CHECK(f.run(sb, Language::python, python).stdout_text == expected);

@@ -292,8 +292,8 @@ int main(int argc, char** argv) {
             warmup.transport_errors == 0 && tally.cap_refusals == 0 && warmup.cap_refusals == 0 &&
             within_sandbox_cap && sessions == 0 && sandboxes == 0 && supervisors_left.empty() &&
             cgroups_while_idle == 0 && exit_status == 0 && cgroups_after_exit == 0 &&
-            !started_processes.empty() && processes_after_exit == 0 && mounts_delta == 0 && new_scratch.empty() &&
-            (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
+            !started_processes.empty() && processes_after_exit == 0 && mounts_delta == 0 &&
+            new_scratch.empty() && (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
   report["passed"] = ok;
   std::cout << report.dump(2) << "\n";
   if (!options.report.empty()) std::ofstream(options.report) << report.dump(2) << "\n";

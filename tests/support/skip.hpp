@@ -6,7 +6,6 @@
 // the test instead: CI sets it, so a regression that makes a capability look missing (the
 // cgroup probe, the Landlock check, a sandbox that breaks matplotlib) turns CI red, not green.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <iostream>
 #include <string>

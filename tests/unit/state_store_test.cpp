@@ -70,8 +70,7 @@ TEST_CASE("the total cap drops the oldest archives first", "[state_store]") {
   CHECK(store.count() == 2);
 }
 
-TEST_CASE("one tenant's archives never push out those of a tenant holding less",
-          "[state_store]") {
+TEST_CASE("one tenant's archives never push out those of a tenant holding less", "[state_store]") {
   TempDir t;
   StateStore store(t.path.string(), 10, false);
   std::string error;

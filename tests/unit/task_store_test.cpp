@@ -4,12 +4,12 @@
 // for keys not outstanding and another tenant's updates change nothing; a cancel ends a wait.
 #include "server/tasks/task_store.hpp"
 
-#include "common/cancel_signal.hpp"
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+
+#include "common/cancel_signal.hpp"
 
 using namespace sandgate::server;
 using nlohmann::json;
@@ -234,7 +234,8 @@ TEST_CASE("a task holds at most 16 questions at once, and an answer over 1 MiB i
   start_wait(io, store, id, "q0", got, ended);
   io.run_for(std::chrono::milliseconds(20));
   // An answer over 1 MiB is dropped: the question stays open.
-  store.update(id, "alice", {{"q0", {{"action", "accept"}, {"content", std::string(2 << 20, 'x')}}}});
+  store.update(id, "alice",
+               {{"q0", {{"action", "accept"}, {"content", std::string(2 << 20, 'x')}}}});
   io.restart();
   io.run_for(std::chrono::milliseconds(20));
   CHECK_FALSE(*ended);
