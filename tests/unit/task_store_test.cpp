@@ -164,7 +164,7 @@ TEST_CASE("a tenant's task results are bounded in bytes", "[tasks]") {
   }
 }
 
-TEST_CASE("a task's waiters are bounded; one that leaves frees its place", "[tasks]") {
+TEST_CASE("a task's waiters are bounded, and one that leaves frees its place", "[tasks]") {
   TaskLimits limits;
   limits.max_waiters_per_task = 2;
   boost::asio::io_context io;
