@@ -89,7 +89,11 @@ const std::string kListInterpreterDescriptors = std::string(kListDescriptors) +
 std::string program_descriptors(Refused refused, bool interpreter = false) {
   if (auto problem = refuse(refused); !problem.empty()) return "SETUP: " + problem;
   open_leaky_descriptors();
-  sandgate::test::SandboxFixture f;
+  // Descriptors are the point here, not limits: a second gateway in the test process's cgroup
+  // (a Delegate=yes unit's) could not have cgroups of its own, and would otherwise be refused.
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.accept_no_cgroups = true;
+  sandgate::test::SandboxFixture f(config);
   if (!f.host().isolation().usable()) return "SKIP: " + f.host().isolation().problem;
   f.fresh = !interpreter;
   auto sb = f.create();
