@@ -131,8 +131,8 @@ inline std::size_t mount_count(const std::string& pid = "self") {
 
 // Live processes anywhere on the host (sandboxed ones included) whose command line is exactly
 // `cmdline`, arguments joined by spaces. Tests give their programs distinctive command lines.
-inline int processes_running(const std::string& cmdline) {
-  int n = 0;
+inline std::vector<pid_t> pids_running(const std::string& cmdline) {
+  std::vector<pid_t> found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     std::string name = entry.path().filename().string();
@@ -142,25 +142,19 @@ inline int processes_running(const std::string& cmdline) {
     if (!text.empty() && text.back() == '\0') text.pop_back();
     for (auto& c : text)
       if (c == '\0') c = ' ';
-    if (text == cmdline && process_alive(std::stoi(name))) ++n;
+    if (text == cmdline && process_alive(std::stoi(name))) found.push_back(std::stoi(name));
   }
-  return n;
+  return found;
 }
 
-// The first live process on the host whose command line is exactly `cmdline`; 0 if none.
+inline int processes_running(const std::string& cmdline) {
+  return static_cast<int>(pids_running(cmdline).size());
+}
+
+// The first of pids_running(`cmdline`); 0 if none.
 inline pid_t process_running(const std::string& cmdline) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream file(entry.path() / "cmdline");
-    std::string text((std::istreambuf_iterator<char>(file)), {});
-    if (!text.empty() && text.back() == '\0') text.pop_back();
-    for (auto& c : text)
-      if (c == '\0') c = ' ';
-    if (text == cmdline && process_alive(std::stoi(name))) return std::stoi(name);
-  }
-  return 0;
+  auto found = pids_running(cmdline);
+  return found.empty() ? 0 : found.front();
 }
 
 // A line of /proc/PID/status ("Uid", "CapEff"…): its value, tabs and all; "" if absent.
