@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "forked_scenario.hpp"
+#include "limit_cgroup.hpp"
 #include "sandbox/file_util.hpp"
 #include "sandbox_fixture.hpp"
 #include "tests/support/host_probe.hpp"
@@ -28,24 +29,11 @@ namespace {
 // The pids cgroup that limits this test process's sandbox, found from a process below this one
 // (a supervisor, or what it runs): the first directory up from its own with a pids.max set.
 std::filesystem::path pids_cgroup_of_sandbox() {
-  for (const auto& process : sandgate::test::descendants_of(::getpid())) {
-    std::ifstream table("/proc/" + std::to_string(process.pid) + "/cgroup");
-    for (std::string line; std::getline(table, line);) {
-      auto first = line.find(':'), second = line.find(':', first + 1);
-      std::string controllers = line.substr(first + 1, second - first - 1);
-      std::string path = line.substr(second + 1);
-      std::filesystem::path dir;
-      if (controllers == "pids")
-        dir = std::filesystem::path("/sys/fs/cgroup/pids") / path.substr(1);
-      else if (controllers.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"))
-        dir = std::filesystem::path("/sys/fs/cgroup") / path.substr(1);
-      for (; !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-        std::ifstream max(dir / "pids.max");
-        std::string limit;
-        if (std::getline(max, limit) && !limit.empty() && limit != "max") return dir;
-      }
-    }
-  }
+  for (const auto& process : sandgate::test::descendants_of(::getpid()))
+    if (auto dir = sandgate::test::limiting_cgroup(process.pid, "pids", {"pids.max", "max"},
+                                                   {"pids.max", "max"});
+        !dir.empty())
+      return dir;
   return {};
 }
 

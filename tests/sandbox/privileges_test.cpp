@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "limit_cgroup.hpp"
 #include "sandbox_fixture.hpp"
 #include "tests/support/host_probe.hpp"
 #include "tests/support/skip.hpp"
@@ -39,37 +40,10 @@ std::vector<long> ids_of(const std::string& field) {
   return ids;
 }
 
-// The cgroup directory whose CPU quota holds `pid` (v1 cpu controller or v2), walking up from
-// the process's own cgroup to the first with a quota set; "" if none.
+// The cgroup directory whose CPU quota holds `pid` (v1 cpu controller or v2).
 std::filesystem::path quota_cgroup_of(pid_t pid) {
-  std::ifstream table("/proc/" + std::to_string(pid) + "/cgroup");
-  std::filesystem::path v1, v2;
-  for (std::string line; std::getline(table, line);) {
-    auto first = line.find(':'), second = line.find(':', first + 1);
-    std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    std::istringstream names(controllers);
-    for (std::string name; std::getline(names, name, ',');)
-      if (name == "cpu")
-        v1 = std::filesystem::path("/sys/fs/cgroup/" + controllers) / path.substr(1);
-    if (controllers.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"))
-      v2 = std::filesystem::path("/sys/fs/cgroup") / path.substr(1);
-  }
-  auto read = [](const std::filesystem::path& file) {
-    std::ifstream in(file);
-    std::string text;
-    std::getline(in, text);
-    return text;
-  };
-  for (auto dir = v1; !v1.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-    std::string quota = read(dir / "cpu.cfs_quota_us");
-    if (!quota.empty() && quota != "-1") return dir;
-  }
-  for (auto dir = v2; !v2.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-    std::string quota = read(dir / "cpu.max");
-    if (!quota.empty() && quota.rfind("max", 0) != 0) return dir;
-  }
-  return {};
+  return sandgate::test::limiting_cgroup(pid, "cpu", {"cpu.cfs_quota_us", "-1"},
+                                         {"cpu.max", "max"});
 }
 
 long throttled_periods(const std::filesystem::path& cgroup) {
