@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gateway_process.hpp"
+#include "tests/support/host_probe.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
@@ -60,12 +61,10 @@ json hold_in_background(GatewayProcess& gw, const std::string& session) {
 // The resident MiB of the largest holder program (kHold) running on this host; 0 when none.
 long held_by_python_mib() {
   long most = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    std::ifstream cmdline(entry.path() / "cmdline");
-    std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+  for (const auto& entry : sandgate::test::proc_entries("/proc")) {
+    std::string text = sandgate::test::read_proc(entry / "cmdline");
     if (text.find("bytearray(1900 << 20)") == std::string::npos) continue;
-    std::ifstream status(entry.path() / "status");
+    std::istringstream status(sandgate::test::read_proc(entry / "status"));
     for (std::string line; std::getline(status, line);)
       if (line.rfind("VmRSS:", 0) == 0) most = std::max(most, std::stol(line.substr(6)) >> 10);
   }

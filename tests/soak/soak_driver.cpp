@@ -209,13 +209,20 @@ int main(int argc, char** argv) {
   // during the run: none may outlive the gateway.
   std::set<sandgate::test::ProcessIdentity> started_processes;
   std::atomic<bool> sampling{true};
+  std::string sampler_failed;
+  // An exception escaping this thread would end the driver without stopping the gateway, and
+  // ctest would then wait for the gateway's inherited output until its timeout.
   std::thread sampler([&] {
-    while (sampling) {
-      peak_kib = std::max(peak_kib, gateway.rss_kib());
-      peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes"));
-      for (const auto& process : sandgate::test::descendants_of(gateway.pid()))
-        started_processes.insert(process);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    try {
+      while (sampling) {
+        peak_kib = std::max(peak_kib, gateway.rss_kib());
+        peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes"));
+        for (const auto& process : sandgate::test::descendants_of(gateway.pid()))
+          started_processes.insert(process);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    } catch (const std::exception& e) {
+      sampler_failed = e.what();
     }
   });
   auto started = sandgate::bench::Clock::now();
@@ -271,6 +278,7 @@ int main(int argc, char** argv) {
   report["made_room"] = made_room;
   report["warmup_wrong_answers"] = warmup.wrong_answers + warmup.transport_errors;
   report["problems"] = tally.first_problems;
+  if (!sampler_failed.empty()) report["problems"].push_back("sampling failed: " + sampler_failed);
   for (const auto& problem : warmup.first_problems) report["problems"].push_back(problem);
   report["rss_kib"] = {{"baseline", baseline_kib},
                        {"peak", peak_kib},
@@ -292,8 +300,9 @@ int main(int argc, char** argv) {
             warmup.transport_errors == 0 && tally.cap_refusals == 0 && warmup.cap_refusals == 0 &&
             within_sandbox_cap && sessions == 0 && sandboxes == 0 && supervisors_left.empty() &&
             cgroups_while_idle == 0 && exit_status == 0 && cgroups_after_exit == 0 &&
-            !started_processes.empty() && processes_after_exit == 0 && mounts_delta == 0 &&
-            new_scratch.empty() && (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
+            sampler_failed.empty() && !started_processes.empty() && processes_after_exit == 0 &&
+            mounts_delta == 0 && new_scratch.empty() &&
+            (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
   report["passed"] = ok;
   std::cout << report.dump(2) << "\n";
   if (!options.report.empty()) std::ofstream(options.report) << report.dump(2) << "\n";

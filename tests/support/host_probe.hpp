@@ -1,7 +1,9 @@
 #pragma once
 // What a gateway left on the host, read from /proc and /sys: shared by the integration tests
 // and the soak driver, which check the same things after a run.
+#include <fcntl.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <compare>
@@ -15,6 +17,29 @@
 #include <vector>
 
 namespace sandgate::test {
+
+// The whole of a /proc or /sys file; "" if it cannot be read. A process can exit between open and
+// read (read then fails with ESRCH): libstdc++'s filebuf throws from underflow in that case when
+// read through istreambuf_iterator, so /proc is read with plain read(2) here.
+inline std::string read_proc(const std::string& path) {
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  ::close(fd);
+  return text;
+}
+
+// Entries of a /proc directory, tolerant of entries vanishing while it is read.
+inline std::vector<std::filesystem::path> proc_entries(const std::string& dir) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    out.push_back(it->path());
+  return out;
+}
 
 // cgroup directories of a gateway process: its instance directories "sandgate-<pid>-<start>-<n>"
 // anywhere in the v1/v2 trees, and the sandbox cgroups inside them. `sandboxes_only` counts just
@@ -64,10 +89,8 @@ inline int sandbox_cgroups_of(pid_t gateway) {
 // Direct children of `pid` from every one of its threads: a gateway's sandbox supervisors.
 inline std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& task :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream list(task.path() / "children");
+  for (const auto& task : proc_entries("/proc/" + std::to_string(pid) + "/task")) {
+    std::istringstream list(read_proc(task / "children"));
     for (pid_t child; list >> child;) out.push_back(child);
   }
   return out;
@@ -75,8 +98,7 @@ inline std::vector<pid_t> children_of(pid_t pid) {
 
 // Alive: exists and is not a zombie (a dead orphan waits for init to reap it; it holds nothing).
 inline bool process_alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
   auto close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
@@ -84,8 +106,7 @@ inline bool process_alive(pid_t pid) {
 // A process's start time (clock ticks after boot, /proc/PID/stat field 22); 0 if it is gone. A
 // pid with the same start time is the same process, not a later one that reused the number.
 inline unsigned long long start_time_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  std::string text = read_proc("/proc/" + std::to_string(pid) + "/stat");
   auto close = text.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream fields(text.substr(close + 2));
@@ -123,7 +144,7 @@ inline bool still_alive(const ProcessIdentity& process) {
 
 // Mounts in the mount namespace of `pid` ("self": this process's).
 inline std::size_t mount_count(const std::string& pid = "self") {
-  std::ifstream table("/proc/" + pid + "/mountinfo");
+  std::istringstream table(read_proc("/proc/" + pid + "/mountinfo"));
   std::size_t n = 0;
   for (std::string line; std::getline(table, line);) ++n;
   return n;
@@ -133,12 +154,10 @@ inline std::size_t mount_count(const std::string& pid = "self") {
 // `cmdline`, arguments joined by spaces. Tests give their programs distinctive command lines.
 inline std::vector<pid_t> pids_running(const std::string& cmdline) {
   std::vector<pid_t> found;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    std::string name = entry.path().filename().string();
+  for (const auto& entry : proc_entries("/proc")) {
+    std::string name = entry.filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream file(entry.path() / "cmdline");
-    std::string text((std::istreambuf_iterator<char>(file)), {});
+    std::string text = read_proc(entry / "cmdline");
     if (!text.empty() && text.back() == '\0') text.pop_back();
     for (auto& c : text)
       if (c == '\0') c = ' ';
@@ -159,7 +178,7 @@ inline pid_t process_running(const std::string& cmdline) {
 
 // A line of /proc/PID/status ("Uid", "CapEff"…): its value, tabs and all; "" if absent.
 inline std::string status_field(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::istringstream status(read_proc("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(status, line);)
     if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
   return "";
@@ -172,7 +191,7 @@ inline int server_connections(int port) {
   char wanted[8];
   std::snprintf(wanted, sizeof wanted, "%04X", port);
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
+    std::istringstream in(read_proc(table));
     std::string line;
     std::getline(in, line);  // header
     while (std::getline(in, line)) {
