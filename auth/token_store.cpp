@@ -50,8 +50,8 @@ void apply_option(Tenant& tenant, const std::string& option, int line_no, int op
   auto bad = [&] {
     return std::runtime_error("tokens file line " + std::to_string(line_no) + ": bad option " +
                               std::to_string(option_no) +
-                              " (expected max_sessions=N, spend_cap_usd=X or "
-                              "max_concurrent_calls=N)");
+                              " (expected max_sessions=N, spend_cap_usd=X, "
+                              "max_concurrent_calls=N or max_sandboxes=N)");
   };
   try {
     std::size_t used = 0;
@@ -60,6 +60,9 @@ void apply_option(Tenant& tenant, const std::string& option, int line_no, int op
     } else if (key == "max_concurrent_calls") {
       // 0 would leave the tenant's calls waiting for ever.
       tenant.max_concurrent_calls = whole_number(value, 1);
+    } else if (key == "max_sandboxes") {
+      // 0 would refuse every call that needs a sandbox.
+      tenant.max_sandboxes = whole_number(value, 1);
     } else if (key == "spend_cap_usd") {
       double x = std::stod(value, &used);
       if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();

@@ -5,7 +5,7 @@
 //
 // Tokens file: one tenant per line, "#" starts a comment:
 //   <sha256 hex of the token> <tenant name> [max_sessions=N] [spend_cap_usd=X]
-//   [max_concurrent_calls=N]
+//   [max_concurrent_calls=N] [max_sandboxes=N]
 //
 // The store is read by every request thread and replaced whole on SIGHUP (replace()): a
 // lookup works on a snapshot, and the Tenant it returns keeps that snapshot alive, so a
@@ -28,6 +28,7 @@ struct Tenant {
   std::optional<std::uint32_t> max_sessions;  // overrides the per-tenant default
   std::optional<double> spend_cap_usd;        // overrides the per-sandbox default
   std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;  // overrides the default share
+  std::optional<std::uint32_t> max_sandboxes = std::nullopt;         // overrides the default share
 };
 
 Digest sha256(std::string_view data);

@@ -24,6 +24,7 @@ class SpendMeter {
   double usd() const;
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
+  std::uint64_t memory_bytes() const { return last_memory_; }  // as the last sample saw it
 
  private:
   Prices prices_;

@@ -150,6 +150,11 @@ double Sandbox::spend_usd() const {
   return meter_.usd();
 }
 
+std::uint64_t Sandbox::memory_bytes() const {
+  std::lock_guard lock(mutex_);
+  return meter_.memory_bytes();
+}
+
 void Sandbox::end(EndReason reason, std::string detail) {
   std::lock_guard lock(mutex_);
   end_locked(reason, std::move(detail));

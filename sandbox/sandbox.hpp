@@ -142,6 +142,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   EndReason end_reason() const;
   std::string end_detail() const;
   double spend_usd() const;
+  // Memory its cgroup held at the meter's last sample (about a second old): for choosing whose
+  // sandbox makes room under memory pressure, not for accounting.
+  std::uint64_t memory_bytes() const;
   const Limits& limits() const { return limits_; }
   const std::string& id() const { return id_; }
 

@@ -47,12 +47,16 @@ std::size_t Registry::tenant_count_locked(const std::string& tenant) const {
 }
 
 Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
-  SessionTerms terms{host_.config().limits, 0};
+  SessionTerms terms{host_.config().limits, {}};
   if (tenant.spend_cap_usd) terms.limits.spend_cap_usd = *tenant.spend_cap_usd;
   // A cap of 0 would never run a call: an unset default means "no share smaller than the pool".
-  terms.call_cap = tenant.max_concurrent_calls.value_or(
+  terms.share.calls = tenant.max_concurrent_calls.value_or(
       config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
                                               : std::numeric_limits<std::uint32_t>::max());
+  if (tenant.max_sandboxes)
+    terms.share.sandboxes = *tenant.max_sandboxes;
+  else if (config_.max_sandboxes_per_tenant)
+    terms.share.sandboxes = config_.max_sandboxes_per_tenant;
   return terms;
 }
 
@@ -91,9 +95,9 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
     }
     std::string id = kind == SessionKind::handle ? new_handle_id(config_.replica_name)
                                                  : new_session_id(config_.replica_name);
-    auto session =
-        std::make_shared<Session>(std::move(id), tenant.name, terms.limits, host_, gateway_slots_,
-                                  terms.call_cap, config_.calls_queued_per_session, kind, store_);
+    auto session = std::make_shared<Session>(
+        std::move(id), tenant.name, terms.limits, host_, gateway_slots_, terms.share,
+        config_.calls_queued_per_session, kind, store_, nullptr, this);
     admit_locked(session);  // a fresh random id: never taken
     out = std::move(session);
   }();

@@ -41,6 +41,10 @@ struct RegistryConfig {
   // Calls one tenant may run at once (the tokens file may override); 0 until the gateway has
   // worked out its default (half of --max-concurrent-calls, or all of it for a single tenant).
   std::uint32_t max_concurrent_calls_per_tenant = 0;
+  // Live sandboxes one tenant may hold at once (the tokens file may override); 0: no share
+  // smaller than the gateway's cap (the gateway works out its default: half of what the
+  // sandbox cap and the memory budget allow, or all of it for a single tenant).
+  std::uint32_t max_sandboxes_per_tenant = 0;
   std::string replica_name;  // prefixes session ids when set
 
   bool operator==(const RegistryConfig&) const = default;
@@ -49,9 +53,10 @@ struct RegistryConfig {
 // Per-tenant overrides (from the tokens file).
 struct TenantPolicy {
   std::string name;
-  std::optional<std::uint32_t> max_sessions;
-  std::optional<double> spend_cap_usd;
+  std::optional<std::uint32_t> max_sessions = std::nullopt;
+  std::optional<double> spend_cap_usd = std::nullopt;
   std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;
+  std::optional<std::uint32_t> max_sandboxes = std::nullopt;
 };
 
 enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
@@ -62,6 +67,7 @@ enum class EvictionReason {
   gateway_cap,    // the gateway had its maximum of sessions and handles
   sandbox_cap,    // the gateway had its maximum of live sandboxes (the session stays)
   memory_budget,  // the sandboxes used 90 % of their shared memory (the session stays)
+  tenant_share,   // the tenant held its share of live sandboxes (the session stays)
 };
 const char* eviction_reason_name(EvictionReason reason);
 
@@ -87,7 +93,7 @@ struct RestoreReport {
   std::size_t duplicate = 0;       // an id this registry already has
 };
 
-class Registry {
+class Registry : public TenantSandboxes {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
            CallSlots& gateway_slots, StateStore* store = nullptr);
@@ -116,13 +122,17 @@ class Registry {
   // Told of every eviction, outside the registry's lock. Set before serving.
   void on_eviction(std::function<void(const Eviction&)> observer);
   // Under pressure (the sandbox cap, the memory budget): hibernates the least recently used idle
-  // sandbox of the tenant holding the most live sandboxes (its session or handle stays; its next
-  // call resumes with its /work), or ends it when hibernation is off or fails. A sandbox that
-  // gets a call meanwhile, or is being hibernated already, is skipped for the next one (never
-  // waited for); after kMakeRoomFailures failed hibernations it gives up. False when none could
-  // go. For SandboxHost::set_make_room.
+  // sandbox of the tenant holding the most (live sandboxes, or their memory) (its session or handle
+  // stays; its next call resumes with its /work), or ends it when hibernation is off or fails. A
+  // sandbox that gets a call meanwhile, or is being hibernated already, is skipped for the next one
+  // (never waited for); after kMakeRoomFailures failed hibernations it gives up. False when none
+  // could go. For SandboxHost::set_make_room.
   boost::asio::awaitable<bool> make_room(sandbox::Pressure pressure);
   static constexpr int kMakeRoomFailures = 4;
+  // TenantSandboxes, for this registry's sessions: the tenant's live sandboxes and those being
+  // made, counted; at its share, its own least recently used sandbox that nothing uses goes
+  // (EvictionReason::tenant_share) — never another tenant's.
+  boost::asio::awaitable<SandboxPlace> place_for(const Session& asking, std::size_t cap) override;
   // Ends every session (gateway shutdown) and stops the sweep.
   void end_all();
   // Ends sessions idle for longer than the idle timeout; returns how many.
@@ -188,19 +198,23 @@ class Registry {
   // restored one's): its sandbox limits and its cap of calls at once.
   struct SessionTerms {
     sandbox::Limits limits;
-    std::uint32_t call_cap;
+    TenantShare share;
   };
   SessionTerms terms_for(const TenantPolicy& tenant) const;
   // Adds `session` to the map and to its tenant's set; false when its id is taken.
   bool admit_locked(const std::shared_ptr<Session>& session);
   // Live sessions with a live sandbox in the order make_room tries them: the tenants holding
-  // the most live sandboxes first, each tenant's least recently used first.
-  std::vector<std::shared_ptr<Session>> room_candidates() const;
+  // the most first (live sandboxes at the sandbox cap, their memory under the memory budget),
+  // each tenant's least recently used first.
+  std::vector<std::shared_ptr<Session>> room_candidates(sandbox::Pressure pressure) const;
+  // `tenant`'s sessions other than `except` with a live sandbox, least recently used first.
+  std::vector<std::shared_ptr<Session>> live_sandboxes_of(const std::string& tenant,
+                                                          const Session* except) const;
   // Frees `s`'s sandbox for room: hibernated when it can be, else ended if idle. Skipped when
   // it is in use or being hibernated; failed when its hibernation failed and it could not end.
   enum class RoomTry { freed, skipped, failed };
   boost::asio::awaitable<RoomTry> free_sandbox_for_room(std::shared_ptr<Session> s,
-                                                        sandbox::Pressure pressure);
+                                                        EvictionReason reason);
   void report(const Eviction& eviction);
 
   RegistryConfig config_;
@@ -222,6 +236,13 @@ class Registry {
   };
   std::unordered_map<std::string, Ended> ended_;  // id -> why, bounded
   std::deque<std::string> ended_order_;           // oldest first
+  // Fresh sandboxes being made, per tenant: counted with its live ones by place_for. Shared
+  // with the places handed out, which a call's coroutine may drop after the registry is gone.
+  struct SandboxesBeingMade {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::size_t> per_tenant;
+  };
+  std::shared_ptr<SandboxesBeingMade> being_made_ = std::make_shared<SandboxesBeingMade>();
   std::atomic<std::uint64_t> idle_hibernations_{0};
   std::atomic<std::uint64_t> sweeps_{0};
 };

@@ -20,6 +20,8 @@ const char* eviction_reason_name(EvictionReason reason) {
       return "sandbox_cap";
     case EvictionReason::memory_budget:
       return "memory_budget";
+    case EvictionReason::tenant_share:
+      return "tenant_share";
   }
   return "unknown";
 }

@@ -119,8 +119,8 @@ RestoreReport Registry::restore(
     // The tenant's policy now, as create() would apply it.
     SessionTerms terms = terms_for(*tenant);
     auto session = std::make_shared<Session>(
-        entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.call_cap,
-        config_.calls_queued_per_session, entry.kind, store_, &restored);
+        entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.share,
+        config_.calls_queued_per_session, entry.kind, store_, &restored, this);
     bool added = false;
     {
       std::lock_guard lock(mutex_);

@@ -5,9 +5,9 @@
 namespace sandgate::session {
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
-                 sandbox::SandboxHost& host, CallSlots& gateway_slots, std::size_t tenant_call_cap,
+                 sandbox::SandboxHost& host, CallSlots& gateway_slots, TenantShare share,
                  std::size_t queue_depth, SessionKind kind, StateStore* store,
-                 const RestoredSession* restored)
+                 const RestoredSession* restored, TenantSandboxes* tenant_sandboxes)
     : id_(std::move(id)),
       tenant_(std::move(tenant)),
       kind_(kind),
@@ -16,8 +16,10 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
       last_used_((restored ? restored->last_used : created_).time_since_epoch().count()),
       host_(host),
       gateway_slots_(gateway_slots),
-      tenant_call_cap_(tenant_call_cap),
+      share_(share),
+      tenant_sandboxes_(tenant_sandboxes),
       call_order_(1, queue_depth),
+      sandbox_use_(1, 2),
       account_(limits_, created_),
       store_(store) {
   if (!restored) return;
@@ -47,6 +49,15 @@ bool Session::ended() const {
 bool Session::busy() const {
   std::lock_guard lock(mutex_);
   return !calls_.empty();
+}
+
+bool Session::using_sandbox() const {
+  return sandbox_use_.available() == 0;
+}
+
+std::uint64_t Session::sandbox_memory_bytes() const {
+  std::lock_guard lock(mutex_);
+  return sandbox_ && !sandbox_->ended() ? sandbox_->memory_bytes() : 0;
 }
 
 bool Session::has_live_sandbox() const {
@@ -129,10 +140,14 @@ bool Session::end_sandbox(std::string why) {
 }
 
 bool Session::end_sandbox_if_idle(std::string why) {
+  // Held while the sandbox is let go of: a call that gets its slot meanwhile waits, then finds
+  // no sandbox and makes a fresh one.
+  auto use = sandbox_use_.try_acquire();
+  if (!use) return false;
   std::shared_ptr<sandbox::Sandbox> sandbox;
   {
     std::lock_guard lock(mutex_);
-    if (!calls_.empty() || !sandbox_ || sandbox_->ended()) return false;
+    if (!sandbox_ || sandbox_->ended()) return false;
     sandbox = std::move(sandbox_);
   }
   sandbox->end(sandbox::EndReason::closed, std::move(why));

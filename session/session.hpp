@@ -16,6 +16,7 @@
 #include "sandbox/host.hpp"
 #include "session_account.hpp"
 #include "state_store.hpp"
+#include "tenant_share.hpp"
 
 namespace sandgate::session {
 
@@ -72,12 +73,13 @@ struct RestoredSession {
 class Session {
  public:
   using Clock = std::chrono::steady_clock;
-  // `tenant_call_cap`: how many calls of this session's tenant may run at once (its share of
-  // `gateway_slots`), as the tenant's policy said when the session was made.
+  // `share`: how many calls of this session's tenant may run at once (of `gateway_slots`) and
+  // how many sandboxes it may hold (counted by `tenant_sandboxes`; not counted when null), as
+  // the tenant's policy said when the session was made.
   Session(std::string id, std::string tenant, sandbox::Limits limits, sandbox::SandboxHost& host,
-          CallSlots& gateway_slots, std::size_t tenant_call_cap, std::size_t queue_depth,
+          CallSlots& gateway_slots, TenantShare share, std::size_t queue_depth,
           SessionKind kind = SessionKind::session, StateStore* store = nullptr,
-          const RestoredSession* restored = nullptr);
+          const RestoredSession* restored = nullptr, TenantSandboxes* tenant_sandboxes = nullptr);
   ~Session();
 
   const std::string& id() const { return id_; }
@@ -112,15 +114,15 @@ class Session {
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
-  // end_sandbox, but only when no call runs or waits (checked under the same lock): for making
-  // room at the sandbox cap, which must never end a sandbox in use.
+  // end_sandbox, but only when nothing uses the sandbox (see using_sandbox): for making room at
+  // the sandbox cap, which must never end a sandbox in use.
   bool end_sandbox_if_idle(std::string why);
-  // Hibernates the live sandbox: takes its turn with calls (never waits for it), packs /work
+  // Hibernates the live sandbox: takes its use (never waits for it), packs /work
   // inside the sandbox, stores the archive, then ends the sandbox; the next call restores /work
-  // into a fresh one. False (and the sandbox lives on) when there is no store, no live idle
-  // sandbox, a call or a read is under way or came meanwhile, or packing or storing failed (then
-  // only, `why` says why, for the log). The entry point for idle hibernation and for making room
-  // under pressure.
+  // into a fresh one. False (and the sandbox lives on) when there is no store, no live
+  // sandbox, a call or a read uses it or came to use it meanwhile, or packing or storing failed
+  // (then only, `why` says why, for the log). The entry point for idle hibernation and for making
+  // room under pressure.
   boost::asio::awaitable<bool> hibernate(std::string* why = nullptr);
   // Whether hibernate() could pack this live sandbox: there is a store, and packing it has not
   // failed before (such a sandbox is ended when room is needed).
@@ -135,7 +137,13 @@ class Session {
 
   bool ended() const;
   bool busy() const;  // a call runs or waits
+  // A call (past its gateway slot), a read or a hibernation is using the sandbox now. A call
+  // still waiting for a gateway slot does not: its session's sandbox may be hibernated for room
+  // meanwhile (the call resumes it), so that a queued call never pins a sandbox.
+  bool using_sandbox() const;
   bool has_live_sandbox() const;
+  // Memory its live sandbox holds (0 without one), as that sandbox's meter last saw it.
+  std::uint64_t sandbox_memory_bytes() const;
   // What the session has spent: its ended sandboxes' spend and its live one's so far. Its spend
   // cap and lifetime hold across all of them (see SessionAccount).
   double spend_usd() const;
@@ -188,8 +196,13 @@ class Session {
   std::atomic<Clock::rep> last_used_;
   sandbox::SandboxHost& host_;
   CallSlots& gateway_slots_;
-  const std::size_t tenant_call_cap_;
+  const TenantShare share_;
+  TenantSandboxes* const tenant_sandboxes_;
   AsyncSemaphore call_order_;
+  // Held by whatever uses the sandbox: a call once it has its gateway slot, a read once its turn
+  // has come, a hibernation (which never waits for it). Calls and reads hold their turn first,
+  // so at most one of them waits here, behind a hibernation under way.
+  AsyncSemaphore sandbox_use_;
 
   mutable std::mutex mutex_;
   bool ended_ = false;

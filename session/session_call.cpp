@@ -91,10 +91,21 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
   sandbox::Limits limits = *need.fresh_limits;
   std::shared_ptr<sandbox::Sandbox> fresh;
   std::string refused;
-  try {
-    fresh = co_await host_.create(limits);
-  } catch (const sandbox::SandboxError& e) {
-    refused = e.what();
+  // Held until the fresh sandbox is the session's (adopt_fresh below), when it counts as live.
+  SandboxPlace place;
+  if (tenant_sandboxes_ && share_.sandboxes != TenantShare::kUnlimited) {
+    place = co_await tenant_sandboxes_->place_for(*this, share_.sandboxes);
+    if (!place)
+      refused = "this tenant already holds its share of live sandboxes (" +
+                std::to_string(share_.sandboxes) +
+                "), each in use by a call or a read; try again when one of them ends";
+  }
+  if (refused.empty()) {
+    try {
+      fresh = co_await host_.create(limits);
+    } catch (const sandbox::SandboxError& e) {
+      refused = e.what();
+    }
   }
   bool resuming = false;
   if (fresh && store_) {
@@ -121,9 +132,11 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
     busy.failure = "this session already has too many calls waiting";
     co_return busy;
   }
+  auto use = co_await sandbox_use_.acquire();
   {
     std::lock_guard lock(mutex_);
-    if (ended_ || !expected || sandbox_ != expected || expected->ended()) co_return std::nullopt;
+    if (!use || ended_ || !expected || sandbox_ != expected || expected->ended())
+      co_return std::nullopt;
   }
   AsyncSemaphore::Permit shared_turn;
   if (shared) {
@@ -220,7 +233,7 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   }
   // Then a gateway slot, within this tenant's share: calls of other tenants are not kept
   // waiting behind all of this tenant's.
-  auto slot = co_await gateway_slots_.acquire(tenant_, tenant_call_cap_);
+  auto slot = co_await gateway_slots_.acquire(tenant_, share_.calls);
   if (!slot) {
     out.status = ExecuteStatus::busy;
     out.message = "the gateway is busy: too many calls are waiting";
@@ -228,6 +241,14 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   }
   if (control->cancelled()) {
     out.status = ExecuteStatus::cancelled;
+    co_return out;
+  }
+  // Only now does the call use the sandbox: while it waited for its slot, the sandbox could be
+  // hibernated for room (the wait here is at most for such a pack to finish).
+  auto use = co_await sandbox_use_.acquire();
+  if (!use) {
+    out.status = ExecuteStatus::busy;
+    out.message = "this session already has too many calls waiting";
     co_return out;
   }
   // `out` lives in this frame, which the await keeps until run_call is done.

@@ -20,20 +20,19 @@ asio::awaitable<bool> Session::hibernate(std::string* why) {
   auto refuse = [](const char*) { return false; };
   auto idle_sandbox = [&]() -> std::shared_ptr<sandbox::Sandbox> {
     std::lock_guard lock(mutex_);
-    if (ended_ || !calls_.empty() || !sandbox_ || sandbox_->ended() ||
-        sandbox_.get() == pack_failed_)
-      return nullptr;
+    if (ended_ || !sandbox_ || sandbox_->ended() || sandbox_.get() == pack_failed_) return nullptr;
     return sandbox_;
   };
   if (!store_) co_return refuse("hibernation is off");
   if (!idle_sandbox()) co_return refuse("no idle live sandbox");
-  // In turn with calls: a call that arrives meanwhile waits until the pack is done. Never
-  // waiting for the turn: one taken means a call or a read is under way (not idle), or another
-  // hibernation of this sandbox is (two sandbox creates making room at once pick the same
-  // victim): waiting would hold up whoever needs the room.
-  auto turn = call_order_.try_acquire();
-  if (!turn) co_return refuse("the sandbox is in use");
-  // Checked again: a call may have come (and be waiting behind us) while we waited.
+  // Holding the sandbox's use: a call that gets its gateway slot meanwhile waits until the pack
+  // is done, then resumes the archive. Never waiting for the use: one taken means a call or a
+  // read is under way (not idle), or another hibernation of this sandbox is (two sandbox
+  // creates making room at once pick the same victim): waiting would hold up whoever needs the
+  // room. A call merely queued for a gateway slot does not hold it, so it pins nothing.
+  auto use = sandbox_use_.try_acquire();
+  if (!use) co_return refuse("the sandbox is in use");
+  // Checked again: the sandbox may have ended or been replaced meanwhile.
   auto sandbox = idle_sandbox();
   if (!sandbox) co_return refuse("a call came, or the sandbox ended");
   auto packed = co_await sandbox->pack_work();

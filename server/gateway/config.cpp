@@ -78,8 +78,8 @@ const std::vector<Option>& options() {
        "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
       {"--token-file", "SANDGATE_TOKEN_FILE", "",
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
-       "[spend_cap_usd=X] [max_concurrent_calls=N]'. Refused if group/world-writable; SIGHUP "
-       "reloads it.",
+       "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N]'. Refused if "
+       "group/world-writable; SIGHUP reloads it.",
        [](Config& c, const std::string& v) { c.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
        "Serve without tokens. Refused unless listening on loopback.",
@@ -345,6 +345,15 @@ const std::vector<Option>& options() {
        "a call running.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
+       }},
+      {"--tenant-max-sandboxes", "SANDGATE_TENANT_MAX_SANDBOXES",
+       "half of --max-sandboxes (all of it with a single token or --no-auth)",
+       "Live sandboxes one tenant may hold at once (the tokens file may override with "
+       "max_sandboxes=N). At its share, "
+       "a tenant's new sandbox hibernates (or ends) the tenant's own least recently used one that "
+       "no call is using, never another tenant's; refused when all of them are in use.",
+       [](Config& c, const std::string& v) {
+         c.registry.max_sandboxes_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},
       {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE",
        "1000000 on a host; in a user namespace 10000 (or the first mapped range that fits)",

@@ -44,6 +44,17 @@ std::uint32_t default_tenant_call_cap(const Config& config) {
   return std::max<std::uint32_t>(1, pool / 2);
 }
 
+// The live sandboxes one tenant may hold unless its tokens-file line says otherwise: half of
+// --max-sandboxes, so that a tenant arriving while another holds its share still finds room;
+// no share where only one tenant can exist. (The memory budget is shared by pressure instead:
+// room is made from the tenant whose sandboxes hold the most memory.)
+std::uint32_t default_tenant_sandbox_cap(const Config& config) {
+  std::uint32_t set = config.registry.max_sandboxes_per_tenant;
+  if (set) return set;
+  if (config.no_auth || config.token_file.empty()) return 0;
+  return std::max<std::uint32_t>(1, config.host.max_sandboxes / 2);
+}
+
 // As often as the registry sweeps: a checkpoint sees each hibernation soon after it happens.
 std::chrono::milliseconds checkpoint_interval(const session::RegistryConfig& c) {
   auto every = c.sweep_interval;
@@ -108,7 +119,8 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
 void record_eviction(Metrics& metrics, const session::Eviction& e) {
   const char* reason = session::eviction_reason_name(e.reason);
   const bool sandbox_only = e.reason == session::EvictionReason::sandbox_cap ||
-                            e.reason == session::EvictionReason::memory_budget;
+                            e.reason == session::EvictionReason::memory_budget ||
+                            e.reason == session::EvictionReason::tenant_share;
   // Hibernated under pressure: counted apart from the idle sweep's hibernations.
   if (e.hibernated)
     metrics.count_pressure_hibernation(reason);
@@ -182,6 +194,7 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
              {"cgroups", host.isolation().cgroups.describe()},
              {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
              {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant},
+             {"tenant_max_sandboxes", registry_config.max_sandboxes_per_tenant},
              {"state_dir", state ? state->dir() : std::string("(hibernation off)")}});
 }
 
@@ -253,6 +266,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
   session::RegistryConfig registry_config = config.registry;
   registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
+  registry_config.max_sandboxes_per_tenant = default_tenant_sandbox_cap(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
   auto opened = open_state_store(config);
   if (!opened.fatal.empty()) {

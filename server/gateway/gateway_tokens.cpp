@@ -2,6 +2,7 @@
 
 #include "auth/token_file.hpp"
 #include "common/logging.hpp"
+#include "server/tools/tenant_policy.hpp"
 
 namespace sandgate::server {
 
@@ -42,14 +43,12 @@ std::optional<session::TenantPolicy> tenant_policy(const Config& config,
                                                    const auth::TokenStore* tokens,
                                                    const std::string& name) {
   if (!tokens) {
-    if (config.no_auth && name == "anonymous")
-      return session::TenantPolicy{name, std::nullopt, std::nullopt, std::nullopt};
+    if (config.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
     return std::nullopt;
   }
   auto tenant = tokens->find_tenant(name);
   if (!tenant) return std::nullopt;
-  return session::TenantPolicy{tenant->name, tenant->max_sessions, tenant->spend_cap_usd,
-                               tenant->max_concurrent_calls};
+  return policy_of(*tenant);
 }
 
 }  // namespace sandgate::server

@@ -7,6 +7,7 @@
 #include "progress_token.hpp"
 #include "protocol_version.hpp"
 #include "server/http/responses.hpp"
+#include "server/tools/tenant_policy.hpp"
 #include "session/session_id.hpp"
 #include "streamed_answer.hpp"
 
@@ -57,8 +58,7 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
                                    const jsonrpc::Message& message) {
   json answer = methods_.initialize(message);
   if (answer.contains("error")) return json_reply(req, answer);
-  auto created = registry_.create(
-      {tenant.name, tenant.max_sessions, tenant.spend_cap_usd, tenant.max_concurrent_calls});
+  auto created = registry_.create(server::policy_of(tenant));
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;

@@ -35,11 +35,16 @@ void Metrics::count_eviction(const char* reason) {
     evicted_sandbox_cap_++;
   else if (r == "memory_budget")
     evicted_memory_budget_++;
+  else if (r == "tenant_share")
+    evicted_tenant_share_++;
 }
 
 void Metrics::count_pressure_hibernation(const char* reason) {
-  if (std::string_view(reason) == "memory_budget")
+  std::string_view r(reason);
+  if (r == "memory_budget")
     hibernated_memory_budget_++;
+  else if (r == "tenant_share")
+    hibernated_tenant_share_++;
   else
     hibernated_sandbox_cap_++;
 }
@@ -71,12 +76,13 @@ std::string Metrics::render(const Gauges& g) const {
       << "# TYPE sandgate_state_bytes gauge\nsandgate_state_bytes " << g.state_bytes << "\n"
       << "# HELP sandgate_hibernations_total Sandboxes hibernated: idle for "
          "--sandbox-hibernate-after, or earlier to make room for a new one (sandbox_cap, "
-         "memory_budget).\n"
+         "memory_budget; tenant_share: for one of the same tenant at its share).\n"
       << "# TYPE sandgate_hibernations_total counter\n"
       << "sandgate_hibernations_total{reason=\"idle\"} " << g.hibernations << "\n"
       << "sandgate_hibernations_total{reason=\"sandbox_cap\"} " << hibernated_sandbox_cap_ << "\n"
       << "sandgate_hibernations_total{reason=\"memory_budget\"} " << hibernated_memory_budget_
       << "\n"
+      << "sandgate_hibernations_total{reason=\"tenant_share\"} " << hibernated_tenant_share_ << "\n"
       << "# HELP sandgate_resumes_total Sandboxes resumed from hibernation.\n"
       << "# TYPE sandgate_resumes_total counter\nsandgate_resumes_total " << g.resumes << "\n"
       << "# HELP sandgate_state_archives_dropped_total Archives dropped to stay within "
@@ -113,6 +119,8 @@ std::string Metrics::render(const Gauges& g) const {
       << "# TYPE sandgate_sandboxes_evicted_total counter\n"
       << "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"} " << evicted_sandbox_cap_ << "\n"
       << "sandgate_sandboxes_evicted_total{reason=\"memory_budget\"} " << evicted_memory_budget_
+      << "\n"
+      << "sandgate_sandboxes_evicted_total{reason=\"tenant_share\"} " << evicted_tenant_share_
       << "\n"
       << "# HELP sandgate_auth_failures_total Requests refused for a missing or wrong token.\n"
       << "# TYPE sandgate_auth_failures_total counter\nsandgate_auth_failures_total "

@@ -43,9 +43,10 @@ class Metrics {
   void count_auth_failure() { auth_failures_++; }
   void count_session_created() { sessions_created_++; }
   void count_session_refused() { sessions_refused_++; }
-  // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap) ended for room.
+  // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap, memory_budget,
+  // tenant_share) ended for room.
   void count_eviction(const char* reason);
-  // A sandbox hibernated to make room for a new one (sandbox_cap, memory_budget).
+  // A sandbox hibernated to make room for a new one (sandbox_cap, memory_budget, tenant_share).
   void count_pressure_hibernation(const char* reason);
   void count_http(unsigned status);
   std::string render(const Gauges& gauges) const;
@@ -61,8 +62,9 @@ class Metrics {
   std::atomic<std::uint64_t> sessions_created_{0};
   std::atomic<std::uint64_t> sessions_refused_{0};
   std::atomic<std::uint64_t> evicted_tenant_cap_{0}, evicted_gateway_cap_{0},
-      evicted_sandbox_cap_{0}, evicted_memory_budget_{0};
-  std::atomic<std::uint64_t> hibernated_sandbox_cap_{0}, hibernated_memory_budget_{0};
+      evicted_sandbox_cap_{0}, evicted_memory_budget_{0}, evicted_tenant_share_{0};
+  std::atomic<std::uint64_t> hibernated_sandbox_cap_{0}, hibernated_memory_budget_{0},
+      hibernated_tenant_share_{0};
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
 };
 

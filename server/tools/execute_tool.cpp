@@ -13,6 +13,7 @@
 #include "live_output.hpp"
 #include "output_bound.hpp"
 #include "session/session_id.hpp"
+#include "tenant_policy.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -70,9 +71,7 @@ ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::str
     return {found, sandbox_id, false, nullptr};
   }
   if (call.session) return {call.session, "", false, nullptr};
-  auto created = registry_.create(
-      {tenant.name, tenant.max_sessions, tenant.spend_cap_usd, tenant.max_concurrent_calls},
-      session::SessionKind::handle);
+  auto created = registry_.create(policy_of(tenant), session::SessionKind::handle);
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;

@@ -23,14 +23,11 @@ struct Setup : TwoTenantDir {
   // A gateway with room for `sandboxes` and an idle hibernation far beyond the test's length:
   // every hibernation seen here is one made for room.
   std::vector<std::string> args(int sandboxes) const {
-    return {"--token-file",
-            tokens.string(),
-            "--state-dir",
-            state.string(),
-            "--max-sandboxes",
+    return {"--token-file", tokens.string(), "--state-dir", state.string(), "--max-sandboxes",
             std::to_string(sandboxes),
-            "--sandbox-hibernate-after",
-            "3600"};
+            // No tenant share below the cap (at its share a tenant makes room from its own
+            // first): these tests are of the gateway's cap (shares: tenant_sandboxes_test.cpp).
+            "--tenant-max-sandboxes", "1000", "--sandbox-hibernate-after", "3600"};
   }
 };
 

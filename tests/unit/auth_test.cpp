@@ -97,6 +97,17 @@ TEST_CASE("a tenant's share of the call slots comes from the tokens file", "[uni
                     Catch::Contains("bad option"));
 }
 
+TEST_CASE("a tenant's share of live sandboxes comes from the tokens file", "[unit][auth]") {
+  std::string d = to_hex(sha256("x")), e = to_hex(sha256("y"));
+  auto store = TokenStore::parse(d + " t max_sandboxes=4 max_concurrent_calls=2\n" + e + " u\n");
+  CHECK(store.find("x")->max_sandboxes == 4u);
+  CHECK(store.find("x")->max_concurrent_calls == 2u);
+  CHECK_FALSE(store.find("y")->max_sandboxes.has_value());
+  // 0 would refuse every call that needs a sandbox.
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sandboxes=0\n"), Catch::Contains("bad option"));
+  CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sandboxes=-1\n"), Catch::Contains("bad option"));
+}
+
 TEST_CASE("a tokens file error never repeats what the file says", "[unit][auth]") {
   // An operator pasting a token where an option goes must not find it in the logs.
   std::string d = to_hex(sha256("x"));

@@ -1,0 +1,19 @@
+#pragma once
+// What the session layer applies to a tenant, from its tokens-file line: one translation for
+// every place a session or handle is made (2025 sessions, handles, restored sessions).
+#include "auth/token_store.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+
+inline session::TenantPolicy policy_of(const auth::Tenant& tenant) {
+  session::TenantPolicy policy;
+  policy.name = tenant.name;
+  policy.max_sessions = tenant.max_sessions;
+  policy.spend_cap_usd = tenant.spend_cap_usd;
+  policy.max_concurrent_calls = tenant.max_concurrent_calls;
+  policy.max_sandboxes = tenant.max_sandboxes;
+  return policy;
+}
+
+}  // namespace sandgate::server
