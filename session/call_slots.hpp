@@ -64,4 +64,11 @@ class CallSlots {
   std::unordered_map<FairShare::Ticket, std::shared_ptr<Signal>> waiting_;
 };
 
+// A gateway-wide bound shared between tenants the same way: each tenant holds at most
+// `tenant_cap` of `slots` at once (the shared reads of resources/read).
+struct TenantBound {
+  CallSlots& slots;
+  std::size_t tenant_cap;
+};
+
 }  // namespace sandgate::session

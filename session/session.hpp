@@ -97,12 +97,12 @@ class Session {
       std::shared_ptr<sandbox::CallControl> control = nullptr);
   // Reads files of `expected`, in turn with this session's calls; nullopt when that sandbox is
   // no longer this session's live one (ended, replaced): its files are gone. `shared`, if
-  // given, is a gateway-wide bound on reads: a permit of it is taken only once this session's
-  // turn has come, so that a read waiting behind its own session's long call holds nothing
-  // another tenant's read needs.
+  // given, is a gateway-wide bound on reads shared between tenants: a permit of it is taken
+  // only once this session's turn has come, so that a read waiting behind its own session's
+  // long call holds nothing another tenant's read needs.
   boost::asio::awaitable<std::optional<sandbox::TransferResult>> read_files(
       std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what,
-      AsyncSemaphore* shared = nullptr);
+      const TenantBound* shared = nullptr);
   // Kills the named call's processes if it runs, or drops it if it waits. No-op otherwise.
   void cancel(const std::string& call_key);
   // Ends the session and its sandbox now (processes killed, workspace gone). Idempotent; the

@@ -122,7 +122,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
 
 asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
     std::shared_ptr<sandbox::Sandbox> expected, sandbox::FileReadRequest what,
-    AsyncSemaphore* shared) {
+    const TenantBound* shared) {
   touch();
   // In turn with calls: a sandbox runs one thing at a time, and a read sees the files as the
   // call before it left them.
@@ -138,9 +138,9 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
     if (!use || ended_ || !expected || sandbox_ != expected || expected->ended())
       co_return std::nullopt;
   }
-  AsyncSemaphore::Permit shared_turn;
+  CallSlots::Permit shared_turn;
   if (shared) {
-    shared_turn = co_await shared->acquire();
+    shared_turn = co_await shared->slots.acquire(tenant_, shared->tenant_cap);
     if (!shared_turn) {
       sandbox::TransferResult busy;
       busy.failure = "the gateway is busy reading other files; try again shortly";

@@ -167,7 +167,7 @@ boost::asio::awaitable<json> FileResources::read(std::string tenant, json params
   std::optional<sandbox::TransferResult> read;
   std::string refused;
   try {
-    read = co_await session->read_files(sandbox, std::move(what), &reads_);
+    read = co_await session->read_files(sandbox, std::move(what), &shared_reads_);
   } catch (const std::exception& e) {
     // The host refused a resource (a memfd, a pipe): an error, and the gateway goes on.
     refused = e.what();

@@ -39,11 +39,14 @@ class FileResources {
         replica_(std::move(replica)),
         max_per_tenant_(max_per_tenant),
         max_entries_(max_entries),
-        reads_(reads_at_once(read_max_bytes), kReadsWaiting) {}
+        reads_(reads_at_once(read_max_bytes), kReadsWaiting),
+        shared_reads_{reads_, std::max<std::size_t>(1, reads_at_once(read_max_bytes) / 2)} {}
 
   // Reads that may run at once, gateway-wide: one read holds up to about five copies of its file
   // (transfer memfd, content, base64, JSON, response), so together they stay near
   // kReadMemoryBudget. Beyond, reads wait their turn (up to kReadsWaiting, then a busy error).
+  // Each tenant holds at most half of them (at least one), and a freed one goes to the waiting
+  // tenant reading least (the call slots' fair share).
   static constexpr std::uint64_t kReadMemoryBudget = 512ull << 20;
   static constexpr std::size_t kReadsWaiting = 64;
   static std::size_t reads_at_once(std::uint64_t read_max_bytes) {
@@ -84,7 +87,8 @@ class FileResources {
   std::unordered_map<std::string, Entry> entries_;                      // by URI
   std::unordered_map<std::string, std::deque<std::string>> by_tenant_;  // URIs, oldest first
   std::unordered_map<const sandbox::Sandbox*, Key> keys_;
-  session::AsyncSemaphore reads_;
+  session::CallSlots reads_;
+  const session::TenantBound shared_reads_;
 };
 
 // "sandgate://sandbox/<key>/work/<path>", the path percent-encoded where needed.
