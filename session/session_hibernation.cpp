@@ -92,8 +92,17 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
   // Whatever part of the archive got in is not what the session had: start from an empty /work.
   fresh->end(sandbox::EndReason::closed, "restore failed");
   {
+    // The replacement gets what remains after the failed one's spend and time, not what
+    // remained before it.
     std::lock_guard lock(mutex_);
     settle_locked(fresh);
+    auto now = Clock::now();
+    if (std::string closed = account_.closed_reason(now); !closed.empty()) {
+      out.status = ExecuteStatus::limit_reached;
+      out.message = owner_text() + " can run no more code: " + closed;
+      co_return nullptr;
+    }
+    limits = account_.remaining(limits_, now);
   }
   try {
     co_return co_await host_.create(limits);

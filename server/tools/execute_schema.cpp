@@ -115,7 +115,8 @@ json execute_tool_definition(const ToolLimits& limits) {
          {{"type", "array"},
           {"description",
            "The files return_files asked for: path, size, mimeType, how each was returned "
-           "(image, text, blob, link) or why not (error)."},
+           "(image, text, blob, link; note says why an image came back as a file) or why not "
+           "(error)."},
           {"items", {{"type", "object"}}}}},
         {"files_written",
          {{"type", "array"},

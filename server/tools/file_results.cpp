@@ -4,6 +4,7 @@
 
 #include "common/base64.hpp"
 #include "file_resources.hpp"
+#include "image_size.hpp"
 #include "sandbox/utf8.hpp"
 
 namespace sandgate::server {
@@ -41,6 +42,20 @@ void return_inline(sandbox::TransferredFile& file, const MintUri& mint, json& en
   std::string image = image_mime(file.content);
   std::string named = mime_for_name(file.path);
   std::string uri = mint(file.path);
+  if (!image.empty()) {
+    // An image only when its header declares a size a client can decode: a small file may
+    // declare billions of pixels. Otherwise it is returned as the bytes it is.
+    auto size = declared_image_size(file.content, image);
+    if (!size || size->width > kReturnedImageMaxSide || size->height > kReturnedImageMaxSide) {
+      entry["note"] = size
+                          ? "not returned as an image: it declares " + std::to_string(size->width) +
+                                "x" + std::to_string(size->height) + " pixels, more than " +
+                                std::to_string(kReturnedImageMaxSide) + " on a side"
+                          : "not returned as an image: its header gives no size";
+      image.clear();
+      named = "application/octet-stream";  // never an image type a client would decode
+    }
+  }
   if (!image.empty()) {
     entry["mimeType"] = image;
     entry["returned"] = "image";

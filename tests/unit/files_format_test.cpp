@@ -2,8 +2,8 @@
 // base64, and what a returned file becomes in a result.
 #include <catch2/catch.hpp>
 
-#include "sandbox/file_transfer.hpp"
 #include "common/base64.hpp"
+#include "sandbox/file_transfer.hpp"
 #include "server/tools/execute_tool.hpp"
 #include "server/tools/file_resources.hpp"
 #include "server/tools/file_results.hpp"
@@ -86,7 +86,9 @@ TEST_CASE("base64 round-trips and refuses what is not base64", "[unit][files]") 
 TEST_CASE("returned files become images, resources, links or reasons", "[unit][files]") {
   sandbox::TransferResult returned;
   returned.done = true;
-  returned.files = {{"plot.png", FileStatus::ok, 0, 9, "\x89PNG\r\n\x1a\nx"},
+  // A PNG header declaring 1x1 pixels (an image is returned as one only with a readable size).
+  const std::string png("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01", 24);
+  returned.files = {{"plot.png", FileStatus::ok, 0, png.size(), png},
                     {"notes.md", FileStatus::ok, 0, 2, "hi"},
                     {"raw.bin", FileStatus::ok, 0, 2, std::string("\0\1", 2)},
                     {"big.csv", FileStatus::too_large, 0, 5000, ""},
