@@ -3,6 +3,8 @@
 // incompressible (random) and text-like. Prints Markdown.
 //
 //   hibernate_bench [iterations]
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <cstdio>
 #include <iostream>
@@ -46,7 +48,8 @@ int main(int argc, char** argv) {
     make.fresh = true;
     await(io, first->run(make));
     std::vector<double> pack, create, resume;
-    std::string archive;
+    sandgate::UniqueFd archive;  // the last pack's memfd, restored from in place
+    std::uint64_t archive_size = 0;
     for (int i = 0; i < iterations; ++i) {
       auto t = Clock::now();
       auto packed = await(io, first->pack_work());
@@ -55,14 +58,15 @@ int main(int argc, char** argv) {
         std::cerr << "pack failed: " << packed.failure << "\n";
         return 1;
       }
-      archive = std::move(packed.bytes);
+      archive = std::move(packed.fd);
+      archive_size = packed.size;
     }
     first->end(sb::EndReason::closed);
     for (int i = 0; i < iterations; ++i) {
       auto t = Clock::now();
       auto fresh = await(io, host.create(config.limits));
       create.push_back(ms_since(t));
-      auto restored = await(io, fresh->restore_work(archive));
+      auto restored = await(io, fresh->restore_work(sandgate::UniqueFd(::dup(archive.get()))));
       resume.push_back(ms_since(t));
       if (!restored.done) {
         std::cerr << "restore failed: " << restored.failure << "\n";
@@ -71,7 +75,7 @@ int main(int argc, char** argv) {
       fresh->end(sb::EndReason::closed);
     }
     auto r = stats(resume);
-    std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f |\n", kind.name, archive.size() >> 10,
+    std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f |\n", kind.name, archive_size >> 10,
                 stats(pack).p50, stats(create).p50, r.p50, r.p90);
   }
   std::cout << "\n" << machine() << ", " << iterations << " iterations each\n";

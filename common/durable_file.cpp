@@ -1,8 +1,10 @@
 #include "common/durable_file.hpp"
 
 #include <fcntl.h>
+#include <sys/sendfile.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "common/unique_fd.hpp"
@@ -20,13 +22,32 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
+bool copy_all(int source, int fd, std::uint64_t size) {
+  off_t offset = 0;
+  while (static_cast<std::uint64_t>(offset) < size) {
+    // sendfile moves at most 0x7ffff000 bytes per call.
+    std::uint64_t chunk = std::min<std::uint64_t>(size - offset, 1u << 30);
+    ssize_t n = ::sendfile(fd, source, &offset, chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;
+    if (n <= 0) return false;
+  }
+  return true;
+}
+
 bool replace_file_durably(int dir_fd, const std::string& name, const std::string& temp_name,
                           std::string_view bytes) {
+  return replace_file_durably_with(dir_fd, name, temp_name,
+                                   [bytes](int fd) { return write_all(fd, bytes); });
+}
+
+bool replace_file_durably_with(int dir_fd, const std::string& name, const std::string& temp_name,
+                               const std::function<bool(int)>& write) {
   ::unlinkat(dir_fd, temp_name.c_str(), 0);  // a crash's leftover
   UniqueFd fd(::openat(dir_fd, temp_name.c_str(),
                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return false;
-  bool ok = write_all(fd.get(), bytes) && ::fsync(fd.get()) == 0 &&
+  bool ok = write(fd.get()) && ::fsync(fd.get()) == 0 &&
             ::renameat(dir_fd, temp_name.c_str(), dir_fd, name.c_str()) == 0;
   if (!ok) {
     int saved = errno;

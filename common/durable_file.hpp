@@ -1,6 +1,8 @@
 #pragma once
 // Descriptor-level writes that must not be torn: every byte written (short writes and EINTR
 // retried), and a file replaced so that a crash at any moment leaves the old one or the new one.
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -15,5 +17,15 @@ bool write_all(int fd, std::string_view bytes);
 // errno set on failure; the temporary file is removed then.
 bool replace_file_durably(int dir_fd, const std::string& name, const std::string& temp_name,
                           std::string_view bytes);
+
+// Copies exactly `size` bytes of `source`, from its offset 0, to `fd` inside the kernel
+// (sendfile): the bytes never pass through this process's memory. False with errno set (EIO
+// when the source holds fewer).
+bool copy_all(int source, int fd, std::uint64_t size);
+
+// replace_file_durably, the new file's content written by `write` (given the temporary file's
+// descriptor; false with errno set when it failed).
+bool replace_file_durably_with(int dir_fd, const std::string& name, const std::string& temp_name,
+                               const std::function<bool(int)>& write);
 
 }  // namespace sandgate

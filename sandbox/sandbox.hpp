@@ -108,7 +108,10 @@ struct TransferResult {
 struct WorkArchive {
   bool done = false;
   std::string failure;  // why not, when not done
-  std::string bytes;    // at most the sandbox's /work size
+  // The archive, read from offset 0: a memfd the sandbox wrote (its pages are charged to the
+  // sandbox's memory cgroup, never the gateway's), `size` bytes, at most the sandbox's /work.
+  UniqueFd fd;
+  std::uint64_t size = 0;
 };
 
 class Sandbox : public std::enable_shared_from_this<Sandbox> {
@@ -131,9 +134,12 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   boost::asio::awaitable<TransferResult> read_files(FileReadRequest what);
   // Hibernation: packs all of /work inside the sandbox, as its own uid (refused when the
   // archive would be larger than /work), and unpacks such an archive into this sandbox's
-  // /work the same way. Like write_files, never concurrently with a call.
+  // /work the same way. Like write_files, never concurrently with a call. The archive passes
+  // as a descriptor (a memfd out, the stored file in): the gateway never holds its bytes.
   boost::asio::awaitable<WorkArchive> pack_work();
-  boost::asio::awaitable<TransferResult> restore_work(std::string archive);
+  boost::asio::awaitable<TransferResult> restore_work(UniqueFd archive);
+  // The same, from bytes in memory (copied into a memfd first): for tests and tools.
+  boost::asio::awaitable<TransferResult> restore_work(const std::string& archive);
 
   // Kills every process, removes its cgroups; its mounts and files vanish with its mount
   // namespace. Idempotent: the first reason wins.

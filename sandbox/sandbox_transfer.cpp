@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "call_io.hpp"
-#include "fd_passing.hpp"
 #include "common/durable_file.hpp"
+#include "fd_passing.hpp"
 #include "protocol.hpp"
 #include "sandbox.hpp"
 
@@ -197,31 +197,48 @@ asio::awaitable<WorkArchive> Sandbox::pack_work() {
   UniqueFd reply(::memfd_create("sandgate-work-archive", MFD_CLOEXEC));
   if (!reply) throw std::system_error(errno, std::generic_category(), "memfd_create");
   if (!co_await run_transfer(request, reply.get(), out.failure)) co_return out;
-  // Written inside the sandbox (its memory cgroup pays for the memfd): checked before read.
-  auto bytes = read_reply(reply.get(), limits_.work_bytes);
-  if (!bytes) {
+  // Written inside the sandbox (its memory cgroup pays for the memfd); never read here.
+  struct stat st {};
+  if (::fstat(reply.get(), &st) != 0 || st.st_size <= 0) {
+    out.failure = "the packed /work is empty";
+    co_return out;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > limits_.work_bytes) {
     out.failure = "the packed /work is larger than /work itself";
     co_return out;
   }
   out.done = true;
-  out.bytes = std::move(*bytes);
+  out.size = static_cast<std::uint64_t>(st.st_size);
+  out.fd = std::move(reply);
   co_return out;
 }
 
-asio::awaitable<TransferResult> Sandbox::restore_work(std::string archive) {
+asio::awaitable<TransferResult> Sandbox::restore_work(UniqueFd archive) {
   TransferResult result;
-  if (archive.size() > limits_.work_bytes) {
+  struct stat st {};
+  if (!archive || ::fstat(archive.get(), &st) != 0) {
+    result.failure = "the archive cannot be read";
+    co_return result;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > limits_.work_bytes) {
     result.failure = "the archive is larger than /work";
     co_return result;
   }
   TransferRequest request{TransferOp::unpack, false, 0, 0, 0, {}};
-  // The archive goes where a reply would: tar reads it from this memfd in place.
-  UniqueFd data = memfd_with("sandgate-work-archive", archive);
-  archive.clear();
-  archive.shrink_to_fit();
-  if (!co_await run_transfer(request, data.get(), result.failure)) co_return result;
+  // The archive goes where a reply would: the sandbox reads it through this descriptor in place
+  // (a read-only one of the stored file: what it names on the host stays out of reach).
+  if (!co_await run_transfer(request, archive.get(), result.failure)) co_return result;
   result.done = true;
   co_return result;
+}
+
+asio::awaitable<TransferResult> Sandbox::restore_work(const std::string& archive) {
+  if (archive.size() > limits_.work_bytes) {
+    TransferResult result;
+    result.failure = "the archive is larger than /work";
+    co_return result;
+  }
+  co_return co_await restore_work(memfd_with("sandgate-work-archive", archive));
 }
 
 }  // namespace sandgate::sandbox

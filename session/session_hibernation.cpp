@@ -1,5 +1,8 @@
 // Hibernating a session's idle sandbox (its /work packed into the state store) and resuming
 // it into a fresh sandbox on the next call.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "session.hpp"
 
 namespace sandgate::session {
@@ -37,7 +40,19 @@ asio::awaitable<bool> Session::hibernate(std::string* why) {
   if (!sandbox) co_return refuse("a call came, or the sandbox ended");
   auto packed = co_await sandbox->pack_work();
   std::string error;
-  if (!packed.done || !store_->put(id_, packed.bytes, error, tenant_)) {
+  bool stored = false;
+  if (packed.done) {
+    // The copy and its fsync on the store's own threads: the executor this runs on also meters
+    // sandboxes and answers requests.
+    stored = co_await asio::co_spawn(
+        store_->io_executor(),
+        [&]() -> asio::awaitable<bool> {
+          co_return store_->put(id_, packed.fd.get(), packed.size, error, tenant_);
+        },
+        asio::use_awaitable);
+  }
+  packed.fd.reset();  // the sandbox's memfd: its pages go now, not with the sandbox
+  if (!stored) {
     std::lock_guard lock(mutex_);
     pack_failed_ = sandbox.get();
     // A session deleted (or a sandbox ended) while packing is not a failure worth a warning.
@@ -66,7 +81,9 @@ asio::awaitable<bool> Session::hibernate(std::string* why) {
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
     std::shared_ptr<sandbox::Sandbox> fresh, sandbox::Limits limits, ExecuteResult& out) {
-  auto archive = store_->get(id_);
+  // A read-only descriptor of the file: unlinked by remove() at once, read by the sandbox in
+  // place (the gateway never holds the bytes), gone when the descriptor closes.
+  auto archive = store_->open(id_);
   store_->remove(id_);
   ++store_->resumes;
   std::string lost;  // set for a restored session only, and said at most once

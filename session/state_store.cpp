@@ -113,7 +113,7 @@ bool StateStore::make_room_locked(std::uint64_t incoming, const std::string& ten
   std::sort(by_age.begin(), by_age.end(),
             [](auto a, auto b) { return a->second.order < b->second.order; });
   std::vector<std::string> drops;
-  std::uint64_t total = total_ + incoming;
+  std::uint64_t total = total_ + reserved_ + incoming;
   while (total > max_bytes_) {
     // The tenant that would hold the most (on a tie, the incoming one: it pushes out no equal).
     std::string most = tenant;
@@ -191,60 +191,91 @@ bool StateStore::has(const std::string& session_id) const {
   return entries_.count(file_name(session_id)) > 0;
 }
 
-bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error,
-                     const std::string& tenant) {
-  if (bytes.size() > max_bytes_) {
+bool StateStore::store(const std::string& session_id, std::uint64_t size, const std::string& tenant,
+                       std::string& error, const std::function<bool(int)>& write) {
+  if (size > max_bytes_) {
     error = "the archive is larger than the state directory's cap (--state-max-mb)";
     return false;
   }
   std::string name = file_name(session_id);
   std::string temp = name + kTempSuffix;
+  {
+    std::lock_guard lock(mutex_);
+    remove_locked(name);
+    if (!make_room_locked(size, tenant)) {
+      error =
+          "the archive does not fit in the state directory's cap (--state-max-mb) beside what "
+          "other tenants, holding less, keep there";
+      return false;
+    }
+    reserved_ += size;
+  }
+  // Outside the lock: one session hibernates at a time, so nobody else writes this name.
+  // Read-only once written: a sandbox handed the file's descriptor cannot reopen it to write.
+  bool written = sandgate::replace_file_durably_with(
+      dir_fd_, name, temp, [&](int fd) { return write(fd) && ::fchmod(fd, 0400) == 0; });
+  int saved = errno;
   std::lock_guard lock(mutex_);
-  remove_locked(name);
-  if (!make_room_locked(bytes.size(), tenant)) {
-    error =
-        "the archive does not fit in the state directory's cap (--state-max-mb) beside what "
-        "other tenants, holding less, keep there";
+  reserved_ -= size;
+  if (!written) {
+    error = std::string("cannot write the archive file: ") + std::strerror(saved);
     return false;
   }
-  if (!sandgate::replace_file_durably(dir_fd_, name, temp, bytes)) {
-    error = std::string("cannot write the archive file: ") + std::strerror(errno);
-    return false;
+  // Renamed over whatever had the name: an entry recorded meanwhile (never expected: one
+  // session hibernates at a time) is this file now.
+  if (auto it = entries_.find(name); it != entries_.end()) {
+    total_ -= it->second.size;
+    entries_.erase(it);
   }
-  entries_[name] = Entry{bytes.size(), next_order_++, tenant};
-  total_ += bytes.size();
+  entries_[name] = Entry{size, next_order_++, tenant};
+  total_ += size;
   return true;
 }
 
-std::optional<std::string> StateStore::get(const std::string& session_id) {
+bool StateStore::put(const std::string& session_id, const std::string& bytes, std::string& error,
+                     const std::string& tenant) {
+  return store(session_id, bytes.size(), tenant, error,
+               [&bytes](int fd) { return sandgate::write_all(fd, bytes); });
+}
+
+bool StateStore::put(const std::string& session_id, int source, std::uint64_t size,
+                     std::string& error, const std::string& tenant) {
+  return store(session_id, size, tenant, error,
+               [&](int fd) { return sandgate::copy_all(source, fd, size); });
+}
+
+std::optional<UniqueFd> StateStore::open(const std::string& session_id) {
   std::string name = file_name(session_id);
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(name);
-  if (it == entries_.end()) return std::nullopt;
-  int fd = ::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  std::string out;
-  // Exactly what was stored, or nothing: a file changed behind our back is not trusted.
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) == it->second.size) {
-    out.resize(it->second.size);
-    std::size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    if (done != out.size())
-      out.clear();
-    else {
-      ::close(fd);
-      return out;
-    }
+  std::uint64_t size = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return std::nullopt;
+    size = it->second.size;
   }
-  ::close(fd);
-  return std::nullopt;
+  UniqueFd fd(::openat(dir_fd_, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  // Exactly what was stored, or nothing: a file changed behind our back is not trusted.
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) != size)
+    return std::nullopt;
+  return fd;
+}
+
+std::optional<std::string> StateStore::get(const std::string& session_id) {
+  auto fd = open(session_id);
+  if (!fd) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return std::nullopt;
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pread(fd->get(), out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    done += static_cast<std::size_t>(n);
+  }
+  return out;
 }
 
 void StateStore::remove(const std::string& session_id) {

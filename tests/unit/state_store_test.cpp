@@ -36,7 +36,7 @@ TEST_CASE("archives are private files named by a hash, and removed with their se
     REQUIRE(store.put("session-secret-id", std::string("\x1f\x8b\0data", 7), error));
     auto file = t.path / store.file_name("session-secret-id");
     CHECK(file.filename().string().find("secret") == std::string::npos);
-    CHECK(mode_of(file) == 0600);
+    CHECK(mode_of(file) == 0400);  // read-only: a sandbox given it cannot reopen it to write
     CHECK(store.bytes() == 7);
     CHECK(store.get("session-secret-id") == std::string("\x1f\x8b\0data", 7));
     CHECK_FALSE(store.get("another"));
