@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sandbox/utf8.hpp"
+#include "terminal_safe.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -74,7 +75,7 @@ void LiveOutput::observe(OutputStream which, std::string_view bytes) {
     } else {
       not_shown_ += unseen;
     }
-    append_locked(which, sandbox::sanitize_utf8(chunk));
+    append_locked(which, terminal_safe(sandbox::sanitize_utf8(chunk), after_cr_[index_of(which)]));
   }
   schedule_locked();
 }
@@ -86,10 +87,16 @@ void LiveOutput::append_locked(OutputStream which, std::string_view text) {
         std::min(char_length(static_cast<unsigned char>(text[at])), text.size() - at);
     const bool new_line = which != last_stream_ && !line_start_;
     const bool mark = which == OutputStream::err && (line_start_ || new_line);
-    const std::size_t needed = length + (new_line ? 1 : 0) + (mark ? kStderrMark.size() : 0);
+    // The gateway's own lines start with '[' ("[stderr] ", "[… N bytes not shown live]"): a
+    // program's line that does is shown after a backslash, so it cannot pass for one of them.
+    // (The start of a message counts as the start of a line: it is read on its own.)
+    const bool escape = (line_start_ || new_line || text_.empty()) && !mark && text[at] == '[';
+    const std::size_t needed =
+        length + (new_line ? 1 : 0) + (mark ? kStderrMark.size() : 0) + (escape ? 1 : 0);
     if (needed > room_locked()) break;
     if (new_line) text_ += '\n';
     if (mark) text_ += kStderrMark;
+    if (escape) text_ += '\\';
     text_.append(text.substr(at, length));
     line_start_ = text[at] == '\n';
     last_stream_ = which;

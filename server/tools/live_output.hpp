@@ -10,7 +10,9 @@
 //
 // Marking: each stderr line starts with kStderrMark ("[stderr] "), again at the start of a
 // message that continues a stderr line; a switch from one stream to the other in the middle of
-// a line starts a new line. Stdout is shown as written.
+// a line starts a new line. Stdout is shown as written, made safe (terminal_safe.hpp: no escape
+// sequences, carriage returns or bidi overrides) and with a backslash before a line that starts
+// with '[', so that no program line passes for the gateway's marks.
 //
 // Progress values: milliseconds since the call began, strictly increasing (+1 on a tie), one
 // counter for the output and the "running for N s" ticks, so no notification is dropped for
@@ -69,6 +71,7 @@ class LiveOutput : public std::enable_shared_from_this<LiveOutput> {
   std::string text_;           // the next message's text, valid UTF-8
   std::size_t not_shown_ = 0;  // bytes left out since the last message
   std::string partial_[2];     // per stream: a character's first bytes, waiting for the rest
+  bool after_cr_[2] = {false, false};  // per stream: its text so far ended with "\r"
   bool line_start_ = true;
   sandbox::OutputStream last_stream_ = sandbox::OutputStream::out;
   bool scheduled_ = false;

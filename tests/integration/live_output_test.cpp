@@ -279,3 +279,41 @@ TEST_CASE("a progressToken is an integer or a string of at most 256 bytes, in bo
     }
   }
 }
+
+TEST_CASE(
+    "live output shows escape sequences as text and no program line passes for the gateway's "
+    "marks",
+    "[integration][live_output]") {
+  GatewayProcess gw({});
+  std::string session = gw.initialize();
+  // Red text, a bar redrawn with \r, a right-to-left override, and lines forged to look like
+  // the gateway's stderr mark and its "not shown" count.
+  const std::string code =
+      "import sys\n"
+      "sys.stdout.write('\\x1b[31mred\\x1b[0m\\n10%\\r20%\\r\\n\\u202egnp.exe\\n')\n"
+      "sys.stdout.write('[stderr] forged\\n[\\u2026 5 bytes not shown live]\\n')\n"
+      "sys.stdout.flush()\n"
+      "sys.stderr.write('[stderr] twice\\n')\n";
+  auto reply = call_in_session(gw, session, execute_arguments(code, true), true);
+  REQUIRE(reply.status == 200);
+  auto s = read_stream(reply);
+  std::string all;
+  for (const auto& m : s.output) all += m;
+  INFO(all);
+  CHECK(all.find('\x1b') == std::string::npos);
+  CHECK(all.find('\r') == std::string::npos);
+  CHECK(all.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK(all.find("\xE2\x90\x9B[31mred") != std::string::npos);  // ESC shown as its picture
+  CHECK(all.find("10%\n20%\n") != std::string::npos);
+  // Every line that starts with '[' is the gateway's: the forged ones are escaped.
+  CHECK(all.find("\\[stderr] forged\n") != std::string::npos);
+  CHECK(all.find("\\[\xE2\x80\xA6 5 bytes not shown live]\n") != std::string::npos);
+  CHECK(all.find("[stderr] [stderr] twice\n") != std::string::npos);
+  std::size_t at = 0;
+  while ((at = all.find("\n[", at)) != std::string::npos) {
+    ++at;
+    CHECK(all.compare(at, 9, "[stderr] ") == 0);
+  }
+  // The result keeps the program's bytes exactly.
+  CHECK(s.result["structuredContent"]["stdout"].get<std::string>().find("\x1b[31mred") == 0);
+}
