@@ -22,6 +22,26 @@ bool write_all(int fd, std::string_view bytes) {
   return true;
 }
 
+namespace {
+
+// copy_all where sendfile cannot be used (a file system without it): 64 KiB at a time.
+bool copy_through_buffer(int source, int fd, std::uint64_t size) {
+  char buffer[64 << 10];
+  std::uint64_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(source, buffer, std::min<std::uint64_t>(sizeof buffer, size - done),
+                        static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;
+    if (n <= 0) return false;
+    if (!write_all(fd, std::string_view(buffer, static_cast<std::size_t>(n)))) return false;
+    done += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
 bool copy_all(int source, int fd, std::uint64_t size) {
   off_t offset = 0;
   while (static_cast<std::uint64_t>(offset) < size) {
@@ -29,6 +49,8 @@ bool copy_all(int source, int fd, std::uint64_t size) {
     std::uint64_t chunk = std::min<std::uint64_t>(size - offset, 1u << 30);
     ssize_t n = ::sendfile(fd, source, &offset, chunk);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EINVAL || errno == ENOSYS) && offset == 0)
+      return copy_through_buffer(source, fd, size);
     if (n == 0) errno = EIO;
     if (n <= 0) return false;
   }

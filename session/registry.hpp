@@ -91,6 +91,7 @@ struct RestoreReport {
   std::size_t unknown_tenant = 0;  // their tenant is no longer in the tokens file
   std::size_t expired = 0;         // idle past the idle timeout by now
   std::size_t duplicate = 0;       // an id this registry already has
+  std::size_t over_cap = 0;        // beyond the gateway's or its tenant's session cap now
 };
 
 class Registry : public TenantSandboxes {

@@ -95,7 +95,15 @@ RestoreReport Registry::restore(
   RestoreReport report;
   auto steady_now = Session::Clock::now();
   auto wall_now = WallClock::now();
-  for (const auto& entry : saved.sessions) {
+  // The most recently used first: where the caps (smaller now, or a file written by hand) do
+  // not let every session back, those in use come back.
+  std::vector<const SavedSession*> by_use;
+  for (const auto& entry : saved.sessions) by_use.push_back(&entry);
+  std::stable_sort(by_use.begin(), by_use.end(), [](const auto* a, const auto* b) {
+    return a->last_used_unix_ms > b->last_used_unix_ms;
+  });
+  for (const SavedSession* saved_entry : by_use) {
+    const SavedSession& entry = *saved_entry;
     auto tenant = tenant_of(entry.tenant);
     if (!tenant) {
       ++report.unknown_tenant;
@@ -121,10 +129,19 @@ RestoreReport Registry::restore(
     auto session = std::make_shared<Session>(
         entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, entry.kind, store_, &restored, this);
-    bool added = false;
+    bool added = false, over_cap = false;
     {
       std::lock_guard lock(mutex_);
-      added = !stopped_ && admit_locked(session);
+      // The same caps as create(): a restart never admits more than a new session would get.
+      over_cap = sessions_.size() >= config_.max_sessions ||
+                 tenant_count_locked(tenant->name) >=
+                     tenant->max_sessions.value_or(config_.max_sessions_per_tenant);
+      added = !stopped_ && !over_cap && admit_locked(session);
+    }
+    if (over_cap) {
+      session->end_keeping_archive("not restored");  // adopt() then drops its archive
+      ++report.over_cap;
+      continue;
     }
     if (!added) {
       // Not this one's archive to delete: it may be the live session's of the same id.

@@ -10,6 +10,9 @@ namespace asio = boost::asio;
 
 using registry_detail::idle_seconds;
 using registry_detail::kind_noun;
+using registry_detail::last_use;
+using registry_detail::memory_held;
+using registry_detail::sort_by;
 
 std::vector<std::shared_ptr<Session>> Registry::room_candidates(sandbox::Pressure pressure) const {
   // Outside the registry's lock: a snapshot is a copy of pointers, and the choice needs no
@@ -34,8 +37,12 @@ std::vector<std::shared_ptr<Session>> Registry::room_candidates(sandbox::Pressur
   std::vector<std::shared_ptr<Session>> out;
   for (auto* holding : tenants) {
     auto& sessions = holding->sessions;
-    std::sort(sessions.begin(), sessions.end(),
-              [](const auto& a, const auto& b) { return a->last_used() < b->last_used(); });
+    // Within it: the least recently used first, or under the memory budget the largest (a
+    // small sandbox freed may not be enough, and the tries are few).
+    if (pressure == sandbox::Pressure::memory_budget)
+      sort_by(sessions, memory_held, true);
+    else
+      sort_by(sessions, last_use);
     for (auto& s : sessions) out.push_back(std::move(s));
   }
   return out;
@@ -48,7 +55,7 @@ asio::awaitable<Registry::RoomTry> Registry::free_sandbox_for_room(std::shared_p
   bool failed = false;
   if (s->can_hibernate()) {
     std::string failure;
-    eviction.hibernated = co_await s->hibernate(&failure);
+    eviction.hibernated = co_await s->hibernate(&failure, true);
     if (eviction.hibernated) {
       report(eviction);
       co_return RoomTry::freed;
@@ -115,8 +122,7 @@ std::vector<std::shared_ptr<Session>> Registry::live_sandboxes_of(const std::str
   }
   // Outside the registry's lock: a session's own lock is taken to ask.
   std::erase_if(own, [](const auto& s) { return !s->has_live_sandbox(); });
-  std::sort(own.begin(), own.end(),
-            [](const auto& a, const auto& b) { return a->last_used() < b->last_used(); });
+  sort_by(own, last_use);
   return own;
 }
 
@@ -130,19 +136,22 @@ asio::awaitable<SandboxPlace> Registry::place_for(const Session& asking, std::si
       std::lock_guard lock(mutex_);
       if (stopped_) co_return SandboxPlace();
     }
-    auto own = live_sandboxes_of(tenant, &asking);
+    // Taken first, then the live ones counted: a sandbox made meanwhile is then counted either
+    // as live or by its own place (given back only once it is its session's), so two calls of
+    // a tenant can never both see room for one sandbox.
+    std::size_t making = 0;
+    SandboxPlace place;
     {
       std::lock_guard lock(being_made_->mutex);
-      std::size_t& making = being_made_->per_tenant[tenant];
-      if (own.size() + making < cap) {
-        ++making;
-        co_return SandboxPlace([book = being_made_, tenant] {
-          std::lock_guard book_lock(book->mutex);
-          if (--book->per_tenant[tenant] == 0) book->per_tenant.erase(tenant);
-        });
-      }
-      if (making == 0) being_made_->per_tenant.erase(tenant);
+      making = ++being_made_->per_tenant[tenant];
+      place = SandboxPlace([book = being_made_, tenant] {
+        std::lock_guard book_lock(book->mutex);
+        if (--book->per_tenant[tenant] == 0) book->per_tenant.erase(tenant);
+      });
     }
+    auto own = live_sandboxes_of(tenant, &asking);
+    if (own.size() + making <= cap) co_return place;
+    place.reset();
     // At its share: one of its own sandboxes that nothing uses goes, least recently used first.
     RoomTry tried = RoomTry::skipped;
     for (auto& s : own) {

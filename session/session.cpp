@@ -147,7 +147,9 @@ bool Session::end_sandbox_if_idle(std::string why) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
   {
     std::lock_guard lock(mutex_);
-    if (!sandbox_ || sandbox_->ended()) return false;
+    // A call waiting for its slot keeps its sandbox here: ending it would lose its /work
+    // unannounced (hibernating it is fine: the call resumes it, and is told).
+    if (!calls_.empty() || !sandbox_ || sandbox_->ended()) return false;
     sandbox = std::move(sandbox_);
   }
   sandbox->end(sandbox::EndReason::closed, std::move(why));

@@ -114,8 +114,9 @@ class Session {
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
-  // end_sandbox, but only when nothing uses the sandbox (see using_sandbox): for making room at
-  // the sandbox cap, which must never end a sandbox in use.
+  // end_sandbox, but only when no call runs or waits and nothing uses the sandbox: for making
+  // room at the sandbox cap, which must never end a sandbox in use or lose a waiting call's
+  // /work.
   bool end_sandbox_if_idle(std::string why);
   // Hibernates the live sandbox: takes its use (never waits for it), packs /work
   // inside the sandbox, stores the archive, then ends the sandbox; the next call restores /work
@@ -123,7 +124,9 @@ class Session {
   // sandbox, a call or a read uses it or came to use it meanwhile, or packing or storing failed
   // (then only, `why` says why, for the log). The entry point for idle hibernation and for making
   // room under pressure.
-  boost::asio::awaitable<bool> hibernate(std::string* why = nullptr);
+  // `for_room`: a call merely waiting for a gateway slot does not stop it (that call resumes it
+  // and is told); otherwise (the idle sweep, a stop) any call running or waiting does.
+  boost::asio::awaitable<bool> hibernate(std::string* why = nullptr, bool for_room = false);
   // Whether hibernate() could pack this live sandbox: there is a store, and packing it has not
   // failed before (such a sandbox is ended when room is needed).
   bool can_hibernate() const;

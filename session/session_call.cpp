@@ -132,12 +132,12 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
     busy.failure = "this session already has too many calls waiting";
     co_return busy;
   }
-  auto use = co_await sandbox_use_.acquire();
   {
     std::lock_guard lock(mutex_);
-    if (!use || ended_ || !expected || sandbox_ != expected || expected->ended())
-      co_return std::nullopt;
+    if (ended_ || !expected || sandbox_ != expected || expected->ended()) co_return std::nullopt;
   }
+  // The shared permit before the sandbox's use: a read waiting for a permit leaves its sandbox
+  // free to be made room from; the use is then waited for at most for a pack under way.
   CallSlots::Permit shared_turn;
   if (shared) {
     shared_turn = co_await shared->slots.acquire(tenant_, shared->tenant_cap);
@@ -146,6 +146,11 @@ asio::awaitable<std::optional<sandbox::TransferResult>> Session::read_files(
       busy.failure = "the gateway is busy reading other files; try again shortly";
       co_return busy;
     }
+  }
+  auto use = co_await sandbox_use_.acquire();
+  {
+    std::lock_guard lock(mutex_);
+    if (!use || ended_ || sandbox_ != expected || expected->ended()) co_return std::nullopt;
   }
   co_return co_await expected->read_files(std::move(what));
 }
@@ -249,6 +254,10 @@ asio::awaitable<ExecuteResult> Session::execute(sandbox::RunRequest request, std
   if (!use) {
     out.status = ExecuteStatus::busy;
     out.message = "this session already has too many calls waiting";
+    co_return out;
+  }
+  if (control->cancelled()) {  // while a pack held the sandbox
+    out.status = ExecuteStatus::cancelled;
     co_return out;
   }
   // `out` lives in this frame, which the await keeps until run_call is done.

@@ -18,12 +18,14 @@ bool Session::hibernated() const {
   return hibernated_;
 }
 
-asio::awaitable<bool> Session::hibernate(std::string* why) {
+asio::awaitable<bool> Session::hibernate(std::string* why, bool for_room) {
   // Not hibernating now is not a failure (a call came, nothing to pack): `why` stays empty.
   auto refuse = [](const char*) { return false; };
   auto idle_sandbox = [&]() -> std::shared_ptr<sandbox::Sandbox> {
     std::lock_guard lock(mutex_);
-    if (ended_ || !sandbox_ || sandbox_->ended() || sandbox_.get() == pack_failed_) return nullptr;
+    if (ended_ || !sandbox_ || sandbox_->ended() || sandbox_.get() == pack_failed_ ||
+        (!for_room && !calls_.empty()))
+      return nullptr;
     return sandbox_;
   };
   if (!store_) co_return refuse("hibernation is off");
@@ -85,6 +87,12 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
   // place (the gateway never holds the bytes), gone when the descriptor closes.
   auto archive = store_->open(id_);
   store_->remove(id_);
+  {
+    // The archive is gone from the store now, whatever happens next: a later call does not
+    // resume (nor say its files were dropped for room).
+    std::lock_guard lock(mutex_);
+    hibernated_ = false;
+  }
   ++store_->resumes;
   std::string lost;  // set for a restored session only, and said at most once
   {

@@ -74,6 +74,8 @@ StateStore::StateStore(std::string dir, std::uint64_t max_bytes, bool remove_dir
 }
 
 StateStore::~StateStore() {
+  // The writes under way finish first: they use the directory this then removes.
+  io_.join();
   std::lock_guard lock(mutex_);
   if (remove_dir_at_end_) {
     for (const auto& [name, entry] : entries_) ::unlinkat(dir_fd_, name.c_str(), 0);

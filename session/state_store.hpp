@@ -104,7 +104,7 @@ class StateStore {
   std::uint64_t next_order_ = 0;
   std::uint64_t total_ = 0;
   std::uint64_t reserved_ = 0;      // of archives being written: counted against max_bytes
-  boost::asio::thread_pool io_{2};  // declared last: joined first, while the rest still lives
+  boost::asio::thread_pool io_{2};  // joined first thing in the destructor
 };
 
 // The private directory used when no --state-dir is given: `hibernate.<pid>` (0700) under

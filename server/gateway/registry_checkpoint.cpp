@@ -92,6 +92,7 @@ void restore_saved_sessions(
              {"archives", archives},
              {"dropped_unknown_tenant", report.unknown_tenant},
              {"dropped_expired", report.expired},
+             {"dropped_over_cap", report.over_cap},
              {"archives_removed", store.left_over()}});
 }
 

@@ -250,6 +250,45 @@ TEST_CASE("a restored registry serves its sessions with their tenant, age and sp
   }
 }
 
+TEST_CASE("a restart brings back no more sessions than the caps allow, the most recently used",
+          "[unit][restart]") {
+  boost::asio::io_context io;
+  sandbox::SandboxHost host(io.get_executor(), {});
+  session::CallSlots slots(4, 4);
+  session::RegistryConfig cfg;
+  cfg.replica_name = "r1";
+  cfg.idle_timeout = std::chrono::seconds(600);
+  cfg.max_sessions = 3;
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  SavedRegistry saved;
+  saved.replica = "r1";
+  // Five of alpha (whose cap is 2 now) and two of beta, used from 10 s to 70 s ago.
+  for (int i = 0; i < 7; ++i)
+    saved.sessions.push_back({session::new_session_id("r1"), SessionKind::session,
+                              i < 5 ? "alpha" : "beta", now_ms - 100'000, now_ms - 10'000 * (i + 1),
+                              0.0, SavedSandbox::none});
+  {
+    session::Registry registry(io.get_executor(), cfg, host, slots);
+    auto report = registry.restore(saved, [](const std::string& t) {
+      session::TenantPolicy policy{t, {}, {}};
+      if (t == "alpha") policy.max_sessions = 2;
+      return std::optional<session::TenantPolicy>(policy);
+    });
+    // alpha's two most recent, then beta's most recent: the gateway's cap of 3 is reached.
+    CHECK(report.ids == std::vector<std::string>{saved.sessions[0].id, saved.sessions[1].id,
+                                                 saved.sessions[5].id});
+    CHECK(report.over_cap == 4);
+    CHECK(registry.size() == 3);
+    CHECK(registry.find(saved.sessions[2].id, "alpha") == nullptr);
+    CHECK(registry.find(saved.sessions[6].id, "beta") == nullptr);
+    registry.release_all("test");
+    host.shutdown();
+    io.run_for(std::chrono::milliseconds(50));
+  }
+}
+
 TEST_CASE("after a restart the store keeps the archives of restored sessions only",
           "[unit][restart]") {
   TempDir t;
