@@ -23,7 +23,7 @@ TEST_CASE("escape sequences and other C0 controls become visible pictures", "[un
   CHECK(safe("plain text, ünïcödé ✓") == "plain text, ünïcödé ✓");
 }
 
-TEST_CASE("a carriage return becomes a newline, and \\r\\n stays one", "[unit][live_output]") {
+TEST_CASE("a carriage return becomes a newline, and CR LF stays one", "[unit][live_output]") {
   CHECK(safe("10%\r20%\r30%\n") == "10%\n20%\n30%\n");
   CHECK(safe("a\r\nb\n") == "a\nb\n");
   // Split across two reads: the "\n" after a read that ended in "\r" is its pair.
