@@ -1,5 +1,7 @@
 #include "gateway_process.hpp"
 
+#include <sstream>
+
 namespace sandgate::test {
 
 GatewayProcess::GatewayProcess(std::vector<std::string> args, std::vector<std::string> env,
@@ -73,6 +75,13 @@ json GatewayProcess::execute(const std::string& session, const std::string& code
   auto r = call_execute(session, code, language, timeout_s, id);
   REQUIRE(r.status == 200);
   return r.json_body()["result"];
+}
+
+long metric(GatewayProcess& gw, const std::string& name) {
+  std::istringstream metrics(gw.request(http::verb::get, "/metrics").body);
+  for (std::string line; std::getline(metrics, line);)
+    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
+  return -1;
 }
 
 }  // namespace sandgate::test

@@ -96,4 +96,17 @@ class GatewayProcess {
   std::optional<ServerProcess> server_;
 };
 
+// The value of one /metrics line (its exact name with labels); -1 when absent.
+long metric(GatewayProcess& gw, const std::string& name);
+
+// Declared after the futures of long calls: should a check fail, the gateway stops before those
+// futures wait for their calls (which would otherwise run for minutes), since shutdown answers
+// them.
+struct StopGatewayFirst {
+  GatewayProcess& gw;
+  ~StopGatewayFirst() {
+    if (gw.pid() > 0) gw.stop(SIGTERM);
+  }
+};
+
 }  // namespace sandgate::test

@@ -71,13 +71,6 @@ long held_by_python_mib() {
   return most;
 }
 
-long metric(GatewayProcess& gw, const std::string& name) {
-  std::istringstream metrics(gw.request(boost::beast::http::verb::get, "/metrics").body);
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  return -1;
-}
-
 }  // namespace
 
 TEST_CASE("near the shared memory budget the idle sandbox holding it is hibernated for a new one",

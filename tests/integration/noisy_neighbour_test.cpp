@@ -45,13 +45,6 @@ json result_of(const HttpReply& reply) {
   return parsed.is_object() && parsed.contains("result") ? parsed["result"] : json();
 }
 
-long metric(GatewayProcess& gw, const std::string& name) {
-  std::istringstream metrics(gw.request(http::verb::get, "/metrics").body);
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  return -1;
-}
-
 // Sends a call whose output streams as progress to a socket that never reads (a 4 KiB window).
 tcp::socket deaf_call(asio::io_context& io, GatewayProcess& gw, const std::string& session,
                       const json& message) {

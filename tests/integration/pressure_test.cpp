@@ -45,14 +45,6 @@ json execute(GatewayProcess& gw, const std::string& session, const std::string& 
   return r.json_body()["result"];
 }
 
-// The value of one metric line (exact name with labels); -1 when absent.
-long metric(GatewayProcess& gw, const std::string& name) {
-  std::istringstream metrics(gw.request(http::verb::get, "/metrics").body);
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  return -1;
-}
-
 const std::string kForRoom = "sandgate_hibernations_total{reason=\"sandbox_cap\"}";
 const std::string kEndedForRoom = "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"}";
 const std::string kResumed =

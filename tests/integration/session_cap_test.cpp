@@ -52,25 +52,9 @@ json execute_message(const std::string& code, int timeout_s, int id) {
         {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}}}};
 }
 
-// The value of one metric line (exact name with labels); -1 when absent.
-long metric(GatewayProcess& gw, const std::string& name) {
-  std::istringstream metrics(gw.request(http::verb::get, "/metrics").body);
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  return -1;
-}
-
 bool alive(GatewayProcess& gw, const std::string& session, const std::string& token) {
   return gw.post(ping(), session, token).status == 200;
 }
-
-// Stops the gateway before the futures of long calls are waited for (shutdown answers them).
-struct StopGatewayFirst {
-  GatewayProcess& gw;
-  ~StopGatewayFirst() {
-    if (gw.pid() > 0) gw.stop(SIGTERM);
-  }
-};
 
 }  // namespace
 

@@ -32,14 +32,6 @@ json execute(GatewayProcess& gw, const std::string& session, const std::string& 
   return r.json_body()["result"];
 }
 
-// The value of one metric line (exact name with labels); -1 when absent.
-long metric(GatewayProcess& gw, const std::string& name) {
-  std::istringstream metrics(gw.request(http::verb::get, "/metrics").body);
-  for (std::string line; std::getline(metrics, line);)
-    if (line.rfind(name + " ", 0) == 0) return std::stol(line.substr(name.size() + 1));
-  return -1;
-}
-
 std::string stdout_of(const json& result) {
   return result["structuredContent"].value("stdout", std::string());
 }
@@ -50,14 +42,6 @@ bool mentions_resumed(const json& result) {
 
 const std::string kForShare = "sandgate_hibernations_total{reason=\"tenant_share\"}";
 const std::string kForCap = "sandgate_hibernations_total{reason=\"sandbox_cap\"}";
-
-// Stops the gateway before the futures of long calls are waited for (shutdown answers them).
-struct StopGatewayFirst {
-  GatewayProcess& gw;
-  ~StopGatewayFirst() {
-    if (gw.pid() > 0) gw.stop(SIGTERM);
-  }
-};
 
 std::vector<std::string> gateway_args(const TwoTenantDir& dir, std::vector<std::string> more) {
   std::vector<std::string> args = {"--token-file",

@@ -69,16 +69,6 @@ int exit_status_of(const std::vector<std::string>& args, const std::string& log)
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Declared after the futures of long calls: should a check fail, the gateway stops before those
-// futures wait for their calls (which would otherwise run for minutes), since shutdown answers
-// them. Never kill(-1): stop once only.
-struct StopGatewayFirst {
-  GatewayProcess& gw;
-  ~StopGatewayFirst() {
-    if (gw.pid() > 0) gw.stop(SIGTERM);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("a tenant at its cap of running calls does not keep another tenant waiting",
