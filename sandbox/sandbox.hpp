@@ -194,7 +194,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   void settle_fresh_call(const FreshCall& call, FigureCollector& figures, RunResult& result);
   // "" or, when the language's interpreter ended since the last call, why (it is dropped: this
   // call starts a new one).
-  std::string drop_ended_interpreter(std::size_t index);
+  boost::asio::awaitable<std::string> drop_ended_interpreter(std::size_t index);
   // Sends the call to its interpreter and decides how it ended; true when the interpreter must
   // be replaced. Then stops the output pumps, which run until it is done.
   boost::asio::awaitable<bool> settle_interpreter_call(InterpreterCall& call, RunResult& result);

@@ -192,7 +192,7 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   result.persistent = true;
 
   const auto index = static_cast<std::size_t>(request.language);
-  result.state_lost = drop_ended_interpreter(index);
+  result.state_lost = co_await drop_ended_interpreter(index);
   Interpreter* interpreter = interpreter_for(request.language, executor);
   if (interpreter == nullptr) {
     result.outcome = RunOutcome::sandbox_ended;
@@ -228,20 +228,25 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   co_return result;
 }
 
-std::string Sandbox::drop_ended_interpreter(std::size_t index) {
+asio::awaitable<std::string> Sandbox::drop_ended_interpreter(std::size_t index) {
   // An interpreter that ended since the last call (a background thread's exit, the memory
-  // limit) is replaced, and the model told.
+  // limit) is replaced, and the model told. Its init writes the status just after reaping it,
+  // so the replies pipe (which only the interpreter process holds) can say "ended" first: then
+  // the status is on its way, and the call waits for it rather than hand its code to the dead.
   auto& previous = interpreters_[index];
-  if (!previous) return "";
-  pollfd ended{previous->status.native_handle(), POLLIN, 0};
-  if (::poll(&ended, 1, 0) <= 0) return "";
-  protocol::Status status{};
-  bool told = ::read(previous->status.native_handle(), &status, sizeof status) ==
-              static_cast<ssize_t>(sizeof status);
+  if (!previous) co_return "";
+  pollfd ended[2] = {{previous->status.native_handle(), POLLIN, 0},
+                     {previous->replies.native_handle(), POLLIN, 0}};
+  if (::poll(ended, 2, 0) <= 0) co_return "";
+  if (!(ended[0].revents & POLLIN) && !(ended[1].revents & (POLLHUP | POLLERR))) co_return "";
+  auto status = co_await read_status_promptly(previous->status);
+  // A program that closed the replies pipe itself broke the protocol: its namespace goes.
+  if (!status && !co_await kill_call(previous->id))
+    end(EndReason::failed, "the sandbox did not stop a killed interpreter");
   previous.reset();
-  return (told && status.kind == protocol::StatusKind::exited ? ended_text(status.value)
-                                                              : "the interpreter ended") +
-         " after the previous call";
+  co_return (status && status->kind == protocol::StatusKind::exited ? ended_text(status->value)
+                                                                    : "the interpreter ended") +
+      " after the previous call";
 }
 
 asio::awaitable<bool> Sandbox::settle_interpreter_call(InterpreterCall& call, RunResult& result) {
