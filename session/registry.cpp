@@ -148,6 +148,20 @@ bool Registry::remove(const std::string& id, const std::string& tenant, SessionK
   return true;
 }
 
+void Registry::on_removal_saved(std::function<asio::awaitable<void>()> wait_until_saved) {
+  std::lock_guard lock(mutex_);
+  removal_saved_ = std::move(wait_until_saved);
+}
+
+asio::awaitable<void> Registry::removal_saved() const {
+  std::function<asio::awaitable<void>()> wait;
+  {
+    std::lock_guard lock(mutex_);
+    wait = removal_saved_;
+  }
+  if (wait) co_await wait();
+}
+
 bool Registry::exists(const std::string& id) const {
   std::lock_guard lock(mutex_);
   return sessions_.count(id) > 0;

@@ -112,6 +112,12 @@ class Registry : public TenantSandboxes {
   // Ends and forgets the session; false when find() would not have found it.
   bool remove(const std::string& id, const std::string& tenant,
               SessionKind kind = SessionKind::session, std::string why = "the session was deleted");
+  // A removal at a client's word (DELETE, end_sandbox) is answered once it is saved: with
+  // restart survival, a checkpoint written after it is on disk, so the session does not come
+  // back after a crash. Without a hook (no --state-dir) there is nothing to wait for. Set before
+  // serving (nullptr clears it).
+  void on_removal_saved(std::function<boost::asio::awaitable<void>()> wait_until_saved);
+  boost::asio::awaitable<void> removal_saved() const;
   // Why this tenant's handle (or session) ended, while the registry still remembers (the most
   // recent kRememberedEnds); nothing for another tenant's, a live or an unknown one.
   std::optional<std::string> why_ended(const std::string& id, const std::string& tenant,
@@ -231,6 +237,7 @@ class Registry : public TenantSandboxes {
   // victim is looked for.
   std::unordered_map<std::string, TenantSessions> per_tenant_;
   std::function<void(const Eviction&)> on_eviction_;
+  std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {
     std::string tenant, why;
     SessionKind kind;

@@ -112,6 +112,7 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
   restore_saved_sessions(registry, state, policy);
   auto checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state.dir());
   asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)), asio::detached);
+  registry.on_removal_saved([saving = checkpoint.get()] { return saving->saved(); });
   return checkpoint;
 }
 
@@ -282,6 +283,11 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
         background, registry, registry_config, *state, [&](const std::string& name) {
           return tenant_policy(config, tokens ? &*tokens : nullptr, name);
         });
+  // The checkpoint goes before the registry: the registry must not call into it afterwards.
+  struct ForgetCheckpoint {
+    session::Registry& registry;
+    ~ForgetCheckpoint() { registry.on_removal_saved(nullptr); }
+  } forget_checkpoint{registry};
   if (state && state->left_over() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
   Metrics metrics;

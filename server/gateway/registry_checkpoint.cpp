@@ -1,7 +1,9 @@
 #include "server/gateway/registry_checkpoint.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/logging.hpp"
@@ -37,28 +39,79 @@ bool RegistryCheckpoint::write_if_changed() {
   return finished_ || write_locked();
 }
 
+std::vector<std::shared_ptr<RegistryCheckpoint::Signal>> RegistryCheckpoint::take_waiters_locked(
+    std::uint64_t served) {
+  std::vector<std::shared_ptr<Signal>> done;
+  std::erase_if(waiters_, [&](Waiter& w) {
+    if (w.ask > served) return false;
+    done.push_back(std::move(w.signal));
+    return true;
+  });
+  return done;
+}
+
 bool RegistryCheckpoint::finish() {
   bool ok = false;
+  std::vector<std::shared_ptr<Signal>> done;
   {
     std::lock_guard lock(mutex_);
     if (finished_) return true;
     finished_ = true;
     ok = write_locked();
+    done = take_waiters_locked(asked_);
   }
+  for (auto& signal : done) signal->try_send(boost::system::error_code{});
   asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
   return ok;
 }
 
+bool RegistryCheckpoint::write_round() {
+  std::vector<std::shared_ptr<Signal>> done;
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return true;
+    served_ = asked_;
+    write_locked();  // a failure is logged; the waiters go on (the next round tries again)
+    done = take_waiters_locked(served_);
+  }
+  for (auto& signal : done) signal->try_send(boost::system::error_code{});
+  return false;
+}
+
 asio::awaitable<void> RegistryCheckpoint::run(std::chrono::milliseconds interval) {
   for (;;) {
-    timer_.expires_after(interval);
-    co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    bool asked = false;
     {
       std::lock_guard lock(mutex_);
-      if (finished_) co_return;
-      write_locked();
+      asked = asked_ > served_;
     }
+    // On this strand a saved() that asks after the check cancels the wait registered here.
+    if (!asked) {
+      timer_.expires_after(interval);
+      co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    } else {
+      // Asked while the last write ran: a short pause gathers more askers into one write, so
+      // that a stream of removals cannot keep this strand (which also meters) writing.
+      asio::steady_timer gap(timer_.get_executor(), kGapBetweenWrites);
+      co_await gap.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (write_round()) co_return;
   }
+}
+
+asio::awaitable<void> RegistryCheckpoint::saved() {
+  using namespace asio::experimental::awaitable_operators;
+  auto executor = co_await asio::this_coro::executor;
+  auto signal = std::make_shared<Signal>(executor, 1);
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) co_return;
+    waiters_.push_back({++asked_, signal});
+  }
+  asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
+  asio::steady_timer bound(executor, kSavedWait);
+  co_await (signal->async_receive(asio::as_tuple(asio::use_awaitable)) ||
+            bound.async_wait(asio::as_tuple(asio::use_awaitable)));
 }
 
 void restore_saved_sessions(

@@ -80,7 +80,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
       co_return r;
     }
     if (req.method() == http::verb::get) co_return sessions_.get(req, header, *tenant);
-    co_return sessions_.remove(req, header, *tenant);
+    co_return co_await sessions_.remove(req, header, *tenant);
   }
 
   if (auto refused = admission_.check_content_type(req)) co_return std::move(*refused);

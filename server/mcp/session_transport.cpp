@@ -217,17 +217,18 @@ Reply SessionTransport::get(const Request& req, const SessionHeader& header,
   return r;
 }
 
-Reply SessionTransport::remove(const Request& req, const SessionHeader& header,
-                               const auth::Tenant& tenant) {
-  if (auto refused = check_version(req)) return std::move(*refused);
+asio::awaitable<Reply> SessionTransport::remove(const Request& req, const SessionHeader& header,
+                                                const auth::Tenant& tenant) {
+  if (auto refused = check_version(req)) co_return std::move(*refused);
   // The session and its sandbox end now.
   if (header.id.empty() || !registry_.remove(header.id, tenant.name))
-    return session_not_found(req, "");
+    co_return session_not_found(req, "");
+  co_await registry_.removal_saved();
   log_event(LogLevel::info, "session_deleted",
             {{"session", std::string(session::log_prefix(header.id))}, {"tenant", tenant.name}});
   Response res{http::status::ok, req.version()};
   res.prepare_payload();
-  return {std::move(res), nullptr};
+  co_return Reply{std::move(res), nullptr};
 }
 
 }  // namespace sandgate::server

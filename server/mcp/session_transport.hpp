@@ -32,7 +32,10 @@ class SessionTransport {
                                      jsonrpc::Message message,
                                      std::shared_ptr<CancelSignal> client);
   Reply get(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
-  Reply remove(const Request& request, const SessionHeader& header, const auth::Tenant& tenant);
+  // Answered once the removal is saved (Registry::removal_saved): a deleted session stays
+  // deleted across a crash of the gateway.
+  boost::asio::awaitable<Reply> remove(const Request& request, const SessionHeader& header,
+                                       const auth::Tenant& tenant);
 
  private:
   // The steps of post() for a request in a known session.

@@ -56,6 +56,7 @@ boost::asio::awaitable<json> EndSandboxTool::call(ToolCall call) {
   const std::string& tenant = call.tenant->name;
   if (!registry_.remove(id, tenant, session::SessionKind::handle, "it was ended by end_sandbox"))
     co_return tool_error(unusable_handle_text(id, handle_unusable_reason(registry_, id, tenant)));
+  co_await registry_.removal_saved();  // ended for good, even if the gateway crashes next
   log_event(LogLevel::info, "sandbox_handle_ended",
             {{"session", std::string(session::log_prefix(id))}, {"tenant", tenant}});
   co_return json{

@@ -188,6 +188,52 @@ TEST_CASE(
   CHECK(resumed(execute(*r, l, "tok-a", "print(1)", 4)).empty());
 }
 
+TEST_CASE("a session deleted and a handle ended just before a SIGKILL stay gone after the restart",
+          "[integration][restart]") {
+  Setup s;
+  Replica r(s, "r6");
+  r.start();
+  std::string deleted = r->initialize("tok-a");
+  std::string kept = r->initialize("tok-a");
+  std::string handle = r->call_stateless("execute", {{"code", "true"}, {"language", "bash"}},
+                                         "tok-a")["structuredContent"]["sandbox_id"];
+  // The timer's checkpoint (every 5 s here) has saved all three before they go.
+  REQUIRE(eventually([&] {
+    return !r.saved_sandbox(deleted).empty() && !r.saved_sandbox(kept).empty() &&
+           !r.saved_sandbox(handle).empty();
+  }));
+  // Each in turn is the last before the kill: its own saving is what keeps it gone.
+  auto remove_session = [&] {
+    REQUIRE(
+        r->request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(deleted, "tok-a"))
+            .status == 200);
+  };
+  auto end_handle = [&] {
+    REQUIRE(r->call_stateless("end_sandbox", {{"sandbox_id", handle}}, "tok-a")["isError"] ==
+            false);
+  };
+  const bool delete_last = GENERATE(true, false);
+  if (delete_last) {
+    end_handle();
+    remove_session();
+  } else {
+    remove_session();
+    end_handle();
+  }
+  // At once, long before the timer's next checkpoint: the answers above came after the saving.
+  ::kill(r->pid(), SIGKILL);
+  CHECK(r->stop(SIGKILL) == 128 + SIGKILL);
+  CHECK(r.saved_sandbox(deleted).empty());
+  CHECK(r.saved_sandbox(handle).empty());
+
+  r.start();
+  CHECK(r->post(execute_msg(kRead, 1), deleted, "tok-a").status == 404);
+  auto ended = r->call_stateless(
+      "execute", {{"code", "true"}, {"language", "bash"}, {"sandbox_id", handle}}, "tok-a");
+  CHECK(ended["isError"] == true);
+  CHECK(execute(*r, kept, "tok-a", kRead, 2)["isError"] == false);
+}
+
 TEST_CASE("a torn, garbage or foreign registry file is ignored with a warning",
           "[integration][restart]") {
   Setup s;
