@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
@@ -404,6 +405,22 @@ const std::vector<Option>& options() {
            throw std::invalid_argument(problem);
          c.peers.url_template = v;
        }},
+      {"--peer-secret-file", "SANDGATE_PEER_SECRET_FILE", "",
+       "File holding a secret every replica of the deployment shares (at least 32 characters, "
+       "e.g. `openssl rand -hex 32`). A replica sends it with each request it forwards; a "
+       "connection that presents it counts against no address's --max-connections-per-address, "
+       "so one client's long calls through a replica cannot make another refuse that replica's "
+       "forwards. Unset: forwards count like any client's connections.",
+       [](Config& c, const std::string& v) {
+         auto text = sandbox::read_file(v);
+         if (!text) throw std::invalid_argument("cannot read " + v);
+         while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back())))
+           text->pop_back();
+         if (text->size() < kMinPeerSecret || text->find_first_of("\r\n") != std::string::npos)
+           throw std::invalid_argument("the peer secret must be one line of at least " +
+                                       std::to_string(kMinPeerSecret) + " characters");
+         c.peers.secret = std::move(*text);
+       }},
       {"--threads", "SANDGATE_THREADS", "cores", "I/O threads.",
        [](Config& c, const std::string& v) {
          c.threads = static_cast<unsigned>(to_u64(v, 1, 256));
@@ -523,6 +540,7 @@ std::string peer_url_template_problem(std::string_view url) {
 
 HttpConfig effective_http_config(const Config& config) {
   HttpConfig http = config.http;
+  http.peer_secret = config.peers.secret;
   http.body_limit_bytes = effective_body_limit(config);
   return http;
 }

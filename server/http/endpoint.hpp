@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include "http_types.hpp"
 #include "common/cancel_signal.hpp"
+#include "http_types.hpp"
 
 namespace sandgate::server {
 

@@ -25,6 +25,7 @@ using tcp = asio::ip::tcp;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 
 asio::awaitable<void> HttpServer::run_connection(tcp::socket socket, asio::ip::address key) {
+  AddressShare share{key};
   std::uint64_t id;
   {
     std::lock_guard lock(mutex_);
@@ -36,13 +37,13 @@ asio::awaitable<void> HttpServer::run_connection(tcp::socket socket, asio::ip::a
       beast::get_lowest_layer(stream).expires_after(config_.header_timeout);
       auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kTuple);
       if (!ec) {
-        co_await serve(stream, id);
+        co_await serve(stream, id, share);
         beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
         co_await stream.async_shutdown(kTuple);
       }
     } else {
       beast::tcp_stream stream(std::move(socket));
-      bool input_unread = co_await serve(stream, id);
+      bool input_unread = co_await serve(stream, id, share);
       boost::system::error_code ignored;
       stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
       if (input_unread) co_await discard_briefly(stream);
@@ -50,12 +51,13 @@ asio::awaitable<void> HttpServer::run_connection(tcp::socket socket, asio::ip::a
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "connection_error", {{"what", e.what()}});
   }
-  release_address_slot(key);
+  if (share.held) release_address_slot(key);
   connections_--;
 }
 
 template <class Stream>
-asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection_id) {
+asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection_id,
+                                        AddressShare& share) {
   beast::flat_buffer buffer;
   auto& lowest = beast::get_lowest_layer(stream);
   auto executor = co_await asio::this_coro::executor;
@@ -89,7 +91,7 @@ asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
     parser.body_limit(config_.body_limit_bytes);
-    Next next = co_await read_request(stream, buffer, parser, mark_idle);
+    Next next = co_await read_request(stream, buffer, parser, mark_idle, share);
     if (next == Next::answer) next = co_await answer(stream, parser.release());
     if (next == Next::close) co_return false;
     if (next == Next::close_input_unread) co_return true;
@@ -101,7 +103,7 @@ asio::awaitable<bool> HttpServer::serve(Stream& stream, std::uint64_t connection
 template <class Stream>
 asio::awaitable<HttpServer::Next> HttpServer::read_request(
     Stream& stream, beast::flat_buffer& buffer, http::request_parser<http::string_body>& parser,
-    const IdleMark& mark_idle) {
+    const IdleMark& mark_idle, AddressShare& share) {
   auto& lowest = beast::get_lowest_layer(stream);
   lowest.expires_after(config_.header_timeout);
   mark_idle(true);
@@ -117,6 +119,10 @@ asio::awaitable<HttpServer::Next> HttpServer::read_request(
     co_return Next::close_input_unread;
   }
   if (header_ec) co_return Next::close;
+  if (share.held && is_peer_secret(parser.get()[kPeerSecretHeader], config_.peer_secret)) {
+    release_address_slot(share.key);
+    share.held = false;
+  }
   // Refused on its headers alone (Origin/Host, token, method): its body is neither invited
   // (no 100 Continue) nor read, so a client without a token makes us hold only its headers.
   if (auto refusal = router_.admit(parser.get())) {

@@ -46,8 +46,16 @@ class HttpServer {
  private:
   // Serves requests until the connection is done; true when it ends with client input left
   // unread (a refused body), which the caller discards briefly before closing.
+  // A connection's place in its address's share (--max-connections-per-address): given back
+  // when the connection closes, or once it shows the peer secret (another replica forwarding
+  // its clients' requests, which must not count as one client).
+  struct AddressShare {
+    boost::asio::ip::address key;
+    bool held = true;
+  };
   template <class Stream>
-  boost::asio::awaitable<bool> serve(Stream& stream, std::uint64_t connection_id);
+  boost::asio::awaitable<bool> serve(Stream& stream, std::uint64_t connection_id,
+                                     AddressShare& share);
   // What a connection does after each step of an exchange.
   enum class Next { answer, serve_again, close, close_input_unread };
   // Marks the connection idle (closable at shutdown) while it waits for a request's headers.
@@ -55,7 +63,7 @@ class HttpServer {
   template <class Stream>
   boost::asio::awaitable<Next> read_request(Stream& stream, boost::beast::flat_buffer& buffer,
                                             http::request_parser<http::string_body>& parser,
-                                            const IdleMark& mark_idle);
+                                            const IdleMark& mark_idle, AddressShare& share);
   template <class Stream>
   boost::asio::awaitable<void> refuse(Stream& stream,
                                       http::request_parser<http::string_body>& parser,

@@ -1,7 +1,7 @@
 #include "router.hpp"
 
-#include "responses.hpp"
 #include "common/logging.hpp"
+#include "responses.hpp"
 
 namespace sandgate::server {
 

@@ -24,6 +24,7 @@ struct OriginPolicy {
 struct ReplicaPeers {
   std::vector<std::pair<std::string, std::string>> by_name;  // name -> http://host:port
   std::string url_template;                                  // "{replica}" is replaced
+  std::string secret;  // --peer-secret-file: sent with each forwarded request; "" for none
 
   bool operator==(const ReplicaPeers&) const = default;
 };

@@ -14,6 +14,7 @@
 
 #include "common/logging.hpp"
 #include "jsonrpc.hpp"
+#include "server/http/http_config.hpp"
 #include "server/http/responses.hpp"
 #include "session/session_id.hpp"
 
@@ -81,6 +82,7 @@ bool hop_by_hop(std::string_view name) {
 
 ReplicaForwarder::ReplicaForwarder(const McpEndpointConfig& config)
     : self_(config.replica_name),
+      secret_(config.peers.secret),
       owners_keep_sessions_(config.owners_keep_sessions),
       peers_(config.peers.by_name.begin(), config.peers.by_name.end()),
       url_template_(config.peers.url_template),
@@ -177,9 +179,14 @@ asio::awaitable<std::optional<Reply>> relay_answer(std::shared_ptr<Upstream> up,
 // when the call is done (or starts its event stream): the read waits that long.
 asio::awaitable<bool> send_and_read_head(Upstream& up, const Request& req,
                                          const std::string& authority, const std::string& self,
+                                         const std::string& peer_secret,
                                          std::chrono::seconds response_wait) {
   Request copy = req;
   copy.set(kForwardedHeader, self);
+  // The owner counts this connection as a replica's, not as one client's (never a client's
+  // own guess of the secret relayed).
+  copy.erase(kPeerSecretHeader);
+  if (!peer_secret.empty()) copy.set(kPeerSecretHeader, peer_secret);
   copy.set(http::field::host, authority);
   copy.keep_alive(false);
   copy.prepare_payload();
@@ -211,7 +218,7 @@ asio::awaitable<std::optional<Reply>> ReplicaForwarder::forward(
       });
     });
   }
-  if (!co_await send_and_read_head(*up, req, authority, self_, response_wait_))
+  if (!co_await send_and_read_head(*up, req, authority, self_, secret_, response_wait_))
     co_return std::nullopt;
   co_return co_await relay_answer(up, req);
 }

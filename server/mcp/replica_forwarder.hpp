@@ -43,6 +43,7 @@ class ReplicaForwarder {
 
  private:
   std::string self_;
+  std::string secret_;  // the deployment's peer secret, sent with each forward ("" for none)
   bool owners_keep_sessions_;
   std::map<std::string, std::string, std::less<>> peers_;
   std::string url_template_;

@@ -1,6 +1,8 @@
 // Several replicas on loopback: a session created on one replica is usable through any other
 // (requests are forwarded to its owner), and a dead owner gives 404 (these replicas keep no
 // sessions across a restart: no --state-dir; with one, restart_test.cpp expects 503).
+#include <future>
+
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
 #include "temp_file.hpp"
@@ -68,6 +70,39 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   std::string fresh = a->initialize();
   CHECK(fresh.rfind("a.", 0) == 0);
   CHECK(c->execute(fresh, "echo ok", "bash")["structuredContent"]["stdout"] == "ok\n");
+}
+
+TEST_CASE("a replica's forwards hold no place in the owner's per-address connection share",
+          "[integration][replicas][per-address]") {
+  TempFile secret("peer-secret");
+  secret.write("0123456789abcdef0123456789abcdef0123456789abcdef\n");
+  int pa = free_port(), pb = free_port();
+  std::string peers =
+      "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" + std::to_string(pb);
+  auto replica = [&](const char* name, int port, const char* per_address) {
+    return std::make_unique<GatewayProcess>(std::vector<std::string>{
+        "--listen", "127.0.0.1:" + std::to_string(port), "--replica-name", name, "--peers", peers,
+        "--peer-secret-file", secret.path.string(), "--max-connections-per-address", per_address});
+  };
+  // The test's client reaches A (three calls at once) from the address A reaches B from.
+  auto a = replica("a", pa, "8"), b = replica("b", pb, "2");
+  std::string first = b->initialize(), second = b->initialize(), third = b->initialize();
+  // One client's two long calls through A hold two connections from A to B ...
+  auto long_call = [&](const std::string& session, const std::string& code) {
+    return std::async(std::launch::async, [&, session, code] {
+      return a->execute(session, code, "bash")["structuredContent"]["stdout"];
+    });
+  };
+  auto one = long_call(first, "sleep 4.25; echo first");
+  auto two = long_call(second, "sleep 4.5; echo second");
+  REQUIRE(eventually(
+      [] { return processes_running("sleep 4.25") >= 1 && processes_running("sleep 4.5") >= 1; }));
+  // ... and another client's call through A, meanwhile, still reaches B (B's share of
+  // 127.0.0.1 is two connections: A's forwards would take it).
+  auto other = a->execute(third, "echo third", "bash");
+  CHECK(other["structuredContent"]["stdout"] == "third\n");
+  CHECK(one.get() == "first\n");
+  CHECK(two.get() == "second\n");
 }
 
 TEST_CASE(

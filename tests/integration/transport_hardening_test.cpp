@@ -64,8 +64,9 @@ Received read_until_close(tcp::socket& s, std::chrono::seconds limit) {
 }
 
 // One keep-alive GET /healthz on `s`; true when it was answered 200.
-bool healthz(tcp::socket& s, int port) {
-  std::string req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+bool healthz(tcp::socket& s, int port, const std::string& more_headers = "") {
+  std::string req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n" +
+                    more_headers + "\r\n";
   boost::system::error_code ec;
   asio::write(s, asio::buffer(req), ec);
   if (ec) return false;
@@ -212,6 +213,46 @@ TEST_CASE("no token: 401 on the headers alone, no 100 Continue, the body never r
   auto got = read_until_close(other, std::chrono::seconds(10));
   CHECK(got.bytes.rfind("HTTP/1.1 405", 0) == 0);
   CHECK(gw.post(ping(), gw.initialize()).status == 200);
+}
+
+TEST_CASE("a connection showing the peer secret holds no place in its address's share",
+          "[integration][hardening][per-address][replicas]") {
+  constexpr std::size_t cap = 2;
+  const std::string secret = "a-secret-every-replica-of-this-test-shares-0123";
+  TempFile secret_file("peer-secret");
+  secret_file.write(secret + "\n");
+  GatewayProcess gw({"--max-connections-per-address", std::to_string(cap), "--peer-secret-file",
+                     secret_file.path.string()});
+  asio::io_context io;
+  // Opens connections from 127.0.0.1, each proven open by an answered request with `headers`,
+  // until `count` are held or none more is served.
+  auto hold = [&](std::vector<tcp::socket>& held, std::size_t count, const std::string& headers) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (held.size() < count && std::chrono::steady_clock::now() < deadline) {
+      auto s = connect_from(io, gw.port());
+      if (healthz(s, gw.port(), headers))
+        held.push_back(std::move(s));
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  // A wrong secret (one character off) is any client's connection: the share fills.
+  std::vector<tcp::socket> guessing;
+  std::string wrong = secret;
+  wrong.back() = '4';
+  hold(guessing, cap, "X-Sandgate-Peer-Secret: " + wrong + "\r\n");
+  REQUIRE(guessing.size() == cap);
+  auto refused = connect_from(io, gw.port());
+  CHECK_FALSE(healthz(refused, gw.port()));
+  guessing.clear();
+  // Replicas' connections (more than the share) leave the share to clients.
+  std::vector<tcp::socket> peers, clients;
+  hold(peers, cap + 2, "X-Sandgate-Peer-Secret: " + secret + "\r\n");
+  CHECK(peers.size() == cap + 2);
+  hold(clients, cap, "");
+  CHECK(clients.size() == cap);
+  auto over = connect_from(io, gw.port());
+  CHECK_FALSE(healthz(over, gw.port()));
 }
 
 TEST_CASE("one address cannot take every connection slot",
