@@ -125,6 +125,9 @@ class SandboxHost {
   // A free sandbox slot, made by hibernating (or ending) idle sandboxes at the cap; nullopt when
   // none is idle, or none came within kMakeRoomPatience.
   boost::asio::awaitable<std::optional<std::uint32_t>> take_slot();
+  // Under the shared memory budget with room to spare, after idle sandboxes made room if they
+  // had to; false when they could not.
+  boost::asio::awaitable<bool> memory_room();
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;

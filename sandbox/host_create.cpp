@@ -17,6 +17,25 @@ namespace {
 
 constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside every sandbox
 
+// The supervisor of sandbox `id` in slot `slot` (which names its host uids), started and
+// released into its cgroups, which are made here.
+SpawnedSupervisor start_supervisor(const IsolationReport& report, std::uint32_t uid_base,
+                                   const std::string& id, std::uint32_t slot, const Limits& limits,
+                                   CgroupSet& cgroups) {
+  cgroups = CgroupSet(report.cgroups, id, limits);
+  SpawnRequest request;
+  request.ids.privileged = report.privileged;
+  request.ids.host_root_id = uid_base + 2 * slot;
+  request.ids.host_program_id = uid_base + 2 * slot + 1;
+  request.ids.program_id = kProgramId;
+  request.work_bytes = limits.work_bytes;
+  request.tmp_bytes = limits.tmp_bytes;
+  // Without distinct host uids the per-uid count would include the gateway's own processes.
+  request.max_processes = report.privileged ? limits.max_processes : 0;
+  request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
+  return spawn_supervisor(request);
+}
+
 }  // namespace
 
 bool SandboxHost::memory_nearly_used() const {
@@ -66,6 +85,16 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
   co_return slot;
 }
 
+asio::awaitable<bool> SandboxHost::memory_room() {
+  // Near the memory budget, idle sandboxes make room as at the sandbox cap; refused only when
+  // they cannot (every other sandbox in use, or what they held was not enough).
+  for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
+    bool freed = co_await make_room(Pressure::memory_budget);
+    if (!freed) break;
+  }
+  co_return !memory_nearly_used();
+}
+
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
@@ -84,13 +113,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     }
     id = "sb" + std::to_string(next_id_++);
   }
-  // Near the memory budget, idle sandboxes make room the same way; refused only when they
-  // cannot (every other sandbox in use, or what they held was not enough).
-  for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
-    bool freed = co_await make_room(Pressure::memory_budget);
-    if (!freed) break;
-  }
-  if (memory_nearly_used()) {
+  if (!co_await memory_room()) {
     release();
     throw SandboxError(
         "the gateway's sandboxes are using their whole shared memory budget; try again when other "
@@ -100,18 +123,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   SpawnedSupervisor spawned;
   CgroupSet cgroups;
   try {
-    cgroups = CgroupSet(report_.cgroups, id, limits);
-    SpawnRequest request;
-    request.ids.privileged = report_.privileged;
-    request.ids.host_root_id = config_.uid_base + 2 * *slot;
-    request.ids.host_program_id = config_.uid_base + 2 * *slot + 1;
-    request.ids.program_id = kProgramId;
-    request.work_bytes = limits.work_bytes;
-    request.tmp_bytes = limits.tmp_bytes;
-    // Without distinct host uids the per-uid count would include the gateway's own processes.
-    request.max_processes = report_.privileged ? limits.max_processes : 0;
-    request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
-    spawned = spawn_supervisor(request);
+    spawned = start_supervisor(report_, config_.uid_base, id, *slot, limits, cgroups);
   } catch (const std::exception& e) {
     cgroups.remove();
     release();

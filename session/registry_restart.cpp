@@ -89,6 +89,36 @@ SavedRegistry Registry::save() const {
   return out;
 }
 
+namespace {
+
+std::vector<const SavedSession*> most_recently_used_first(const std::vector<SavedSession>& all) {
+  std::vector<const SavedSession*> by_use;
+  for (const auto& entry : all) by_use.push_back(&entry);
+  std::stable_sort(by_use.begin(), by_use.end(), [](const auto* a, const auto* b) {
+    return a->last_used_unix_ms > b->last_used_unix_ms;
+  });
+  return by_use;
+}
+
+// A saved session's times (on this boot's clocks), spend, and what became of its files.
+RestoredSession restored_account(const SavedSession& entry, Session::Clock::time_point steady_now,
+                                 WallClock::time_point wall_now) {
+  RestoredSession restored;
+  restored.created = from_unix_ms(entry.created_unix_ms, steady_now, wall_now);
+  restored.last_used =
+      std::max(restored.created, from_unix_ms(entry.last_used_unix_ms, steady_now, wall_now));
+  restored.spent_usd = entry.spend_usd;
+  restored.had_sandbox = entry.sandbox != SavedSandbox::none;
+  if (entry.sandbox == SavedSandbox::live)
+    restored.lost_files_why =
+        "the gateway stopped while its sandbox was live, so its files could not be kept";
+  else if (entry.sandbox == SavedSandbox::hibernated)
+    restored.lost_files_why = "its files were not found when the gateway restarted";
+  return restored;
+}
+
+}  // namespace
+
 RestoreReport Registry::restore(
     const SavedRegistry& saved,
     const std::function<std::optional<TenantPolicy>(const std::string&)>& tenant_of) {
@@ -97,33 +127,18 @@ RestoreReport Registry::restore(
   auto wall_now = WallClock::now();
   // The most recently used first: where the caps (smaller now, or a file written by hand) do
   // not let every session back, those in use come back.
-  std::vector<const SavedSession*> by_use;
-  for (const auto& entry : saved.sessions) by_use.push_back(&entry);
-  std::stable_sort(by_use.begin(), by_use.end(), [](const auto* a, const auto* b) {
-    return a->last_used_unix_ms > b->last_used_unix_ms;
-  });
-  for (const SavedSession* saved_entry : by_use) {
+  for (const SavedSession* saved_entry : most_recently_used_first(saved.sessions)) {
     const SavedSession& entry = *saved_entry;
     auto tenant = tenant_of(entry.tenant);
     if (!tenant) {
       ++report.unknown_tenant;
       continue;
     }
-    RestoredSession restored;
-    restored.created = from_unix_ms(entry.created_unix_ms, steady_now, wall_now);
-    restored.last_used =
-        std::max(restored.created, from_unix_ms(entry.last_used_unix_ms, steady_now, wall_now));
+    RestoredSession restored = restored_account(entry, steady_now, wall_now);
     if (steady_now - restored.last_used >= config_.idle_timeout) {
       ++report.expired;  // the sweep would end it at once
       continue;
     }
-    restored.spent_usd = entry.spend_usd;
-    restored.had_sandbox = entry.sandbox != SavedSandbox::none;
-    if (entry.sandbox == SavedSandbox::live)
-      restored.lost_files_why =
-          "the gateway stopped while its sandbox was live, so its files could not be kept";
-    else if (entry.sandbox == SavedSandbox::hibernated)
-      restored.lost_files_why = "its files were not found when the gateway restarted";
     // The tenant's policy now, as create() would apply it.
     SessionTerms terms = terms_for(*tenant);
     auto session = std::make_shared<Session>(

@@ -2,18 +2,21 @@
 
 #include <signal.h>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <iostream>
 #include <thread>
 
 #include "auth/token_store.hpp"
 #include "common/logging.hpp"
+#include "common/on_scope_exit.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
 #include "server/gateway/gateway_tokens.hpp"
@@ -103,16 +106,25 @@ OpenedStateStore open_state_store(const Config& config) {
   return opened;
 }
 
-// Where sessions survive restarts: the saved registry is served again (each tenant under its
-// current policy), then written on a timer from now on.
+// Where sessions survive restarts (an explicit --state-dir): the saved registry is served again
+// (each tenant under its current policy), then written on a timer from now on. Null otherwise.
+// Archives nobody's session holds are removed either way, and counted in a warning.
 std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
-    asio::any_io_executor background, session::Registry& registry,
-    const session::RegistryConfig& registry_config, session::StateStore& state,
-    const std::function<std::optional<session::TenantPolicy>(const std::string&)>& policy) {
-  restore_saved_sessions(registry, state, policy);
-  auto checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state.dir());
-  asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)), asio::detached);
-  registry.on_removal_saved([saving = checkpoint.get()] { return saving->saved(); });
+    asio::any_io_executor background, session::Registry& registry, const Config& config,
+    const session::RegistryConfig& registry_config, session::StateStore* state,
+    const auth::TokenStore* tokens) {
+  std::unique_ptr<RegistryCheckpoint> checkpoint;
+  if (state && !config.state_dir.empty()) {
+    restore_saved_sessions(registry, *state, [&](const std::string& name) {
+      return tenant_policy(config, tokens, name);
+    });
+    checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state->dir());
+    asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)),
+                   asio::detached);
+    registry.on_removal_saved([saving = checkpoint.get()] { return saving->saved(); });
+  }
+  if (state && state->left_over() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
   return checkpoint;
 }
 
@@ -218,6 +230,39 @@ void start_readiness_probe(Executor background, sandbox::SandboxHost& host, Http
   });
 }
 
+// The registry's settings with the tenant shares that follow from the gateway's pools.
+session::RegistryConfig effective_registry_config(const Config& config) {
+  session::RegistryConfig registry = config.registry;
+  registry.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
+  registry.max_sandboxes_per_tenant = default_tenant_sandbox_cap(config);
+  return registry;
+}
+
+// A layer of isolation the kernel or the deployment lacks: logged, and named by /readyz.
+void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
+  auto notes = isolation_notes(host.isolation());
+  for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
+  server.set_degraded_notes(std::move(notes));
+}
+
+// Until the signal set is cancelled (at shutdown).
+asio::awaitable<void> reload_tokens_on_sighup(asio::signal_set& signals, const Config& config,
+                                              auth::TokenStore* tokens) {
+  for (;;) {
+    auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    reload_tokens(config, tokens);
+  }
+}
+
+// The calling thread and `count - 1` more run the io_context until it stops.
+void run_io_threads(asio::io_context& io, unsigned count) {
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < count; ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+}
+
 }  // namespace
 
 int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras) {
@@ -265,9 +310,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   sandbox::SandboxHost host(background, config.host);
   if (host.swept_at_start() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
-  session::RegistryConfig registry_config = config.registry;
-  registry_config.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
-  registry_config.max_sandboxes_per_tenant = default_tenant_sandbox_cap(config);
+  const session::RegistryConfig registry_config = effective_registry_config(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
   auto opened = open_state_store(config);
   if (!opened.fatal.empty()) {
@@ -275,28 +318,15 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     return 2;
   }
   std::unique_ptr<session::StateStore> state = std::move(opened.store);
-  const bool keep_sessions = !config.state_dir.empty();
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
-  std::unique_ptr<RegistryCheckpoint> checkpoint;
-  if (state && keep_sessions)
-    checkpoint = restore_and_checkpoint(
-        background, registry, registry_config, *state, [&](const std::string& name) {
-          return tenant_policy(config, tokens ? &*tokens : nullptr, name);
-        });
+  auto checkpoint = restore_and_checkpoint(background, registry, config, registry_config,
+                                           state.get(), tokens ? &*tokens : nullptr);
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
-  struct ForgetCheckpoint {
-    session::Registry& registry;
-    ~ForgetCheckpoint() { registry.on_removal_saved(nullptr); }
-  } forget_checkpoint{registry};
-  if (state && state->left_over() > 0)
-    log_event(LogLevel::warn, "swept_orphans", {{"hibernation_archives", state->left_over()}});
+  OnScopeExit forget_checkpoint([&registry] { registry.on_removal_saved(nullptr); });
   Metrics metrics;
   connect_registry(registry, host, metrics);
   // The host outlives the registry: its hook must not call into a registry that is gone.
-  struct ForgetMakeRoom {
-    sandbox::SandboxHost& host;
-    ~ForgetMakeRoom() { host.set_make_room(nullptr); }
-  } forget_make_room{host};
+  OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
   ToolRegistry tools;
   add_standard_tools(tools, effective_tool_limits(config), registry, metrics);
   if (extras.add_tools) extras.add_tools(tools, registry);
@@ -308,30 +338,18 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   auto bound = start_listening(server, config.http);
   if (!bound) return 2;
   announce_listening(config, *bound, host, registry_config, state.get());
-  auto notes = isolation_notes(host.isolation());
-  for (const auto& note : notes) log_event(LogLevel::warn, "isolation_degraded", {{"note", note}});
-  server.set_degraded_notes(std::move(notes));
+  report_isolation(host, server);
   start_readiness_probe(background, host, server);
 
   // SIGHUP: the tokens file again (its default action would end the gateway).
   asio::signal_set reload_signal(io, SIGHUP);
-  std::function<void()> wait_for_reload = [&] {
-    reload_signal.async_wait([&](const boost::system::error_code& ec, int) {
-      if (ec) return;
-      reload_tokens(config, tokens ? &*tokens : nullptr);
-      wait_for_reload();
-    });
-  };
-  wait_for_reload();
-
+  asio::co_spawn(io, reload_tokens_on_sighup(reload_signal, config, tokens ? &*tokens : nullptr),
+                 asio::detached);
   GracefulShutdown shutdown(io, background, {server, registry, host, checkpoint.get()},
                             config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
   shutdown.arm();
 
-  std::vector<std::thread> threads;
-  for (unsigned i = 1; i < thread_count(config); ++i) threads.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& t : threads) t.join();
+  run_io_threads(io, thread_count(config));
   registry.end_all();
   host.shutdown();
   log_event(LogLevel::info, "stopped");
