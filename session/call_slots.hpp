@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 // The gateway-wide bound on execute calls running at once (--max-concurrent-calls) and waiting
 // (--max-queued-calls), shared fairly between tenants: FairShare decides who goes next, this
 // makes coroutines wait for it.
@@ -14,6 +15,14 @@
 #include "fair_share.hpp"
 
 namespace sandgate::session {
+
+// The gateway-wide pool of call slots (--max-concurrent-calls, --max-queued-calls).
+struct CallPoolConfig {
+  std::uint32_t max_concurrent = 64;
+  std::uint32_t max_queued = 1024;
+
+  bool operator==(const CallPoolConfig&) const = default;
+};
 
 class CallSlots {
  public:

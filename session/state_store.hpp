@@ -25,6 +25,14 @@
 
 namespace sandgate::session {
 
+// Where hibernated archives (and, with an explicit directory, the saved registry) live.
+struct StateConfig {
+  std::string dir;  // --state-dir; empty: a private directory (default_state_dir), not kept
+  std::uint64_t max_bytes = 4096ull << 20;  // --state-max-mb: all tenants' archives together
+
+  bool operator==(const StateConfig&) const = default;
+};
+
 class StateStore {
  public:
   // `dir` is created (0700) when missing; `remove_dir_at_end`: the store made it and removes

@@ -81,10 +81,10 @@ const std::vector<Option>& options() {
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
        "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N]'. Refused if "
        "group/world-writable; SIGHUP reloads it.",
-       [](Config& c, const std::string& v) { c.token_file = v; }},
+       [](Config& c, const std::string& v) { c.auth.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
        "Serve without tokens. Refused unless listening on loopback.",
-       [](Config& c, const std::string& v) { c.no_auth = to_bool(v); }, true},
+       [](Config& c, const std::string& v) { c.auth.no_auth = to_bool(v); }, true},
       {"--tls-cert", "SANDGATE_TLS_CERT", "",
        "PEM certificate chain: serve HTTPS (with --tls-key).",
        [](Config& c, const std::string& v) { c.http.tls_cert = v; }},
@@ -143,23 +143,23 @@ const std::vector<Option>& options() {
        "Needs hibernation on (`--sandbox-hibernate-after` > 0). Default: a private "
        "hibernate.<pid> directory under $STATE_DIRECTORY, /var/lib/sandgate or $TMPDIR/sandgate, "
        "removed at a clean exit (sessions do not survive a restart).",
-       [](Config& c, const std::string& v) { c.state_dir = v; }},
+       [](Config& c, const std::string& v) { c.state.dir = v; }},
       {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
        "All hibernated archives together, MiB; beyond, the oldest archive of the tenant "
        "holding the most is dropped, never one of a tenant holding less (an archive that would "
        "need that is not written: its sandbox stays live). A dropped archive's session resumes "
        "with an empty /work and is told so.",
-       [](Config& c, const std::string& v) { c.state_max_bytes = to_u64(v, 1, 1 << 30) * MiB; }},
+       [](Config& c, const std::string& v) { c.state.max_bytes = to_u64(v, 1, 1 << 30) * MiB; }},
       {"--max-concurrent-calls", "SANDGATE_MAX_CONCURRENT_CALLS", "64",
        "execute calls running at once across all sessions.",
        [](Config& c, const std::string& v) {
-         c.max_concurrent_calls = static_cast<std::uint32_t>(to_u64(v, 1, 100000));
+         c.calls.max_concurrent = static_cast<std::uint32_t>(to_u64(v, 1, 100000));
        }},
       {"--max-queued-calls", "SANDGATE_MAX_QUEUED_CALLS", "1024",
        "execute calls that may wait for a slot; beyond, a call gets a 'gateway is busy' tool "
        "error.",
        [](Config& c, const std::string& v) {
-         c.max_queued_calls = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
+         c.calls.max_queued = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
       {"--tenant-max-concurrent-calls", "SANDGATE_TENANT_MAX_CONCURRENT_CALLS",
        "half of --max-concurrent-calls (all of it with a single token or --no-auth)",
@@ -479,10 +479,10 @@ std::string validate(Config& c) {
   if (!c.registry.replica_name.empty() && !session::is_replica_name(c.registry.replica_name))
     return "--replica-name must be a DNS label (1-63 lower-case letters, digits and '-', no '-' "
            "at either end) that is not a number (all digits, or 0x and hex digits)";
-  if (c.no_auth) {
+  if (c.auth.no_auth) {
     if (!is_loopback_host(c.http.listen_host))
       return "--no-auth is only allowed when listening on loopback (127.0.0.1, ::1 or localhost)";
-  } else if (c.token_file.empty() && c.token.empty()) {
+  } else if (c.auth.token_file.empty() && c.auth.token.empty()) {
     return "no token: set SANDGATE_TOKEN or --token-file (or --no-auth on loopback)";
   }
   return "";
@@ -558,7 +558,7 @@ McpEndpointConfig mcp_endpoint_config(const Config& config) {
   mcp.listening_on_loopback = is_loopback_host(config.http.listen_host);
   mcp.peers = config.peers;
   mcp.replica_name = config.registry.replica_name;
-  mcp.owners_keep_sessions = !config.state_dir.empty();
+  mcp.owners_keep_sessions = !config.state.dir.empty();
   // A forwarded call may take as long as a call may run, plus room for its sandbox's start.
   mcp.forward_wait = std::chrono::seconds(config.tools.timeout_max_s) + std::chrono::seconds(120);
   mcp.tasks = config.tasks;
@@ -584,7 +584,7 @@ ParseOutcome parse_config(int argc, char** argv, char** envp) {
     if (eq == std::string_view::npos) continue;
     std::string name(kv.substr(0, eq)), value(kv.substr(eq + 1));
     if (name == "SANDGATE_TOKEN") {
-      c.token = value;
+      c.auth.token = value;
       continue;
     }
     for (const auto& o : options()) {

@@ -8,11 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/auth_config.hpp"
 #include "sandbox/host.hpp"
 #include "server/http/http_config.hpp"
 #include "server/mcp/mcp_config.hpp"
 #include "server/tools/tool_limits.hpp"
+#include "session/call_slots.hpp"
 #include "session/registry.hpp"
+#include "session/state_store.hpp"
 
 namespace sandgate::server {
 
@@ -26,17 +29,11 @@ struct Config {
   session::RegistryConfig registry;
   sandbox::HostConfig host;
 
-  std::string token_file;
-  std::string token;  // SANDGATE_TOKEN only: a token on the command line shows in `ps`
-  bool no_auth = false;
+  auth::AuthConfig auth;
 
-  std::uint32_t max_concurrent_calls = 64;
-  std::uint32_t max_queued_calls = 1024;
-  // Hibernation's archives: --state-dir (empty: a private directory, see default_state_dir)
-  // and their total cap.
-  std::string state_dir;
-  std::uint64_t state_max_bytes = 4096ull << 20;
-  bool uid_base_set = false;  // --sandbox-uid-base given; otherwise chosen from the id maps
+  session::CallPoolConfig calls;  // the gateway-wide call slots and queue
+  session::StateConfig state;     // hibernation's archives and the saved registry
+  bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
 
   unsigned threads = 0;  // 0: one per core
   std::chrono::seconds shutdown_grace{10};

@@ -40,10 +40,10 @@ namespace {
 // pool, so that a tenant arriving while another is at its cap still finds slots; all of it
 // where only one tenant can exist (one SANDGATE_TOKEN, or --no-auth).
 std::uint32_t default_tenant_call_cap(const Config& config) {
-  std::uint32_t pool = config.max_concurrent_calls;
+  std::uint32_t pool = config.calls.max_concurrent;
   std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
   if (set) return std::min(set, pool);
-  if (config.no_auth || config.token_file.empty()) return pool;
+  if (config.auth.no_auth || config.auth.token_file.empty()) return pool;
   return std::max<std::uint32_t>(1, pool / 2);
 }
 
@@ -54,7 +54,7 @@ std::uint32_t default_tenant_call_cap(const Config& config) {
 std::uint32_t default_tenant_sandbox_cap(const Config& config) {
   std::uint32_t set = config.registry.max_sandboxes_per_tenant;
   if (set) return set;
-  if (config.no_auth || config.token_file.empty()) return 0;
+  if (config.auth.no_auth || config.auth.token_file.empty()) return 0;
   return std::max<std::uint32_t>(1, config.host.max_sandboxes / 2);
 }
 
@@ -86,10 +86,10 @@ struct OpenedStateStore {
 OpenedStateStore open_state_store(const Config& config) {
   OpenedStateStore opened;
   if (config.registry.hibernate_after.count() == 0) return opened;
-  const bool own_dir = config.state_dir.empty();
+  const bool own_dir = config.state.dir.empty();
   try {
     opened.store = std::make_unique<session::StateStore>(
-        own_dir ? session::default_state_dir() : config.state_dir, config.state_max_bytes, own_dir,
+        own_dir ? session::default_state_dir() : config.state.dir, config.state.max_bytes, own_dir,
         /*keep_archives=*/!own_dir);
   } catch (const std::exception& e) {
     if (!own_dir) {
@@ -114,7 +114,7 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
     const session::RegistryConfig& registry_config, session::StateStore* state,
     const auth::TokenStore* tokens) {
   std::unique_ptr<RegistryCheckpoint> checkpoint;
-  if (state && !config.state_dir.empty()) {
+  if (state && !config.state.dir.empty()) {
     restore_saved_sessions(registry, *state, [&](const std::string& name) {
       return tenant_policy(config, tokens, name);
     });
@@ -202,7 +202,7 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
             {{"address", host_text},
              {"port", bound.port()},
              {"tls", !config.http.tls_cert.empty()},
-             {"auth", config.no_auth ? "off" : "on"},
+             {"auth", config.auth.no_auth ? "off" : "on"},
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups.describe()},
              {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
@@ -304,7 +304,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   }
   // Declared before the io_context, so destroyed after it: calls still pending at exit are
   // destroyed with the io_context, and their slot permits give back into a live CallSlots.
-  session::CallSlots gateway_slots(config.max_concurrent_calls, config.max_queued_calls);
+  session::CallSlots gateway_slots(config.calls.max_concurrent, config.calls.max_queued);
   asio::io_context io(static_cast<int>(thread_count(config)));
   auto background = asio::make_strand(io);
   sandbox::SandboxHost host(background, config.host);

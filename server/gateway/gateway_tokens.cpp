@@ -7,9 +7,9 @@
 namespace sandgate::server {
 
 std::optional<auth::TokenStore> load_tokens(const Config& config) {
-  if (config.no_auth) return std::nullopt;
-  if (config.token_file.empty()) return auth::TokenStore::single(config.token);
-  auto loaded = auth::load_token_file(config.token_file);
+  if (config.auth.no_auth) return std::nullopt;
+  if (config.auth.token_file.empty()) return auth::TokenStore::single(config.auth.token);
+  auto loaded = auth::load_token_file(config.auth.token_file);
   if (!loaded.warning.empty())
     log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
   return std::move(loaded.store);
@@ -19,13 +19,13 @@ std::optional<auth::TokenStore> load_tokens(const Config& config) {
 // not tokens); new sessions get the new per-tenant limits. A file that cannot be used keeps
 // the tokens in force. Error texts name lines, never what is written on them.
 void reload_tokens(const Config& config, auth::TokenStore* tokens) {
-  if (!tokens || config.token_file.empty()) {
+  if (!tokens || config.auth.token_file.empty()) {
     log_event(LogLevel::warn, "tokens_reload_ignored",
               {{"reason", "SIGHUP reloads --token-file, and this gateway has none"}});
     return;
   }
   try {
-    auto loaded = auth::load_token_file(config.token_file);
+    auto loaded = auth::load_token_file(config.auth.token_file);
     if (!loaded.warning.empty())
       log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
     std::size_t count = loaded.store.size();
@@ -43,7 +43,7 @@ std::optional<session::TenantPolicy> tenant_policy(const Config& config,
                                                    const auth::TokenStore* tokens,
                                                    const std::string& name) {
   if (!tokens) {
-    if (config.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
+    if (config.auth.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
     return std::nullopt;
   }
   auto tenant = tokens->find_tenant(name);

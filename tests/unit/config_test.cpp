@@ -35,7 +35,7 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     CHECK(r.config->http.listen_port == 9000);
     CHECK(r.config->host.limits.memory_bytes == 256ull << 20);
     CHECK(r.config->host.limits.cpus == Approx(0.5));
-    CHECK(r.config->token == "t");
+    CHECK(r.config->auth.token == "t");
   }
   SECTION("bad values are named") {
     auto r = parse({"--timeout-max", "abc"}, {"SANDGATE_TOKEN=t"});

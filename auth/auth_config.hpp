@@ -1,0 +1,16 @@
+#pragma once
+// How the gateway authenticates requests: the auth layer's settings, with their defaults. The
+// gateway's option table writes into it (server/gateway/config.cpp).
+#include <string>
+
+namespace sandgate::auth {
+
+struct AuthConfig {
+  std::string token_file;  // one tenant per line (token_file.hpp); SIGHUP reloads it
+  std::string token;       // SANDGATE_TOKEN only (a token on the command line shows in `ps`)
+  bool no_auth = false;    // serve without tokens: refused unless listening on loopback
+
+  bool operator==(const AuthConfig&) const = default;
+};
+
+}  // namespace sandgate::auth
