@@ -32,8 +32,12 @@ touch "$image/etc/hosts" "$image/etc/hostname" "$image/run/.containerenv"
 # The binary under test goes into the image as deploy/Dockerfile puts it there (a bind mount
 # under /usr would be a mount the sandboxes' non-recursive /usr bind may not reveal).
 install -m 0755 "$binary" "$image/usr/local/bin/sandgate"
-printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
-chmod 0644 "$work/tokens"
+# The Secret volume (deploy/k8s/secret.example.yaml), mounted whole at /etc/sandgate: the
+# tokens file and the replicas' peer secret the ConfigMap names.
+mkdir -p "$work/secret"
+printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/secret/tokens"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/secret/peer-secret"
+chmod 0644 "$work/secret/tokens" "$work/secret/peer-secret"
 
 # How the runtime itself mounts /sys/fs/cgroup in such a pod, before sandgate touches it:
 # "ro", "rw" or "none" (a throwaway container with the same options prints it).
@@ -53,7 +57,7 @@ start_pod() {  # start_pod MEMORY_MiB [podman options...]
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --security-opt 'unmask=/proc/*' --network host --memory "${mem}m" \
     --env-file "$work/env" -e SANDGATE_REPLICA_NAME=sandgate-0 -e SANDGATE_MEMORY_LIMIT_MB="$mem" \
-    -v "$work/tokens:/etc/sandgate/tokens:ro" \
+    -v "$work/secret:/etc/sandgate:ro" \
     --tmpfs /tmp:size=64m "$@" "$image" /usr/local/bin/sandgate --listen 0.0.0.0:8080 > /dev/null || return 1
   for i in $(seq 300); do
     curl -fs http://127.0.0.1:8080/readyz > /dev/null 2>&1 && return 0

@@ -17,7 +17,7 @@
 #     devices deny-all (runc appends its default allow list), memory.oom.group=1 through
 #     linux.resources.unified as a kubelet ≥ 1.28 asks for it, oomScoreAdj of a Burstable pod;
 #   - the ConfigMap's environment, SANDGATE_REPLICA_NAME, SANDGATE_MEMORY_LIMIT_MB = the limit;
-#     the tokens file bind-mounted read-only, /tmp a 64 MiB tmpfs, the binary under test
+#     the Secret's directory (tokens, peer-secret) bind-mounted read-only, /tmp a 64 MiB tmpfs, the binary under test
 #     installed in the image at /usr/local/bin/sandgate (as deploy/Dockerfile puts it);
 #   - a pod network: runc makes the network namespace (owned by the pod's user namespace when
 #     there is one, as Kubernetes requires: hostNetwork cannot go with hostUsers: false) and the
@@ -65,8 +65,12 @@ trap cleanup EXIT
 awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
        key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
        print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
-printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/tokens"
-chmod 0644 "$work/tokens"
+# The Secret volume (deploy/k8s/secret.example.yaml), mounted whole at /etc/sandgate: the
+# tokens file and the replicas' peer secret the ConfigMap names.
+mkdir -p "$work/secret"
+printf '%s default\n' "$(printf %s "$token" | sha256sum | cut -d' ' -f1)" > "$work/secret/tokens"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/secret/peer-secret"
+chmod 0644 "$work/secret/tokens" "$work/secret/peer-secret"
 echo sandgate-0 > "$work/hostname"
 printf '127.0.0.1 localhost\n10.88.0.2 sandgate-0\n' > "$work/hosts"
 echo "nameserver 10.88.0.1" > "$work/resolv.conf"
@@ -100,7 +104,7 @@ mounts = [
     {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
      "options": ["nosuid", "noexec", "nodev", "relatime"] + (["ro"] if cgroup_ro else ["rw"])},
     # volumes: the tokens Secret (read-only), the emptyDir at /tmp (medium Memory, 64Mi)
-    {"destination": "/etc/sandgate/tokens", "type": "bind", "source": f"{work}/tokens",
+    {"destination": "/etc/sandgate", "type": "bind", "source": f"{work}/secret",
      "options": ["rbind", "rprivate", "ro"]},
     {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
      "options": ["nosuid", "nodev", "size=64m", "mode=1777"]},
