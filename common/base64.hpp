@@ -12,4 +12,9 @@ std::string base64_encode(std::string_view bytes);
 // leaves unused 0 (one encoding per byte string); nothing for anything else.
 std::optional<std::string> base64_decode(std::string_view text);
 
+// base64url without padding (RFC 7515 §2: JWS and JWK fields), as strictly: the URL-safe
+// alphabet only, no '=', a length that is not 1 more than a multiple of 4, unused bits 0.
+std::string base64url_encode(std::string_view bytes);
+std::optional<std::string> base64url_decode(std::string_view text);
+
 }  // namespace sandgate
