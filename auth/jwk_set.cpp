@@ -1,5 +1,6 @@
 #include "auth/jwk_set.hpp"
 
+#include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
@@ -57,6 +58,8 @@ std::shared_ptr<EVP_PKEY> rsa_key(const json& jwk) {
   if (!modulus || !exponent || BN_num_bits(modulus.get()) < static_cast<int>(kMinRsaBits) ||
       BN_num_bits(modulus.get()) > 16384)
     return nullptr;
+  // An even exponent, or one below 3, is no RSA public key (e = 1 would verify anything).
+  if (!BN_is_odd(exponent.get()) || BN_cmp(exponent.get(), BN_value_one()) <= 0) return nullptr;
   ParamBuild build(OSSL_PARAM_BLD_new());
   if (!build || !OSSL_PARAM_BLD_push_BN(build.get(), OSSL_PKEY_PARAM_RSA_N, modulus.get()) ||
       !OSSL_PARAM_BLD_push_BN(build.get(), OSSL_PKEY_PARAM_RSA_E, exponent.get()))

@@ -238,7 +238,9 @@ asio::awaitable<std::string> Sandbox::drop_ended_interpreter(std::size_t index) 
   pollfd ended[2] = {{previous->status.native_handle(), POLLIN, 0},
                      {previous->replies.native_handle(), POLLIN, 0}};
   if (::poll(ended, 2, 0) <= 0) co_return "";
-  if (!(ended[0].revents & POLLIN) && !(ended[1].revents & (POLLHUP | POLLERR))) co_return "";
+  if (!(ended[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+      !(ended[1].revents & (POLLHUP | POLLERR)))
+    co_return "";
   auto status = co_await read_status_promptly(previous->status);
   // A program that closed the replies pipe itself broke the protocol: its namespace goes.
   if (!status && !co_await kill_call(previous->id))

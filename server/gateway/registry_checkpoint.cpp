@@ -35,8 +35,12 @@ bool RegistryCheckpoint::write_locked() {
 }
 
 bool RegistryCheckpoint::write_if_changed() {
-  std::lock_guard lock(mutex_);
-  return finished_ || write_locked();
+  std::lock_guard writing(write_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return true;
+  }
+  return write_locked();
 }
 
 std::vector<std::shared_ptr<RegistryCheckpoint::Signal>> RegistryCheckpoint::take_waiters_locked(
@@ -54,10 +58,15 @@ bool RegistryCheckpoint::finish() {
   bool ok = false;
   std::vector<std::shared_ptr<Signal>> done;
   {
-    std::lock_guard lock(mutex_);
-    if (finished_) return true;
-    finished_ = true;
+    // Whoever writes next sees finished_ once it holds the write lock: nothing overwrites this.
+    std::lock_guard writing(write_mutex_);
+    {
+      std::lock_guard lock(mutex_);
+      if (finished_) return true;
+      finished_ = true;
+    }
     ok = write_locked();
+    std::lock_guard lock(mutex_);
     done = take_waiters_locked(asked_);
   }
   for (auto& signal : done) signal->try_send(boost::system::error_code{});
@@ -65,20 +74,30 @@ bool RegistryCheckpoint::finish() {
   return ok;
 }
 
-bool RegistryCheckpoint::write_round() {
+RegistryCheckpoint::Round RegistryCheckpoint::write_round() {
   std::vector<std::shared_ptr<Signal>> done;
   {
+    // The write lock only: askers (request threads) take mutex_ alone, never waiting on a disk.
+    std::lock_guard writing(write_mutex_);
+    std::uint64_t covers = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (finished_) return Round::finished;
+      covers = asked_;  // every ask so far is removed from the registry this write reads
+    }
+    // A failed write (logged) answers nobody: the loop tries again, and each asker's own bound
+    // answers it meanwhile.
+    if (!write_locked()) return Round::failed;
     std::lock_guard lock(mutex_);
-    if (finished_) return true;
-    served_ = asked_;
-    write_locked();  // a failure is logged; the waiters go on (the next round tries again)
+    served_ = covers;
     done = take_waiters_locked(served_);
   }
   for (auto& signal : done) signal->try_send(boost::system::error_code{});
-  return false;
+  return Round::written;
 }
 
 asio::awaitable<void> RegistryCheckpoint::run(std::chrono::milliseconds interval) {
+  Round last = Round::written;
   for (;;) {
     bool asked = false;
     {
@@ -91,11 +110,14 @@ asio::awaitable<void> RegistryCheckpoint::run(std::chrono::milliseconds interval
       co_await timer_.async_wait(asio::as_tuple(asio::use_awaitable));
     } else {
       // Asked while the last write ran: a short pause gathers more askers into one write, so
-      // that a stream of removals cannot keep this strand (which also meters) writing.
-      asio::steady_timer gap(timer_.get_executor(), kGapBetweenWrites);
+      // that a stream of removals cannot keep this strand (which also meters) writing; after a
+      // failed write a longer one, so that a broken disk is not retried in a tight loop.
+      asio::steady_timer gap(timer_.get_executor(),
+                             last == Round::failed ? kRetryAfterFailure : kGapBetweenWrites);
       co_await gap.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    if (write_round()) co_return;
+    last = write_round();
+    if (last == Round::finished) co_return;
   }
 }
 

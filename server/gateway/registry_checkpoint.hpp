@@ -36,6 +36,7 @@ class RegistryCheckpoint {
   boost::asio::awaitable<void> saved();
   static constexpr std::chrono::seconds kSavedWait{2};
   static constexpr std::chrono::milliseconds kGapBetweenWrites{10};
+  static constexpr std::chrono::milliseconds kRetryAfterFailure{500};
   // The last write, at a graceful stop (after idle sandboxes were hibernated): the sessions
   // are released next, and nothing after this may overwrite what it wrote.
   bool finish();
@@ -47,20 +48,26 @@ class RegistryCheckpoint {
     std::shared_ptr<Signal> signal;
   };
 
-  bool write_locked();
-  // One round of the loop: true once finish() has been.
-  bool write_round();
+  enum class Round { written, failed, finished };
+
+  bool write_locked();  // holding write_mutex_
+  // One round of the loop.
+  Round write_round();
   // The waiters served by a write that began when `asked_` was `served`.
   std::vector<std::shared_ptr<Signal>> take_waiters_locked(std::uint64_t served);
 
   session::Registry& registry_;
   const std::string dir_;
   boost::asio::steady_timer timer_;
+  // Held across a write (serialising the registry, fsync): only by the checkpoint's loop, a
+  // write at stop and write_if_changed, never by a request thread.
+  std::mutex write_mutex_;
+  std::string last_;  // what the file holds (write_mutex_)
+  // Held briefly by askers and writers alike, never across I/O.
   std::mutex mutex_;
-  std::string last_;  // what the file holds
   bool finished_ = false;
   std::uint64_t asked_ = 0;   // saved() calls so far
-  std::uint64_t served_ = 0;  // asked_ when the last write began
+  std::uint64_t served_ = 0;  // asked_ when the last successful write began
   std::vector<Waiter> waiters_;
 };
 

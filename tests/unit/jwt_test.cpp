@@ -256,11 +256,15 @@ TEST_CASE("a JWK Set keeps only public signature keys of the kinds allowed", "[u
   encryption.jwk["use"] = "enc";
   json odd_curve = ec_key("odd").jwk;
   odd_curve["crv"] = 5;
+  json exponent_one = rsa.jwk, exponent_even = rsa.jwk;
+  exponent_one["e"] = "AQ";   // e = 1: every signature would "verify"
+  exponent_even["e"] = "BA";  // e = 4
   auto keys = set_of({rsa.jwk, small.jwk, p384.jwk, with_private.jwk, encryption.jwk, odd_curve,
-                      json("not a key"), json{{"kty", "oct"}, {"k", "c2VjcmV0"}}});
+                      json("not a key"), json{{"kty", "oct"}, {"k", "c2VjcmV0"}}, exponent_one,
+                      exponent_even});
   REQUIRE(keys.keys.size() == 1);
   CHECK(keys.keys[0].kid == "r1");
-  CHECK(keys.skipped == 7);
+  CHECK(keys.skipped == 9);
 
   std::string problem;
   CHECK(parse_jwk_set("not json", problem).keys.empty());
