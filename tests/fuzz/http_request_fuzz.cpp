@@ -64,7 +64,7 @@ struct World {
   }();
   auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
   sandbox::SandboxHost host{io.get_executor(), no_sandboxes()};
-  session::CallSlots slots{config.max_concurrent_calls, config.max_queued_calls};
+  session::CallSlots slots{config.calls.max_concurrent, config.calls.max_queued};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
   server::Metrics metrics;
   server::ToolRegistry tools = [this] {
