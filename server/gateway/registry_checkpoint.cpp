@@ -70,8 +70,13 @@ bool RegistryCheckpoint::finish() {
     done = take_waiters_locked(asked_);
   }
   for (auto& signal : done) signal->try_send(boost::system::error_code{});
-  asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
+  wake_loop();
   return ok;
+}
+
+void RegistryCheckpoint::wake_loop() {
+  // The timer belongs to the loop's strand: cancelled there, never from the caller's thread.
+  asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
 }
 
 RegistryCheckpoint::Round RegistryCheckpoint::write_round() {
@@ -130,7 +135,7 @@ asio::awaitable<void> RegistryCheckpoint::saved() {
     if (finished_) co_return;
     waiters_.push_back({++asked_, signal});
   }
-  asio::post(timer_.get_executor(), [this] { timer_.cancel(); });
+  wake_loop();
   asio::steady_timer bound(executor, kSavedWait);
   co_await (signal->async_receive(asio::as_tuple(asio::use_awaitable)) ||
             bound.async_wait(asio::as_tuple(asio::use_awaitable)));

@@ -53,6 +53,8 @@ class RegistryCheckpoint {
   bool write_locked();  // holding write_mutex_
   // One round of the loop.
   Round write_round();
+  // Ends the loop's wait now (a saved() asks, or finish() ended it).
+  void wake_loop();
   // The waiters served by a write that began when `asked_` was `served`.
   std::vector<std::shared_ptr<Signal>> take_waiters_locked(std::uint64_t served);
 

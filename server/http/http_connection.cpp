@@ -51,7 +51,7 @@ asio::awaitable<void> HttpServer::run_connection(tcp::socket socket, asio::ip::a
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "connection_error", {{"what", e.what()}});
   }
-  if (share.held) release_address_slot(key);
+  if (share.held) release_address_slot(share.key);
   connections_--;
 }
 
