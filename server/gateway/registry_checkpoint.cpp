@@ -137,8 +137,13 @@ asio::awaitable<void> RegistryCheckpoint::saved() {
   }
   wake_loop();
   asio::steady_timer bound(executor, kSavedWait);
-  co_await (signal->async_receive(asio::as_tuple(asio::use_awaitable)) ||
-            bound.async_wait(asio::as_tuple(asio::use_awaitable)));
+  auto answered = co_await (signal->async_receive(asio::as_tuple(asio::use_awaitable)) ||
+                            bound.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (answered.index() == 0) co_return;
+  // Not saved in time (a slow or failing disk): this asker stops waiting, and its entry goes,
+  // so that the waiters never outnumber the requests waiting now.
+  std::lock_guard lock(mutex_);
+  std::erase_if(waiters_, [&](const Waiter& w) { return w.signal == signal; });
 }
 
 void restore_saved_sessions(
