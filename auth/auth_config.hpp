@@ -3,12 +3,15 @@
 // gateway's option table writes into it (server/gateway/config.cpp).
 #include <string>
 
+#include "auth/oauth_config.hpp"
+
 namespace sandgate::auth {
 
 struct AuthConfig {
   std::string token_file;  // one tenant per line (token_file.hpp); SIGHUP reloads it
   std::string token;       // SANDGATE_TOKEN only (a token on the command line shows in `ps`)
   bool no_auth = false;    // serve without tokens: refused unless listening on loopback
+  OAuthConfig oauth;       // JWT access tokens from authorization servers, beside the file
 
   bool operator==(const AuthConfig&) const = default;
 };

@@ -15,6 +15,14 @@ std::string_view trim(std::string_view s) {
 }
 }  // namespace
 
+std::string_view bearer_token(std::string_view authorization) {
+  authorization = trim(authorization);
+  // The scheme is case-insensitive (RFC 9110); the token is not.
+  if (authorization.size() > 7 && ::strncasecmp(authorization.data(), "Bearer ", 7) == 0)
+    return trim(authorization.substr(7));
+  return {};
+}
+
 AuthResult authenticate(const TokenStore* store, std::string_view authorization,
                         std::string_view x_mcp_auth) {
   if (store == nullptr) return {AuthStatus::ok, kAnonymous};

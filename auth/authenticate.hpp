@@ -15,6 +15,9 @@ struct AuthResult {
   std::shared_ptr<const Tenant> tenant;
 };
 
+// The token of `Authorization: Bearer <token>` (the scheme in any case), or empty.
+std::string_view bearer_token(std::string_view authorization);
+
 // `store` null means auth is off (--no-auth): everyone is the "anonymous" tenant.
 AuthResult authenticate(const TokenStore* store, std::string_view authorization,
                         std::string_view x_mcp_auth);

@@ -124,40 +124,52 @@ const VerificationKey* key_for(const JwkSet& keys, const json& header, const Alg
 
 }  // namespace
 
-VerifiedJwt verify_jwt(std::string_view token, const JwkSet& keys) {
-  VerifiedJwt out;
-  out.fault = JwtFault::malformed;
-  if (token.size() > kMaxJwtBytes) return out;
+std::optional<DecodedJwt> decode_jwt(std::string_view token) {
+  if (token.size() > kMaxJwtBytes) return std::nullopt;
   auto first = token.find('.');
   auto second = first == std::string_view::npos ? first : token.find('.', first + 1);
   if (second == std::string_view::npos || token.find('.', second + 1) != std::string_view::npos)
-    return out;
+    return std::nullopt;
   auto header = json_object_part(token.substr(0, first));
   auto claims = json_object_part(token.substr(first + 1, second - first - 1));
   auto signature = base64url_decode(token.substr(second + 1));
-  if (!header || !claims || !signature) return out;
+  if (!header || !claims || !signature) return std::nullopt;
+  return DecodedJwt{std::move(*header), std::move(*claims), token.substr(0, second),
+                    std::move(*signature)};
+}
+
+VerifiedJwt verify_jwt(DecodedJwt decoded, const JwkSet& keys) {
+  VerifiedJwt out;
+  out.fault = JwtFault::malformed;
+  const json& header = decoded.header;
   // A header that asks for more than a plain signature (`crit`, an embedded or fetched key) is
   // not followed: keys come from the issuer's published set only.
   for (const char* refused : {"crit", "jwk", "jku", "x5u", "x5c"})
-    if (header->contains(refused)) return out;
-  auto alg_it = header->find("alg");
-  const Algorithm* alg = alg_it != header->end() && alg_it->is_string()
+    if (header.contains(refused)) return out;
+  auto alg_it = header.find("alg");
+  const Algorithm* alg = alg_it != header.end() && alg_it->is_string()
                              ? algorithm_named(alg_it->get<std::string>())
                              : nullptr;
   if (!alg) {
     out.fault = JwtFault::unsupported_alg;
     return out;
   }
-  const VerificationKey* key = key_for(keys, *header, *alg, out.fault);
+  const VerificationKey* key = key_for(keys, header, *alg, out.fault);
   if (!key) return out;
-  if (!signature_holds(*alg, key->key.get(), token.substr(0, second), std::move(*signature))) {
+  if (!signature_holds(*alg, key->key.get(), decoded.signed_part, std::move(decoded.signature))) {
     out.fault = JwtFault::bad_signature;
     return out;
   }
   out.fault = JwtFault::none;
-  out.header = std::move(*header);
-  out.claims = std::move(*claims);
+  out.header = std::move(decoded.header);
+  out.claims = std::move(decoded.claims);
   return out;
+}
+
+VerifiedJwt verify_jwt(std::string_view token, const JwkSet& keys) {
+  auto decoded = decode_jwt(token);
+  if (!decoded) return VerifiedJwt{JwtFault::malformed, {}, {}};
+  return verify_jwt(std::move(*decoded), keys);
 }
 
 const char* jwt_fault_name(JwtFault fault) {

@@ -4,6 +4,7 @@
 // shared secret), the key it names (by `kid`; used only with its own type and, if the key says
 // one, its own `alg`), and its signature. What the claims mean is access_token.hpp's.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,17 @@ struct VerifiedJwt {
 // Access tokens are small; anything larger is refused before it is decoded.
 constexpr std::size_t kMaxJwtBytes = 16 * 1024;
 
+// A token's parts, decoded but not verified: enough to choose whose keys to verify it with.
+struct DecodedJwt {
+  nlohmann::json header;
+  nlohmann::json claims;
+  std::string_view signed_part;  // into the token: it must outlive this
+  std::string signature;
+};
+// nullopt when the token is not three base64url parts of JSON objects, or is too large.
+std::optional<DecodedJwt> decode_jwt(std::string_view token);
+
+VerifiedJwt verify_jwt(DecodedJwt decoded, const JwkSet& keys);
 VerifiedJwt verify_jwt(std::string_view token, const JwkSet& keys);
 
 // For logs and metrics: a word per fault ("signature", "unknown_key" …).

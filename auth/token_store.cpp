@@ -3,10 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include <cmath>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
+
+#include "auth/tenant_options.hpp"
 
 namespace sandgate::auth {
 
@@ -32,47 +32,6 @@ std::optional<Digest> parse_hex_digest(const std::string& hex) {
     d[i] = static_cast<unsigned char>(v);
   }
   return d;
-}
-
-std::uint32_t whole_number(const std::string& value, std::uint32_t min) {
-  std::size_t used = 0;
-  long long n = std::stoll(value, &used);
-  if (used != value.size() || n < min || n > std::numeric_limits<std::uint32_t>::max())
-    throw std::invalid_argument("out of range");
-  return static_cast<std::uint32_t>(n);
-}
-
-void apply_option(Tenant& tenant, const std::string& option, int line_no, int option_no) {
-  auto eq = option.find('=');
-  std::string key = option.substr(0, eq),
-              value = eq == std::string::npos ? "" : option.substr(eq + 1);
-  // Neither the key nor the value is repeated: whatever was written there is not echoed.
-  auto bad = [&] {
-    return std::runtime_error("tokens file line " + std::to_string(line_no) + ": bad option " +
-                              std::to_string(option_no) +
-                              " (expected max_sessions=N, spend_cap_usd=X, "
-                              "max_concurrent_calls=N or max_sandboxes=N)");
-  };
-  try {
-    std::size_t used = 0;
-    if (key == "max_sessions") {
-      tenant.max_sessions = whole_number(value, 0);
-    } else if (key == "max_concurrent_calls") {
-      // 0 would leave the tenant's calls waiting for ever.
-      tenant.max_concurrent_calls = whole_number(value, 1);
-    } else if (key == "max_sandboxes") {
-      // 0 would refuse every call that needs a sandbox.
-      tenant.max_sandboxes = whole_number(value, 1);
-    } else if (key == "spend_cap_usd") {
-      double x = std::stod(value, &used);
-      if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();
-      tenant.spend_cap_usd = x;
-    } else {
-      throw bad();
-    }
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
 }
 
 }  // namespace
@@ -115,7 +74,8 @@ TokenStore TokenStore::parse(std::string_view text) {
     Entry entry{*digest, Tenant{name, std::nullopt, std::nullopt}};
     int option_no = 0;
     for (std::string option; words >> option;)
-      apply_option(entry.tenant, option, line_no, ++option_no);
+      apply_tenant_option(entry.tenant, option, "tokens file line " + std::to_string(line_no),
+                          ++option_no);
     for (const auto& earlier : entries)
       if (earlier.digest == entry.digest)
         throw std::runtime_error("tokens file line " + std::to_string(line_no) +

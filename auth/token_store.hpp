@@ -42,6 +42,8 @@ class TokenStore {
   static TokenStore parse(std::string_view text);
   // One token for one tenant ("default"), e.g. from SANDGATE_TOKEN.
   static TokenStore single(std::string_view token, std::string tenant = "default");
+  // No token at all (OAuth access tokens only).
+  static TokenStore none() { return TokenStore(); }
 
   TokenStore(TokenStore&& other) noexcept;
   TokenStore& operator=(TokenStore&& other) noexcept;

@@ -11,51 +11,13 @@
 #include <string_view>
 
 #include "sandbox/file_util.hpp"
+#include "server/gateway/config_option.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
 namespace {
 
-using Setter = std::function<void(Config&, const std::string&)>;
-
-struct Option {
-  const char* flag;      // --name (value options take "--name VALUE" or "--name=VALUE")
-  const char* env;       // SANDGATE_*, or nullptr
-  const char* fallback;  // the default, as shown in help
-  const char* help;
-  Setter set;  // nullptr for a switch handled by `toggle`
-  bool is_switch = false;
-};
-
-std::uint64_t to_u64(const std::string& v, std::uint64_t min, std::uint64_t max) {
-  std::size_t used = 0;
-  unsigned long long n = std::stoull(v, &used);
-  if (used != v.size() || n < min || n > max)
-    throw std::invalid_argument("expected a whole number from " + std::to_string(min) + " to " +
-                                std::to_string(max));
-  return n;
-}
-
-double to_positive(const std::string& v) {
-  std::size_t used = 0;
-  double d = std::stod(v, &used);
-  if (used != v.size() || !(d > 0)) throw std::invalid_argument("expected a positive number");
-  return d;
-}
-
-bool to_bool(const std::string& v) {
-  if (v == "1" || v == "true" || v == "yes" || v.empty()) return true;
-  if (v == "0" || v == "false" || v == "no") return false;
-  throw std::invalid_argument("expected true or false");
-}
-
-std::vector<std::string> to_list(const std::string& v) {
-  std::vector<std::string> out;
-  std::istringstream in(v);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
+using namespace options_detail;
 
 void set_listen(Config& c, const std::string& v) {
   auto colon = v.rfind(':');
@@ -73,8 +35,8 @@ bool is_label_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
 }
 
-const std::vector<Option>& options() {
-  static const std::vector<Option> table = {
+std::vector<Option> option_rows() {
+  std::vector<Option> table = {
       {"--listen", "SANDGATE_LISTEN", "127.0.0.1:8080",
        "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
       {"--token-file", "SANDGATE_TOKEN_FILE", "",
@@ -442,6 +404,16 @@ const std::vector<Option>& options() {
        "when execute would be refused).",
        [](Config& c, const std::string& v) { c.check_isolation = to_bool(v); }, true},
   };
+  // The OAuth rows right after the other credentials' (--token-file, --no-auth).
+  auto oauth = oauth_options();
+  auto after = std::find_if(table.begin(), table.end(),
+                            [](const Option& o) { return std::string_view(o.flag) == "--no-auth"; });
+  table.insert(after + 1, oauth.begin(), oauth.end());
+  return table;
+}
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = option_rows();
   return table;
 }
 
@@ -482,9 +454,11 @@ std::string validate(Config& c) {
   if (c.auth.no_auth) {
     if (!is_loopback_host(c.http.listen_host))
       return "--no-auth is only allowed when listening on loopback (127.0.0.1, ::1 or localhost)";
-  } else if (c.auth.token_file.empty() && c.auth.token.empty()) {
-    return "no token: set SANDGATE_TOKEN or --token-file (or --no-auth on loopback)";
+  } else if (c.auth.token_file.empty() && c.auth.token.empty() && !c.auth.oauth.enabled()) {
+    return "no token: set SANDGATE_TOKEN, --token-file or --oauth-issuer (or --no-auth on "
+           "loopback)";
   }
+  if (auto problem = oauth_problem(c); !problem.empty()) return problem;
   return "";
 }
 

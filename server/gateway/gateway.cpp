@@ -25,6 +25,7 @@
 #include "server/gateway/shutdown.hpp"
 #include "server/http/http_server.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
+#include "server/mcp/resource_metadata.hpp"
 #include "server/tools/standard_tools.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
@@ -112,11 +113,11 @@ OpenedStateStore open_state_store(const Config& config) {
 std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
     asio::any_io_executor background, session::Registry& registry, const Config& config,
     const session::RegistryConfig& registry_config, session::StateStore* state,
-    const auth::TokenStore* tokens) {
+    const Credentials& credentials) {
   std::unique_ptr<RegistryCheckpoint> checkpoint;
   if (state && !config.state.dir.empty()) {
     restore_saved_sessions(registry, *state, [&](const std::string& name) {
-      return tenant_policy(config, tokens, name);
+      return tenant_policy(config, credentials, name);
     });
     checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state->dir());
     asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)),
@@ -246,13 +247,24 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
 }
 
 // Until the signal set is cancelled (at shutdown).
-asio::awaitable<void> reload_tokens_on_sighup(asio::signal_set& signals, const Config& config,
-                                              auth::TokenStore* tokens) {
+asio::awaitable<void> reload_credentials_on_sighup(asio::signal_set& signals,
+                                                   const Config& config, Credentials& credentials) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
-    reload_tokens(config, tokens);
+    reload_credentials(config, credentials);
   }
+}
+
+// With OAuth: the protected resource metadata (RFC 9728) at its well-known paths, and the
+// issuers' keys fetched now, so that the first token waits for nothing.
+void start_oauth(const Config& config, Credentials& credentials, HttpServer& server,
+                 asio::any_io_executor executor) {
+  if (!credentials.oauth) return;
+  for (const auto& path : resource_metadata_paths(config.auth.oauth.resource_url))
+    server.serve_document(path, "application/json",
+                          resource_metadata_document(config.auth.oauth));
+  credentials.oauth->prefetch(executor);
 }
 
 // The calling thread and `count - 1` more run the io_context until it stops.
@@ -295,9 +307,10 @@ int check_isolation(const Config& config) {
 }
 
 int run_gateway(const Config& config, const GatewayExtras& extras) {
-  std::optional<auth::TokenStore> tokens;
+  Metrics metrics;
+  Credentials credentials;
   try {
-    tokens = load_tokens(config);
+    credentials = load_credentials(config, metrics);
   } catch (const std::exception& e) {
     std::cerr << "sandgate: " << e.what() << "\n";
     return 2;
@@ -320,30 +333,30 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   std::unique_ptr<session::StateStore> state = std::move(opened.store);
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
   auto checkpoint = restore_and_checkpoint(background, registry, config, registry_config,
-                                           state.get(), tokens ? &*tokens : nullptr);
+                                           state.get(), credentials);
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
   OnScopeExit forget_checkpoint([&registry] { registry.on_removal_saved(nullptr); });
-  Metrics metrics;
   connect_registry(registry, host, metrics);
   // The host outlives the registry: its hook must not call into a registry that is gone.
   OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
   ToolRegistry tools;
   add_standard_tools(tools, effective_tool_limits(config), registry, metrics);
   if (extras.add_tools) extras.add_tools(tools, registry);
-  McpEndpoint endpoint(mcp_endpoint_config(config), tokens ? &*tokens : nullptr, registry, tools,
-                       metrics, extras.extension);
+  McpEndpoint endpoint(mcp_endpoint_config(config), credentials.token_store(),
+                       credentials.oauth.get(), registry, tools, metrics, extras.extension);
   HttpServer server(io, effective_http_config(config), endpoint, metrics,
                     [&] { return gauges_of(registry, host, gateway_slots, state.get()); });
 
+  start_oauth(config, credentials, server, io.get_executor());
   auto bound = start_listening(server, config.http);
   if (!bound) return 2;
   announce_listening(config, *bound, host, registry_config, state.get());
   report_isolation(host, server);
   start_readiness_probe(background, host, server);
 
-  // SIGHUP: the tokens file again (its default action would end the gateway).
+  // SIGHUP: the tokens and policy files again (its default action would end the gateway).
   asio::signal_set reload_signal(io, SIGHUP);
-  asio::co_spawn(io, reload_tokens_on_sighup(reload_signal, config, tokens ? &*tokens : nullptr),
+  asio::co_spawn(io, reload_credentials_on_sighup(reload_signal, config, credentials),
                  asio::detached);
   GracefulShutdown shutdown(io, background, {server, registry, host, checkpoint.get()},
                             config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });

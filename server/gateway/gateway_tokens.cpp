@@ -5,25 +5,26 @@
 #include "server/tools/tenant_policy.hpp"
 
 namespace sandgate::server {
+namespace {
 
 std::optional<auth::TokenStore> load_tokens(const Config& config) {
   if (config.auth.no_auth) return std::nullopt;
-  if (config.auth.token_file.empty()) return auth::TokenStore::single(config.auth.token);
+  if (config.auth.token_file.empty()) {
+    // OAuth alone: a store that knows no token.
+    if (config.auth.token.empty()) return auth::TokenStore::none();
+    return auth::TokenStore::single(config.auth.token);
+  }
   auto loaded = auth::load_token_file(config.auth.token_file);
   if (!loaded.warning.empty())
     log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
   return std::move(loaded.store);
 }
 
-// SIGHUP: the tokens file again, swapped in whole. Sessions stay (they belong to tenant names,
-// not tokens); new sessions get the new per-tenant limits. A file that cannot be used keeps
-// the tokens in force. Error texts name lines, never what is written on them.
+// Sessions stay (they belong to tenant names, not tokens); new sessions get the new per-tenant
+// limits. A file that cannot be used keeps the tokens in force. Error texts name lines, never
+// what is written on them.
 void reload_tokens(const Config& config, auth::TokenStore* tokens) {
-  if (!tokens || config.auth.token_file.empty()) {
-    log_event(LogLevel::warn, "tokens_reload_ignored",
-              {{"reason", "SIGHUP reloads --token-file, and this gateway has none"}});
-    return;
-  }
+  if (!tokens || config.auth.token_file.empty()) return;
   try {
     auto loaded = auth::load_token_file(config.auth.token_file);
     if (!loaded.warning.empty())
@@ -37,18 +38,64 @@ void reload_tokens(const Config& config, auth::TokenStore* tokens) {
   }
 }
 
+void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth) {
+  if (!oauth || config.auth.oauth.policy_file.empty()) return;
+  try {
+    auto policy = auth::OAuthPolicy::load(config.auth.oauth.policy_file);
+    std::size_t overrides = policy.overrides();
+    oauth->replace_policy(std::move(policy));
+    log_event(LogLevel::info, "oauth_policy_reloaded", {{"tenants", overrides}});
+  } catch (const std::exception& e) {
+    log_event(LogLevel::error, "oauth_policy_reload_failed", {{"problem", e.what()}});
+  }
+}
+
+}  // namespace
+
+Credentials load_credentials(const Config& config, Metrics& metrics) {
+  Credentials out;
+  out.tokens = load_tokens(config);
+  if (config.auth.oauth.enabled()) {
+    out.oauth = std::make_unique<auth::OAuthVerifier>(
+        config.auth.oauth, [&metrics](const std::string& issuer, bool ok,
+                                      const std::string& problem, std::size_t keys) {
+          metrics.count_jwks_refresh(ok);
+          if (ok)
+            log_event(LogLevel::info, "oauth_keys_fetched", {{"issuer", issuer}, {"keys", keys}});
+          else
+            log_event(LogLevel::warn, "oauth_keys_fetch_failed",
+                      {{"issuer", issuer}, {"problem", problem}, {"kept_keys", keys}});
+        });
+  }
+  return out;
+}
+
+void reload_credentials(const Config& config, Credentials& credentials) {
+  if (config.auth.token_file.empty() && config.auth.oauth.policy_file.empty()) {
+    log_event(LogLevel::warn, "tokens_reload_ignored",
+              {{"reason",
+                "SIGHUP reloads --token-file and --oauth-policy-file, and this gateway has "
+                "neither"}});
+    return;
+  }
+  reload_tokens(config, credentials.tokens ? &*credentials.tokens : nullptr);
+  reload_oauth_policy(config, credentials.oauth.get());
+}
+
 // A tenant's current policy by name, for sessions a restarted gateway serves again; nullopt
-// when the tenant is gone from the tokens file (its sessions are dropped).
+// when the tenant is gone (from the tokens file, or an issuer no longer configured): its
+// sessions are dropped.
 std::optional<session::TenantPolicy> tenant_policy(const Config& config,
-                                                   const auth::TokenStore* tokens,
+                                                   const Credentials& credentials,
                                                    const std::string& name) {
-  if (!tokens) {
+  if (!credentials.tokens) {
     if (config.auth.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
     return std::nullopt;
   }
-  auto tenant = tokens->find_tenant(name);
-  if (!tenant) return std::nullopt;
-  return policy_of(*tenant);
+  if (auto tenant = credentials.tokens->find_tenant(name)) return policy_of(*tenant);
+  if (credentials.oauth)
+    if (auto tenant = credentials.oauth->tenant_named(name)) return policy_of(*tenant);
+  return std::nullopt;
 }
 
 }  // namespace sandgate::server

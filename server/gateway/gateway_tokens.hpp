@@ -1,20 +1,34 @@
 #pragma once
-// The gateway's tokens: loaded at start (--token-file, SANDGATE_TOKEN or none with --no-auth),
-// reloaded on SIGHUP, and a tenant's policy by name for sessions restored after a restart.
+// The gateway's credentials: the tokens file (--token-file, SANDGATE_TOKEN, or none with
+// --no-auth) and, with --oauth-issuer, the OAuth verifier and its tenants' policy. Loaded at
+// start, reloaded on SIGHUP, and a tenant's policy by name for sessions restored after a
+// restart.
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "auth/oauth_verifier.hpp"
 #include "auth/token_store.hpp"
 #include "server/gateway/config.hpp"
+#include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
 
 namespace sandgate::server {
 
-// Nothing with --no-auth; throws when the tokens file cannot be used.
-std::optional<auth::TokenStore> load_tokens(const Config& config);
-void reload_tokens(const Config& config, auth::TokenStore* tokens);
+struct Credentials {
+  std::optional<auth::TokenStore> tokens;     // nothing with --no-auth
+  std::unique_ptr<auth::OAuthVerifier> oauth;  // null without --oauth-issuer
+
+  const auth::TokenStore* token_store() const { return tokens ? &*tokens : nullptr; }
+};
+
+// Throws when the tokens file, the OAuth policy file or the OAuth CA file cannot be used.
+Credentials load_credentials(const Config& config, Metrics& metrics);
+// SIGHUP: the tokens file and the OAuth policy file again, each kept as it was if the new one
+// cannot be used.
+void reload_credentials(const Config& config, Credentials& credentials);
 std::optional<session::TenantPolicy> tenant_policy(const Config& config,
-                                                   const auth::TokenStore* tokens,
+                                                   const Credentials& credentials,
                                                    const std::string& name);
 
 }  // namespace sandgate::server

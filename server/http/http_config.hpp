@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/loopback.hpp"
+
 namespace sandgate::server {
 
 struct HttpConfig {
@@ -41,7 +43,6 @@ bool is_peer_secret(std::string_view presented, std::string_view secret);
 // Connections one client address may hold at once; 0 means no cap.
 std::uint32_t effective_connections_per_address(const HttpConfig& config);
 
-// An IP literal of the loopback range, or exactly `localhost` (brackets around IPv6 allowed).
-bool is_loopback_host(std::string_view host);
+using sandgate::is_loopback_host;
 
 }  // namespace sandgate::server

@@ -125,7 +125,7 @@ asio::awaitable<HttpServer::Next> HttpServer::read_request(
   }
   // Refused on its headers alone (Origin/Host, token, method): its body is neither invited
   // (no 100 Continue) nor read, so a client without a token makes us hold only its headers.
-  if (auto refusal = router_.admit(parser.get())) {
+  if (auto refusal = co_await router_.admit(parser.get())) {
     metrics_.count_http(refusal->result_int());
     bool body_unread = !parser.is_done();
     bool keep_alive = !body_unread && parser.get().keep_alive() && !router_.stopping();

@@ -42,6 +42,10 @@ class HttpServer {
   void set_degraded_notes(std::vector<std::string> notes) {
     router_.set_degraded_notes(std::move(notes));
   }
+  // A public document (Router::serve_document); before start().
+  void serve_document(std::string path, std::string content_type, std::string body) {
+    router_.serve_document(std::move(path), std::move(content_type), std::move(body));
+  }
 
  private:
   // Serves requests until the connection is done; true when it ends with client input left

@@ -35,12 +35,21 @@ bool read_only(const Request& request) {
 }
 }  // namespace
 
-std::optional<Response> Router::admit(const Request& head) const {
-  if (path_of(head) == "/mcp") {
-    return mcp_.admit(head);
-  }
-  if (!read_only(head)) return plain(head, http::status::method_not_allowed, "GET only\n");
-  return std::nullopt;
+void Router::serve_document(std::string path, std::string content_type, std::string body) {
+  documents_[std::move(path)] = Document{std::move(content_type), std::move(body)};
+}
+
+const Router::Document* Router::document_at(std::string_view path) const {
+  auto it = documents_.find(path);
+  return it == documents_.end() ? nullptr : &it->second;
+}
+
+boost::asio::awaitable<std::optional<Response>> Router::admit(const Request& head) const {
+  if (path_of(head) == "/mcp") co_return co_await mcp_.admit(head);
+  bool preflight = head.method() == http::verb::options && document_at(path_of(head));
+  if (!read_only(head) && !preflight)
+    co_return plain(head, http::status::method_not_allowed, "GET only\n");
+  co_return std::nullopt;
 }
 
 boost::asio::awaitable<Reply> Router::route(const Request& request,
@@ -59,6 +68,20 @@ boost::asio::awaitable<Reply> Router::route(const Request& request,
                                    {"error", {{"code", -32603}, {"message", "Internal error"}}}},
                                   request.version()),
                     nullptr};
+  }
+  if (const Document* document = document_at(target)) {
+    // Public, so that a browser-based MCP client can read it from its own origin.
+    Response res = request.method() == http::verb::options
+                       ? plain(request, http::status::no_content, "")
+                       : plain(request, http::status::ok, document->body,
+                               document->content_type.c_str());
+    res.set(http::field::access_control_allow_origin, "*");
+    if (request.method() == http::verb::options) {
+      res.set(http::field::access_control_allow_methods, "GET, OPTIONS");
+      res.set(http::field::access_control_allow_headers, "*");
+      res.set(http::field::access_control_max_age, "86400");
+    }
+    co_return Reply{std::move(res), nullptr};
   }
   if (!read_only(request))
     co_return Reply{plain(request, http::status::method_not_allowed, "GET only\n"), nullptr};

@@ -1,12 +1,15 @@
 #pragma once
 // Which answer a whole, parsed request gets: /mcp goes to its Endpoint (the MCP one, which HTTP
-// knows only as that interface); /healthz, /readyz and /metrics are answered here. Knows nothing of
-// sockets, so it can be driven in memory (the HTTP fuzz target does).
+// knows only as that interface); /healthz, /readyz, /metrics and the fixed documents given to
+// serve_document (OAuth metadata) are answered here. Knows nothing of sockets, so it can be
+// driven in memory (the HTTP fuzz target does).
 #include <atomic>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "endpoint.hpp"
@@ -23,8 +26,12 @@ class Router {
   // Called with the headers alone, before any body is read or 100 Continue sent: the answer
   // to a request that can be refused already (the /mcp endpoint's own rules; a non-GET
   // elsewhere), or nothing. route() gets the whole request after.
-  std::optional<Response> admit(const Request& head) const;
+  boost::asio::awaitable<std::optional<Response>> admit(const Request& head) const;
   boost::asio::awaitable<Reply> route(const Request& request, std::shared_ptr<CancelSignal> client);
+
+  // A public document at `path` (GET, no credentials), readable by any web page: CORS allows
+  // every origin, and an OPTIONS preflight is answered. Set up before serving starts.
+  void serve_document(std::string path, std::string content_type, std::string body);
 
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }
@@ -35,8 +42,15 @@ class Router {
   bool stopping() const { return stopping_; }
 
  private:
+  struct Document {
+    std::string content_type;
+    std::string body;
+  };
+  const Document* document_at(std::string_view path) const;
+
   Endpoint& mcp_;
   Metrics& metrics_;
+  std::map<std::string, Document, std::less<>> documents_;
   GaugeSource gauges_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};

@@ -1,5 +1,7 @@
 #include "admission.hpp"
 
+#include <boost/asio/this_coro.hpp>
+
 #include "auth/authenticate.hpp"
 #include "common/logging.hpp"
 #include "jsonrpc_replies.hpp"
@@ -7,6 +9,7 @@
 #include "server/http/media_type.hpp"
 
 namespace sandgate::server {
+namespace asio = boost::asio;
 namespace {
 
 bool lists(std::string_view header, std::string_view type) {
@@ -67,8 +70,16 @@ bool Admission::host_allowed(std::string_view host) const {
   return is_loopback_host(host_part(host));
 }
 
-std::optional<Reply> Admission::check_head(const Request& req,
-                                           std::shared_ptr<const auth::Tenant>& tenant) const {
+Admission::Admission(OriginPolicy origins, bool listening_on_loopback,
+                     const auth::TokenStore* tokens, auth::OAuthVerifier* oauth, Metrics& metrics)
+    : origins_(std::move(origins)),
+      listening_on_loopback_(listening_on_loopback),
+      tokens_(tokens),
+      oauth_(oauth),
+      challenge_(oauth ? AuthChallenge(oauth->config()) : AuthChallenge()),
+      metrics_(metrics) {}
+
+std::optional<Reply> Admission::check_origin_and_host(const Request& req) const {
   // DNS rebinding: a browser page of another origin must not drive a local gateway.
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin))
     return refuse(req, http::status::forbidden, jsonrpc::server_error,
@@ -76,27 +87,88 @@ std::optional<Reply> Admission::check_head(const Request& req,
   if (!host_allowed(req[http::field::host]))
     return refuse(req, http::status::forbidden, jsonrpc::server_error,
                   "Forbidden: host not allowed");
+  return std::nullopt;
+}
 
-  auto auth = auth::authenticate(tokens_, req[http::field::authorization], req["X-MCP-AUTH"]);
-  if (auth.status != auth::AuthStatus::ok) {
-    metrics_.count_auth_failure();
-    log_event(LogLevel::warn, "auth_failed",
-              {{"reason", auth.status == auth::AuthStatus::missing ? "missing" : "invalid"}});
-    Reply r = refuse(req, http::status::unauthorized, -32001,
-                     "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
-                     "'X-MCP-AUTH: <token>'");
-    r.response.set(http::field::www_authenticate, "Bearer realm=\"sandgate\"");
-    return r;
-  }
-  tenant = auth.tenant;
+asio::awaitable<std::optional<Reply>> Admission::check_head(
+    const Request& req, std::shared_ptr<const auth::Tenant>& tenant, bool count_ok) const {
+  if (auto refused = check_origin_and_host(req)) co_return refused;
+  if (auto refused = co_await check_credentials(req, tenant, count_ok)) co_return refused;
   if (req.method() != http::verb::post && req.method() != http::verb::get &&
       req.method() != http::verb::delete_) {
     Reply r =
         refuse(req, http::status::method_not_allowed, jsonrpc::server_error, "Method not allowed");
     r.response.set(http::field::allow, "GET, POST, DELETE");
-    return r;
+    co_return r;
   }
-  return std::nullopt;
+  co_return std::nullopt;
+}
+
+Reply Admission::unauthorized(const Request& req, const char* outcome, const char* error,
+                              const std::string& description) const {
+  metrics_.count_auth_failure();
+  log_event(LogLevel::warn, "auth_failed", {{"reason", outcome}});
+  std::string message =
+      challenge_.oauth()
+          ? "Unauthorized: send an OAuth access token for this server (its metadata: " +
+                challenge_.metadata_url() + ") or a token of its tokens file, as 'Authorization: "
+                "Bearer <token>'"
+          : "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
+            "'X-MCP-AUTH: <token>'";
+  if (!description.empty()) message += " (" + description + ")";
+  Reply r = refuse(req, http::status::unauthorized, -32001, message);
+  r.response.set(http::field::www_authenticate, challenge_.header(error, description));
+  return r;
+}
+
+asio::awaitable<std::optional<Reply>> Admission::check_credentials(
+    const Request& req, std::shared_ptr<const auth::Tenant>& tenant, bool count_ok) const {
+  // RFC 6750 §2.3 would allow a token in the URL; MCP does not (URLs end up in logs).
+  std::string_view target = req.target();
+  if (auto query = target.find('?'); query != std::string_view::npos &&
+                                     (target.find("?access_token=", query) == query ||
+                                      target.find("&access_token=", query) != target.npos)) {
+    metrics_.count_auth_failure();
+    log_event(LogLevel::warn, "auth_failed", {{"reason", "token_in_url"}});
+    Reply r = refuse(req, http::status::bad_request, -32001,
+                     "Bad request: an access token goes in the Authorization header, never in "
+                     "the URL");
+    r.response.set(http::field::www_authenticate,
+                   challenge_.header("invalid_request", "token in the URL"));
+    co_return r;
+  }
+  auto authorization = req[http::field::authorization];
+  auto found = auth::authenticate(tokens_, authorization, req["X-MCP-AUTH"]);
+  if (found.status == auth::AuthStatus::ok) {
+    if (count_ok) metrics_.count_auth("static", "ok");
+    tenant = std::move(found.tenant);
+    co_return std::nullopt;
+  }
+  if (found.status == auth::AuthStatus::missing) {
+    metrics_.count_auth("none", "missing");
+    co_return unauthorized(req, "missing", "", "");
+  }
+  std::string_view token = auth::bearer_token(authorization);
+  if (!oauth_ || !auth::OAuthVerifier::looks_like_jwt(token)) {
+    metrics_.count_auth("static", "unknown");
+    co_return unauthorized(req, "invalid", "invalid_token", "");
+  }
+  auto check =
+      co_await oauth_->check_fetching(std::string(token), co_await asio::this_coro::executor);
+  if (check.verdict == auth::OAuthVerdict::ok) {
+    if (count_ok) metrics_.count_auth("jwt", "ok");
+    tenant = std::move(check.tenant);
+    co_return std::nullopt;
+  }
+  metrics_.count_auth("jwt", check.outcome);
+  if (check.verdict != auth::OAuthVerdict::insufficient_scope)
+    co_return unauthorized(req, check.outcome, "invalid_token", check.description);
+  metrics_.count_auth_failure();
+  log_event(LogLevel::warn, "auth_failed", {{"reason", "scope"}});
+  Reply r = refuse(req, http::status::forbidden, -32001, "Forbidden: " + check.description);
+  r.response.set(http::field::www_authenticate,
+                 challenge_.header("insufficient_scope", check.description));
+  co_return r;
 }
 
 std::optional<Reply> Admission::check_content_type(const Request& req) const {

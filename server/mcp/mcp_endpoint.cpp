@@ -44,9 +44,9 @@ std::string handle_named(const jsonrpc::Message& message) {
 }  // namespace
 
 McpEndpoint::McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore* tokens,
-                         session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
-                         MethodExtension* extension)
-    : admission_(config.origins, config.listening_on_loopback, tokens, metrics),
+                         auth::OAuthVerifier* oauth, session::Registry& registry,
+                         const ToolRegistry& tools, Metrics& metrics, MethodExtension* extension)
+    : admission_(config.origins, config.listening_on_loopback, tokens, oauth, metrics),
       forwarder_(config),
       tasks_(config.tasks, config.replica_name),
       sessions_(registry, tools, metrics, extension, &tasks_),
@@ -54,18 +54,21 @@ McpEndpoint::McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore
   stateless_.offer_tasks(&tasks_);
 }
 
-std::optional<Response> McpEndpoint::admit(const Request& head) const {
+asio::awaitable<std::optional<Response>> McpEndpoint::admit(const Request& head) {
   std::shared_ptr<const auth::Tenant> tenant;
-  if (auto refused = admission_.check_head(head, tenant)) return std::move(refused->response);
-  return std::nullopt;
+  if (auto refused = co_await admission_.check_head(head, tenant, false))
+    co_return std::move(refused->response);
+  co_return std::nullopt;
 }
 
 asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
                                            std::shared_ptr<CancelSignal> client) {
   // The connection already ran these rules on the headers alone (admit); they run again here
-  // for callers that hand over a whole request (tests, the fuzz target), and they are cheap.
+  // for callers that hand over a whole request (tests, the fuzz target), and they are cheap (a
+  // verified OAuth token is remembered by its digest).
   std::shared_ptr<const auth::Tenant> tenant;
-  if (auto refused = admission_.check_head(req, tenant)) co_return std::move(*refused);
+  if (auto refused = co_await admission_.check_head(req, tenant, true))
+    co_return std::move(*refused);
   SessionHeader header = session_header(req);
 
   if (req.method() != http::verb::post) {

@@ -23,14 +23,15 @@ namespace sandgate::server {
 class McpEndpoint final : public Endpoint {
  public:
   // `extension`: methods beyond tools (the conformance fixtures); null in production.
+  // `oauth`: JWT access tokens besides the tokens file; null for the file alone.
   McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore* tokens,
-              session::Registry& registry, const ToolRegistry& tools, Metrics& metrics,
-              MethodExtension* extension = nullptr);
+              auth::OAuthVerifier* oauth, session::Registry& registry, const ToolRegistry& tools,
+              Metrics& metrics, MethodExtension* extension = nullptr);
 
-  // The rules that need only the headers — Origin/Host (403), token (401), method (405) — in
+  // The rules that need only the headers — Origin/Host (403), credentials (401/403), method (405) — in
   // that order. The connection calls this before it reads (or invites, with 100 Continue) a
   // body, so an unauthenticated client can make the gateway hold no more than its headers.
-  std::optional<Response> admit(const Request& head) const override;
+  boost::asio::awaitable<std::optional<Response>> admit(const Request& head) override;
   boost::asio::awaitable<Reply> handle(const Request& request,
                                        std::shared_ptr<CancelSignal> client) override;
 

@@ -25,6 +25,11 @@ void Metrics::count_execution(ExecOutcome outcome, double seconds) {
   duration_micros_ += static_cast<std::uint64_t>(seconds * 1e6);
 }
 
+void Metrics::count_auth(const char* kind, const char* outcome) {
+  std::lock_guard lock(auth_mutex_);
+  ++auth_outcomes_[{kind, outcome}];
+}
+
 void Metrics::count_eviction(const char* reason) {
   std::string_view r(reason);
   if (r == "tenant_cap")
@@ -125,6 +130,18 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_auth_failures_total Requests refused for a missing or wrong token.\n"
       << "# TYPE sandgate_auth_failures_total counter\nsandgate_auth_failures_total "
       << auth_failures_ << "\n"
+      << "# HELP sandgate_auth_total Requests by credential kind (static, jwt) and outcome.\n"
+      << "# TYPE sandgate_auth_total counter\n";
+  {
+    std::lock_guard lock(auth_mutex_);
+    for (const auto& [key, count] : auth_outcomes_)
+      out << "sandgate_auth_total{kind=\"" << key.first << "\",outcome=\"" << key.second
+          << "\"} " << count << "\n";
+  }
+  out << "# HELP sandgate_jwks_refreshes_total Fetches of an issuer's signing keys, by outcome.\n"
+      << "# TYPE sandgate_jwks_refreshes_total counter\n"
+      << "sandgate_jwks_refreshes_total{outcome=\"ok\"} " << jwks_refreshed_ << "\n"
+      << "sandgate_jwks_refreshes_total{outcome=\"failed\"} " << jwks_refresh_failed_ << "\n"
       << "# HELP sandgate_http_responses_total HTTP responses by class.\n"
       << "# TYPE sandgate_http_responses_total counter\n"
       << "sandgate_http_responses_total{class=\"2xx\"} " << http_2xx_ << "\n"

@@ -3,7 +3,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 namespace sandgate::server {
 
@@ -41,6 +44,10 @@ class Metrics {
  public:
   void count_execution(ExecOutcome outcome, double seconds);
   void count_auth_failure() { auth_failures_++; }
+  // A request's credential by kind (static, jwt) and outcome (ok, expired, audience, signature
+  // …). Both are words from the code, never from a request: the label set stays small.
+  void count_auth(const char* kind, const char* outcome);
+  void count_jwks_refresh(bool ok) { (ok ? jwks_refreshed_ : jwks_refresh_failed_)++; }
   void count_session_created() { sessions_created_++; }
   void count_session_refused() { sessions_refused_++; }
   // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap, memory_budget,
@@ -66,6 +73,9 @@ class Metrics {
   std::atomic<std::uint64_t> hibernated_sandbox_cap_{0}, hibernated_memory_budget_{0},
       hibernated_tenant_share_{0};
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
+  std::atomic<std::uint64_t> jwks_refreshed_{0}, jwks_refresh_failed_{0};
+  mutable std::mutex auth_mutex_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> auth_outcomes_;
 };
 
 }  // namespace sandgate::server

@@ -72,7 +72,7 @@ struct World {
     server::add_standard_tools(t, server::effective_tool_limits(config), registry, metrics);
     return t;
   }();
-  server::McpEndpoint endpoint{server::mcp_endpoint_config(config), &tokens, registry, tools,
+  server::McpEndpoint endpoint{server::mcp_endpoint_config(config), &tokens, nullptr, registry, tools,
                                metrics};
   server::Router router{endpoint, metrics, [] { return server::Gauges{}; }};
   std::string session_id;
@@ -80,6 +80,17 @@ struct World {
   World() {
     auto created = registry.create({"default", std::nullopt, std::nullopt});
     session_id = std::get<std::shared_ptr<session::Session>>(created)->id();
+  }
+
+  std::optional<server::Response> admit(const server::Request& head) {
+    std::optional<std::optional<server::Response>> refusal;
+    asio::co_spawn(io, router.admit(head),
+                   [&](std::exception_ptr e, std::optional<server::Response> r) {
+                     if (e) std::abort();  // admission answers every request; it never throws
+                     refusal = std::move(r);
+                   });
+    while (!refusal) io.run_one();
+    return std::move(*refusal);
   }
 
   server::Reply route(const server::Request& request) {
@@ -132,7 +143,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   asio::const_buffer rest = asio::buffer(input);
   std::size_t used = parser.put(rest, ec);
   if (ec || !parser.is_header_done()) return 0;  // the server answers 413/431 or closes
-  if (auto refusal = w.router.admit(parser.get())) {
+  if (auto refusal = w.admit(parser.get())) {
     int status = refusal->result_int();
     if (status < 400 || status > 499) std::abort();  // only refusals come from here
     std::ostringstream wire;

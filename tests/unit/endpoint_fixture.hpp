@@ -36,7 +36,7 @@ struct Transport {
     add_standard_tools(t, effective_tool_limits(config), registry, metrics);
     return t;
   }();
-  McpEndpoint endpoint{mcp_endpoint_config(config), &tokens, registry, tools, metrics};
+  McpEndpoint endpoint{mcp_endpoint_config(config), &tokens, nullptr, registry, tools, metrics};
 
   ~Transport() {
     registry.end_all();

@@ -1,0 +1,172 @@
+#include "auth/issuer_keys.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "auth/http_url.hpp"
+#include "common/bounded_json.hpp"
+
+namespace sandgate::auth {
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+// Metadata documents are small; key sets hold a few keys (jwk_set.hpp bounds their number).
+constexpr std::size_t kMaxMetadataBytes = 64 * 1024;
+constexpr std::size_t kMaxJwksBytes = 256 * 1024;
+constexpr int kMaxJsonDepth = 16;
+}  // namespace
+
+// Closed when the fetch under way ends: everyone waiting on it wakes.
+struct IssuerKeys::Waiters {
+  explicit Waiters(asio::any_io_executor executor) : done(executor) {}
+  asio::experimental::concurrent_channel<void(boost::system::error_code)> done;
+};
+
+std::vector<std::string> metadata_urls(const std::string& issuer) {
+  std::string problem;
+  auto url = parse_http_url(issuer, problem);
+  if (!url) return {};
+  std::string origin = url->origin();
+  return {origin + "/.well-known/oauth-authorization-server" + url->path,
+          origin + "/.well-known/openid-configuration" + url->path,
+          origin + url->path + "/.well-known/openid-configuration"};
+}
+
+IssuerKeys::IssuerKeys(std::string issuer, HttpsFetcher& fetcher, RefreshObserver observer)
+    : issuer_(std::move(issuer)),
+      fetcher_(fetcher),
+      observer_(std::move(observer)),
+      keys_(std::make_shared<const JwkSet>()) {}
+
+std::shared_ptr<const JwkSet> IssuerKeys::current() const {
+  std::lock_guard lock(mutex_);
+  return keys_;
+}
+
+bool IssuerKeys::stale() const {
+  std::lock_guard lock(mutex_);
+  return !keys_->keys.empty() && Clock::now() - fetched_at_ > kMaxKeyAge && !in_flight_ &&
+         Clock::now() - attempted_at_ > kMinRefetchInterval;
+}
+
+void IssuerKeys::refresh_in_background(asio::any_io_executor executor) {
+  asio::co_spawn(
+      executor,
+      [this, executor]() -> asio::awaitable<void> { co_await refresh(executor); },
+      asio::detached);
+}
+
+asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(
+    asio::any_io_executor executor) {
+  std::shared_ptr<Waiters> waiters;
+  bool mine = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (in_flight_) {
+      waiters = in_flight_;
+    } else if (attempted_ && Clock::now() - attempted_at_ < kMinRefetchInterval) {
+      co_return keys_;
+    } else {
+      in_flight_ = waiters = std::make_shared<Waiters>(executor);
+      mine = true;
+    }
+  }
+  if (!mine) {
+    // Wakes with an error when the channel closes; nothing is ever sent on it.
+    co_await waiters->done.async_receive(asio::as_tuple(asio::use_awaitable));
+    co_return current();
+  }
+  try {
+    co_await fetch_keys(executor);
+  } catch (const std::exception&) {
+    observer_(issuer_, false, "internal error", 0);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    attempted_ = true;
+    attempted_at_ = Clock::now();
+    in_flight_.reset();
+  }
+  waiters->done.close();
+  co_return current();
+}
+
+asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor executor,
+                                                           std::string& problem) {
+  problem = "metadata: no metadata document found";
+  for (const auto& url : metadata_urls(issuer_)) {
+    auto got = co_await fetcher_.fetch(executor, {url, {}, {}}, {.max_body_bytes = kMaxMetadataBytes});
+    if (!got.ok()) {
+      // Only "not there" moves on to the next place; anything else is the answer.
+      if (got.status == 404 || got.status == 410) continue;
+      problem = "metadata: " + got.problem;
+      co_return "";
+    }
+    auto parsed = parse_bounded_json(got.body, kMaxJsonDepth);
+    const auto& doc = parsed.value;
+    if (parsed.fault != JsonFault::none || !doc.is_object()) {
+      problem = "metadata: not a JSON object";
+      co_return "";
+    }
+    // RFC 8414 §3.3: metadata that names another issuer is not this issuer's.
+    auto issuer = doc.find("issuer");
+    if (issuer == doc.end() || !issuer->is_string() || *issuer != issuer_) {
+      problem = "metadata: its issuer is not the one configured";
+      co_return "";
+    }
+    auto jwks = doc.find("jwks_uri");
+    std::string url_problem;
+    if (jwks == doc.end() || !jwks->is_string() ||
+        !parse_http_url(jwks->get<std::string>(), url_problem)) {
+      problem = "metadata: no usable jwks_uri (https, or http on loopback)";
+      co_return "";
+    }
+    problem.clear();
+    co_return jwks->get<std::string>();
+  }
+  co_return "";
+}
+
+asio::awaitable<void> IssuerKeys::fetch_keys(asio::any_io_executor executor) {
+  std::string jwks_uri;
+  {
+    std::lock_guard lock(mutex_);
+    jwks_uri = jwks_uri_;
+  }
+  std::string problem;
+  if (jwks_uri.empty()) {
+    jwks_uri = co_await discover_jwks_uri(executor, problem);
+    if (jwks_uri.empty()) {
+      observer_(issuer_, false, problem, 0);
+      co_return;
+    }
+  }
+  auto got = co_await fetcher_.fetch(executor, {jwks_uri, {}, {}}, {.max_body_bytes = kMaxJwksBytes});
+  if (!got.ok()) {
+    // The key set moved or went: find it through the metadata again next time.
+    if (got.status == 404 || got.status == 410) jwks_uri.clear();
+    std::lock_guard lock(mutex_);
+    jwks_uri_ = jwks_uri;
+    observer_(issuer_, false, "jwks: " + got.problem, keys_->keys.size());
+    co_return;
+  }
+  auto set = std::make_shared<JwkSet>(parse_jwk_set(got.body, problem));
+  if (!problem.empty() || set->keys.empty()) {
+    std::lock_guard lock(mutex_);
+    jwks_uri_ = jwks_uri;
+    observer_(issuer_, false, "jwks: " + (problem.empty() ? "no usable key" : problem),
+              keys_->keys.size());
+    co_return;
+  }
+  std::lock_guard lock(mutex_);
+  jwks_uri_ = jwks_uri;
+  keys_ = std::move(set);
+  fetched_at_ = Clock::now();
+  observer_(issuer_, true, "", keys_->keys.size());
+}
+
+}  // namespace sandgate::auth

@@ -1,0 +1,70 @@
+#pragma once
+// One authorization server's signing keys, as this gateway knows them: found through its
+// metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID discovery), which
+// must name this very issuer and give a `jwks_uri`; then the key set at that URI.
+//
+// The keys are kept across a failed fetch (an issuer that is down does not stop tokens signed
+// by keys already known). A token naming a key not in the set asks for a refetch, at most once
+// per kMinRefetchInterval: a flood of made-up `kid`s costs one fetch, not one per token. Keys
+// older than kMaxKeyAge are refetched in the background while the old ones still serve, so a
+// key the issuer withdrew stops being trusted within that age.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "auth/https_fetch.hpp"
+#include "auth/jwk_set.hpp"
+
+namespace sandgate::auth {
+
+constexpr std::chrono::seconds kMinRefetchInterval{10};
+constexpr std::chrono::seconds kMaxKeyAge{15 * 60};
+
+// What each fetch came to, for metrics and logs: "ok", or where it failed ("metadata", "jwks")
+// and why (FetchResult::problem, or what the document lacked).
+using RefreshObserver = std::function<void(const std::string& issuer, bool ok,
+                                           const std::string& problem, std::size_t keys)>;
+
+class IssuerKeys {
+ public:
+  IssuerKeys(std::string issuer, HttpsFetcher& fetcher, RefreshObserver observer);
+
+  const std::string& issuer() const { return issuer_; }
+  // The keys known now: empty before the first fetch succeeded.
+  std::shared_ptr<const JwkSet> current() const;
+  // Whether the keys are old enough to be fetched again (started with refresh_in_background).
+  bool stale() const;
+  // Fetches the keys again unless a fetch ended less than kMinRefetchInterval ago; callers
+  // that come while one is under way wait for it. The keys known afterwards.
+  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh(
+      boost::asio::any_io_executor executor);
+  void refresh_in_background(boost::asio::any_io_executor executor);
+
+ private:
+  struct Waiters;
+  boost::asio::awaitable<void> fetch_keys(boost::asio::any_io_executor executor);
+  boost::asio::awaitable<std::string> discover_jwks_uri(boost::asio::any_io_executor executor,
+                                                        std::string& problem);
+
+  const std::string issuer_;
+  HttpsFetcher& fetcher_;
+  RefreshObserver observer_;
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<const JwkSet> keys_;
+  std::string jwks_uri_;  // from the metadata, once found
+  std::chrono::steady_clock::time_point fetched_at_{};    // keys_ set at
+  std::chrono::steady_clock::time_point attempted_at_{};  // last fetch ended at
+  bool attempted_ = false;
+  std::shared_ptr<Waiters> in_flight_;  // set while a fetch runs
+};
+
+// The URLs an issuer's metadata may be at, in the order tried (RFC 8414 §3.1 path insertion,
+// OpenID Connect Discovery with the path inserted, then appended).
+std::vector<std::string> metadata_urls(const std::string& issuer);
+
+}  // namespace sandgate::auth

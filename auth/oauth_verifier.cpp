@@ -1,0 +1,169 @@
+#include "auth/oauth_verifier.hpp"
+
+#include <cstring>
+
+#include "auth/jwt.hpp"
+
+namespace sandgate::auth {
+namespace asio = boost::asio;
+using Clock = std::chrono::system_clock;
+
+std::size_t OAuthVerifier::DigestHash::operator()(const Digest& d) const {
+  std::size_t h;
+  std::memcpy(&h, d.data(), sizeof h);
+  return h;
+}
+
+OAuthVerifier::OAuthVerifier(const OAuthConfig& config, RefreshObserver observer)
+    : config_(config),
+      fetcher_(config.ca_file),
+      policy_(std::make_shared<const OAuthPolicy>(OAuthPolicy::load(config.policy_file))) {
+  rules_.issuers = config.issuers;
+  rules_.audience = config.resource_url;
+  rules_.required_scopes = config.scopes;
+  rules_.tenant_claim = config.tenant_claim;
+  for (const auto& issuer : config.issuers) {
+    issuers_.push_back(std::make_unique<IssuerKeys>(issuer, fetcher_, observer));
+    tenant_prefixes_.push_back(oauth_tenant_name(issuer, ""));
+  }
+}
+
+bool OAuthVerifier::looks_like_jwt(std::string_view token) {
+  auto first = token.find('.');
+  if (first == std::string_view::npos) return false;
+  auto second = token.find('.', first + 1);
+  return second != std::string_view::npos && token.find('.', second + 1) == std::string_view::npos;
+}
+
+IssuerKeys* OAuthVerifier::issuer_of(const nlohmann::json& claims) {
+  auto iss = claims.find("iss");
+  if (iss == claims.end() || !iss->is_string()) return nullptr;
+  for (auto& issuer : issuers_)
+    if (issuer->issuer() == iss->get_ref<const std::string&>()) return issuer.get();
+  return nullptr;
+}
+
+std::shared_ptr<const Tenant> OAuthVerifier::tenant(const std::string& name) const {
+  std::shared_ptr<const OAuthPolicy> policy;
+  {
+    std::lock_guard lock(mutex_);
+    policy = policy_;
+  }
+  return policy->tenant(name);
+}
+
+OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
+  OAuthCheck out;
+  auto refuse = [&](const char* outcome, std::string description) {
+    out.outcome = outcome;
+    out.description = std::move(description);
+    return out;
+  };
+  const Digest digest = sha256(token);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = remembered_.find(digest); it != remembered_.end()) {
+      if (it->second.expires > now) {
+        std::string name = it->second.tenant_name;
+        out.verdict = OAuthVerdict::ok;
+        out.outcome = "ok";
+        out.tenant = policy_->tenant(name);
+        return out;
+      }
+      remembered_.erase(it);
+    }
+  }
+  auto decoded = decode_jwt(token);
+  if (!decoded) return refuse("malformed", "the access token is not a well-formed JWT");
+  IssuerKeys* issuer = issuer_of(decoded->claims);
+  if (!issuer) return refuse("issuer", "the access token's issuer is not trusted here");
+  auto keys = issuer->current();
+  auto verified = verify_jwt(std::move(*decoded), *keys);
+  if (verified.fault == JwtFault::unknown_key) {
+    out.verdict = OAuthVerdict::keys_needed;
+    out.issuer = issuer;
+    return refuse("unknown_key", "the access token is signed with a key its issuer does not "
+                                 "publish");
+  }
+  if (verified.fault != JwtFault::none)
+    return refuse(jwt_fault_name(verified.fault), "the access token's signature does not hold");
+  auto claims = check_access_token(verified.header, verified.claims, rules_, now);
+  switch (claims.fault) {
+    case ClaimFault::none:
+      break;
+    case ClaimFault::insufficient_scope:
+      out.verdict = OAuthVerdict::insufficient_scope;
+      return refuse("scope", "the access token lacks a required scope");
+    case ClaimFault::expired:
+      return refuse("expired", "the access token has expired");
+    case ClaimFault::not_yet_valid:
+      return refuse("not_yet_valid", "the access token is not valid yet");
+    case ClaimFault::wrong_audience:
+      return refuse("audience", "the access token was not issued for this resource (" +
+                                    config_.resource_url + ")");
+    case ClaimFault::wrong_issuer:
+      return refuse("issuer", "the access token's issuer is not trusted here");
+    case ClaimFault::no_tenant:
+      return refuse("tenant", "the access token has no '" + config_.tenant_claim + "' claim");
+    case ClaimFault::malformed:
+      return refuse("malformed", "the access token's claims are malformed");
+  }
+  if (!is_usable_tenant_claim(claims.tenant))
+    return refuse("tenant", "the access token's '" + config_.tenant_claim +
+                                "' claim is not usable as a tenant (at most " +
+                                std::to_string(kMaxTenantClaimBytes) +
+                                " printable ASCII characters, no spaces, quotes or backslashes)");
+  std::string name = oauth_tenant_name(issuer->issuer(), claims.tenant);
+  remember(digest, {name, claims.expires}, now);
+  out.verdict = OAuthVerdict::ok;
+  out.outcome = "ok";
+  out.tenant = tenant(name);
+  return out;
+}
+
+void OAuthVerifier::remember(const Digest& digest, Remembered entry, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (remembered_.size() >= kMaxRememberedTokens) {
+    std::erase_if(remembered_, [&](const auto& kv) { return kv.second.expires <= now; });
+    // Still full of live tokens: forget them all; each is verified again once, at its next use.
+    if (remembered_.size() >= kMaxRememberedTokens) remembered_.clear();
+  }
+  remembered_[digest] = std::move(entry);
+}
+
+asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
+                                                          asio::any_io_executor executor) {
+  auto out = check(token, Clock::now());
+  if (out.verdict == OAuthVerdict::ok) {
+    // Keys past their age are fetched again without holding this request.
+    for (auto& issuer : issuers_)
+      if (issuer->stale()) issuer->refresh_in_background(executor);
+    co_return out;
+  }
+  if (out.verdict != OAuthVerdict::keys_needed) co_return out;
+  co_await out.issuer->refresh(executor);
+  out = check(token, Clock::now());
+  // Still no such key after a fetch (or none allowed yet): refused, not fetched again.
+  if (out.verdict == OAuthVerdict::keys_needed) out.verdict = OAuthVerdict::invalid;
+  co_return out;
+}
+
+void OAuthVerifier::prefetch(asio::any_io_executor executor) {
+  for (auto& issuer : issuers_) issuer->refresh_in_background(executor);
+}
+
+std::shared_ptr<const Tenant> OAuthVerifier::tenant_named(const std::string& name) const {
+  for (const auto& prefix : tenant_prefixes_)
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+        is_usable_tenant_claim(std::string_view(name).substr(prefix.size())))
+      return tenant(name);
+  return nullptr;
+}
+
+void OAuthVerifier::replace_policy(OAuthPolicy policy) {
+  auto fresh = std::make_shared<const OAuthPolicy>(std::move(policy));
+  std::lock_guard lock(mutex_);
+  policy_ = std::move(fresh);
+}
+
+}  // namespace sandgate::auth

@@ -1,0 +1,95 @@
+#pragma once
+// The OAuth half of authentication: a bearer token that is a JWT access token of a configured
+// issuer is verified with that issuer's keys (never another's: the set is chosen by the
+// token's `iss`, then the signature must hold with it), its claims checked (access_token.hpp),
+// and its tenant named from the tenant claim, with limits from the OAuth policy.
+//
+// Verified tokens are remembered (by SHA-256, never the token) until they expire, so a
+// client's later requests cost a digest and a lookup instead of a signature check; a key the
+// issuer withdraws therefore stops a token it signed only when that token expires.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/access_token.hpp"
+#include "auth/issuer_keys.hpp"
+#include "auth/oauth_config.hpp"
+#include "auth/oauth_policy.hpp"
+
+namespace sandgate::auth {
+
+enum class OAuthVerdict {
+  ok,
+  invalid,             // 401 error="invalid_token"
+  insufficient_scope,  // 403 error="insufficient_scope"
+  keys_needed,         // decided only after the issuer's keys are fetched (again)
+};
+
+struct OAuthCheck {
+  OAuthVerdict verdict = OAuthVerdict::invalid;
+  std::shared_ptr<const Tenant> tenant;  // set when ok
+  // One word for metrics and logs: "ok", "expired", "audience", "signature", "unknown_key" …
+  const char* outcome = "malformed";
+  // For error_description: what the client can act on, never the token or its claims.
+  std::string description;
+  IssuerKeys* issuer = nullptr;  // set when keys_needed
+};
+
+// More verified tokens than this are not remembered (the oldest-expiring go first).
+constexpr std::size_t kMaxRememberedTokens = 20000;
+
+class OAuthVerifier {
+ public:
+  // Throws std::runtime_error when the policy file or the CA file cannot be used.
+  OAuthVerifier(const OAuthConfig& config, RefreshObserver observer);
+
+  // Whether a bearer token is shaped like a JWT (three dot-separated parts): only those are
+  // verified here.
+  static bool looks_like_jwt(std::string_view token);
+  // With the keys known now; keys_needed when the issuer's keys lack the token's key and may be
+  // fetched again.
+  OAuthCheck check(std::string_view token, std::chrono::system_clock::time_point now);
+  // check(), fetching the keys first when needed (once).
+  boost::asio::awaitable<OAuthCheck> check_fetching(std::string token,
+                                                    boost::asio::any_io_executor executor);
+  // Fetches every issuer's keys in the background (at start: the first token needs no wait).
+  void prefetch(boost::asio::any_io_executor executor);
+
+  // The tenant of this name with its current limits, when it is one of ours (a restarted
+  // gateway's saved sessions name tenants); null otherwise.
+  std::shared_ptr<const Tenant> tenant_named(const std::string& name) const;
+  // A new policy (SIGHUP). Tokens already verified take the new limits at their next request.
+  void replace_policy(OAuthPolicy policy);
+
+  const OAuthConfig& config() const { return config_; }
+
+ private:
+  struct Remembered {
+    std::string tenant_name;
+    std::chrono::system_clock::time_point expires;
+  };
+  IssuerKeys* issuer_of(const nlohmann::json& claims);
+  std::shared_ptr<const Tenant> tenant(const std::string& name) const;
+  void remember(const Digest& digest, Remembered entry, std::chrono::system_clock::time_point now);
+
+  const OAuthConfig config_;
+  AccessTokenRules rules_;
+  HttpsFetcher fetcher_;
+  std::vector<std::unique_ptr<IssuerKeys>> issuers_;
+  std::vector<std::string> tenant_prefixes_;  // oauth_tenant_name(issuer, "")
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<const OAuthPolicy> policy_;
+  struct DigestHash {
+    std::size_t operator()(const Digest& d) const;
+  };
+  std::unordered_map<Digest, Remembered, DigestHash> remembered_;
+};
+
+}  // namespace sandgate::auth

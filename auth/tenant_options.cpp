@@ -1,0 +1,53 @@
+#include "auth/tenant_options.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace sandgate::auth {
+namespace {
+
+std::uint32_t whole_number(const std::string& value, std::uint32_t min) {
+  std::size_t used = 0;
+  long long n = std::stoll(value, &used);
+  if (used != value.size() || n < min || n > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("out of range");
+  return static_cast<std::uint32_t>(n);
+}
+
+}  // namespace
+
+void apply_tenant_option(Tenant& tenant, const std::string& option, const std::string& where,
+                         int option_no) {
+  auto eq = option.find('=');
+  std::string key = option.substr(0, eq),
+              value = eq == std::string::npos ? "" : option.substr(eq + 1);
+  // Neither the key nor the value is repeated: whatever was written there is not echoed.
+  auto bad = [&] {
+    return std::runtime_error(where + ": bad option " + std::to_string(option_no) +
+                              " (expected max_sessions=N, spend_cap_usd=X, "
+                              "max_concurrent_calls=N or max_sandboxes=N)");
+  };
+  try {
+    std::size_t used = 0;
+    if (key == "max_sessions") {
+      tenant.max_sessions = whole_number(value, 0);
+    } else if (key == "max_concurrent_calls") {
+      // 0 would leave the tenant's calls waiting for ever.
+      tenant.max_concurrent_calls = whole_number(value, 1);
+    } else if (key == "max_sandboxes") {
+      // 0 would refuse every call that needs a sandbox.
+      tenant.max_sandboxes = whole_number(value, 1);
+    } else if (key == "spend_cap_usd") {
+      double x = std::stod(value, &used);
+      if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();
+      tenant.spend_cap_usd = x;
+    } else {
+      throw bad();
+    }
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+}
+
+}  // namespace sandgate::auth
