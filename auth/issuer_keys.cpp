@@ -56,21 +56,32 @@ bool IssuerKeys::stale() const {
 void IssuerKeys::refresh_in_background(asio::any_io_executor executor) {
   asio::co_spawn(
       executor,
-      [this, executor]() -> asio::awaitable<void> { co_await refresh(executor); },
+      [this, executor]() -> asio::awaitable<void> { co_await refresh(executor, false); },
       asio::detached);
 }
 
-asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(
+asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh_for_unknown_key(
     asio::any_io_executor executor) {
+  co_return co_await refresh(executor, true);
+}
+
+asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(asio::any_io_executor executor,
+                                                                   bool on_demand) {
   std::shared_ptr<Waiters> waiters;
   bool mine = false;
   {
     std::lock_guard lock(mutex_);
     if (in_flight_) {
+      if (!on_demand) co_return keys_;
       waiters = in_flight_;
-    } else if (attempted_ && Clock::now() - attempted_at_ < kMinRefetchInterval) {
+    } else if (on_demand && on_demand_before_ &&
+               Clock::now() - on_demand_at_ < kMinRefetchInterval) {
       co_return keys_;
     } else {
+      if (on_demand) {
+        on_demand_before_ = true;
+        on_demand_at_ = Clock::now();
+      }
       in_flight_ = waiters = std::make_shared<Waiters>(executor);
       mine = true;
     }
@@ -87,7 +98,6 @@ asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(
   }
   {
     std::lock_guard lock(mutex_);
-    attempted_ = true;
     attempted_at_ = Clock::now();
     in_flight_.reset();
   }
@@ -99,7 +109,11 @@ asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor
                                                            std::string& problem) {
   problem = "metadata: no metadata document found";
   for (const auto& url : metadata_urls(issuer_)) {
-    auto got = co_await fetcher_.fetch(executor, {url, {}, {}}, {.max_body_bytes = kMaxMetadataBytes});
+    // Named, not braced into the call: g++ 12 destroys a braced temporary argument of a
+    // coroutine twice.
+    FetchRequest request{url, {}, {}};
+    FetchLimits limits{.max_body_bytes = kMaxMetadataBytes};
+    auto got = co_await fetcher_.fetch(executor, std::move(request), limits);
     if (!got.ok()) {
       // Only "not there" moves on to the next place; anything else is the answer.
       if (got.status == 404 || got.status == 410) continue;
@@ -145,7 +159,9 @@ asio::awaitable<void> IssuerKeys::fetch_keys(asio::any_io_executor executor) {
       co_return;
     }
   }
-  auto got = co_await fetcher_.fetch(executor, {jwks_uri, {}, {}}, {.max_body_bytes = kMaxJwksBytes});
+  FetchRequest request{jwks_uri, {}, {}};
+  FetchLimits limits{.max_body_bytes = kMaxJwksBytes};
+  auto got = co_await fetcher_.fetch(executor, std::move(request), limits);
   if (!got.ok()) {
     // The key set moved or went: find it through the metadata again next time.
     if (got.status == 404 || got.status == 410) jwks_uri.clear();

@@ -4,10 +4,12 @@
 // must name this very issuer and give a `jwks_uri`; then the key set at that URI.
 //
 // The keys are kept across a failed fetch (an issuer that is down does not stop tokens signed
-// by keys already known). A token naming a key not in the set asks for a refetch, at most once
-// per kMinRefetchInterval: a flood of made-up `kid`s costs one fetch, not one per token. Keys
-// older than kMaxKeyAge are refetched in the background while the old ones still serve, so a
-// key the issuer withdrew stops being trusted within that age.
+// by keys already known). A token naming a key not in the set asks for a refetch, and such
+// refetches happen at most once per kMinRefetchInterval: a flood of made-up `kid`s costs one
+// fetch, not one per token (the fetch at start and the refresh by age do not count, so a key
+// published just after them is found at its first token). Keys older than kMaxKeyAge are
+// refetched in the background while the old ones still serve, so a key the issuer withdrew
+// stops being trusted within that age.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -38,14 +40,18 @@ class IssuerKeys {
   std::shared_ptr<const JwkSet> current() const;
   // Whether the keys are old enough to be fetched again (started with refresh_in_background).
   bool stale() const;
-  // Fetches the keys again unless a fetch ended less than kMinRefetchInterval ago; callers
-  // that come while one is under way wait for it. The keys known afterwards.
-  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh(
+  // For a token naming a key not known: fetches the keys again unless such a fetch began less
+  // than kMinRefetchInterval ago. Callers that come while any fetch is under way wait for it.
+  // The keys known afterwards.
+  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh_for_unknown_key(
       boost::asio::any_io_executor executor);
+  // At start and by age: a fetch, unless one is under way; nobody waits for it.
   void refresh_in_background(boost::asio::any_io_executor executor);
 
  private:
   struct Waiters;
+  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh(
+      boost::asio::any_io_executor executor, bool on_demand);
   boost::asio::awaitable<void> fetch_keys(boost::asio::any_io_executor executor);
   boost::asio::awaitable<std::string> discover_jwks_uri(boost::asio::any_io_executor executor,
                                                         std::string& problem);
@@ -57,9 +63,10 @@ class IssuerKeys {
   mutable std::mutex mutex_;
   std::shared_ptr<const JwkSet> keys_;
   std::string jwks_uri_;  // from the metadata, once found
-  std::chrono::steady_clock::time_point fetched_at_{};    // keys_ set at
-  std::chrono::steady_clock::time_point attempted_at_{};  // last fetch ended at
-  bool attempted_ = false;
+  std::chrono::steady_clock::time_point fetched_at_{};     // keys_ set at
+  std::chrono::steady_clock::time_point attempted_at_{};   // the last fetch ended at
+  std::chrono::steady_clock::time_point on_demand_at_{};   // the last unknown-key fetch began at
+  bool on_demand_before_ = false;
   std::shared_ptr<Waiters> in_flight_;  // set while a fetch runs
 };
 

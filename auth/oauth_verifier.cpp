@@ -141,7 +141,7 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
     co_return out;
   }
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
-  co_await out.issuer->refresh(executor);
+  co_await out.issuer->refresh_for_unknown_key(executor);
   out = check(token, Clock::now());
   // Still no such key after a fetch (or none allowed yet): refused, not fetched again.
   if (out.verdict == OAuthVerdict::keys_needed) out.verdict = OAuthVerdict::invalid;

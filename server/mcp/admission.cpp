@@ -153,8 +153,10 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     metrics_.count_auth("static", "unknown");
     co_return unauthorized(req, "invalid", "invalid_token", "");
   }
-  auto check =
-      co_await oauth_->check_fetching(std::string(token), co_await asio::this_coro::executor);
+  // Named, not made in the call: g++ 12 mishandles temporaries in a coroutine's arguments.
+  std::string presented(token);
+  auto executor = co_await asio::this_coro::executor;
+  auto check = co_await oauth_->check_fetching(std::move(presented), executor);
   if (check.verdict == auth::OAuthVerdict::ok) {
     if (count_ok) metrics_.count_auth("jwt", "ok");
     tenant = std::move(check.tenant);

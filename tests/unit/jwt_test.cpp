@@ -17,103 +17,15 @@
 #include "auth/access_token.hpp"
 #include "auth/jwk_set.hpp"
 #include "common/base64.hpp"
+#include "tests/support/jwt_signing.hpp"
 
 using namespace sandgate::auth;
+using namespace sandgate::test;
 using nlohmann::json;
 using sandgate::base64url_decode;
 using sandgate::base64url_encode;
 
 namespace {
-
-struct TestKey {
-  std::shared_ptr<EVP_PKEY> key;
-  json jwk;
-};
-
-std::string bn_bytes(EVP_PKEY* key, const char* param, int pad = 0) {
-  BIGNUM* bn = nullptr;
-  REQUIRE(EVP_PKEY_get_bn_param(key, param, &bn) == 1);
-  std::string out(pad ? static_cast<std::size_t>(pad) : static_cast<std::size_t>(BN_num_bytes(bn)),
-                  '\0');
-  if (pad)
-    BN_bn2binpad(bn, reinterpret_cast<unsigned char*>(out.data()), pad);
-  else
-    BN_bn2bin(bn, reinterpret_cast<unsigned char*>(out.data()));
-  BN_free(bn);
-  return out;
-}
-
-TestKey rsa_key(const std::string& kid, std::size_t bits = 2048) {
-  std::shared_ptr<EVP_PKEY> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", bits), EVP_PKEY_free);
-  REQUIRE(key);
-  json jwk = {{"kty", "RSA"},
-              {"kid", kid},
-              {"n", base64url_encode(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_N))},
-              {"e", base64url_encode(bn_bytes(key.get(), OSSL_PKEY_PARAM_RSA_E))}};
-  return {key, jwk};
-}
-
-TestKey ec_key(const std::string& kid, const char* curve = "P-256") {
-  std::shared_ptr<EVP_PKEY> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", curve), EVP_PKEY_free);
-  REQUIRE(key);
-  int size = std::string(curve) == "P-256" ? 32 : 48;
-  json jwk = {{"kty", "EC"},
-              {"kid", kid},
-              {"crv", curve},
-              {"x", base64url_encode(bn_bytes(key.get(), OSSL_PKEY_PARAM_EC_PUB_X, size))},
-              {"y", base64url_encode(bn_bytes(key.get(), OSSL_PKEY_PARAM_EC_PUB_Y, size))}};
-  return {key, jwk};
-}
-
-TestKey ed_key(const std::string& kid) {
-  std::shared_ptr<EVP_PKEY> key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"), EVP_PKEY_free);
-  REQUIRE(key);
-  std::string x(32, '\0');
-  std::size_t length = x.size();
-  REQUIRE(EVP_PKEY_get_raw_public_key(key.get(), reinterpret_cast<unsigned char*>(x.data()),
-                                      &length) == 1);
-  return {key, {{"kty", "OKP"}, {"kid", kid}, {"crv", "Ed25519"}, {"x", base64url_encode(x)}}};
-}
-
-// The JWS signature of `input` as `alg` makes it (ES256: r || s, as JWS carries it).
-std::string signature(const std::string& alg, EVP_PKEY* key, const std::string& input) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_PKEY_CTX* key_ctx = nullptr;
-  REQUIRE(EVP_DigestSignInit(ctx.get(), &key_ctx, alg == "EdDSA" ? nullptr : EVP_sha256(), nullptr,
-                             key) == 1);
-  if (alg == "PS256") {
-    REQUIRE(EVP_PKEY_CTX_set_rsa_padding(key_ctx, RSA_PKCS1_PSS_PADDING) == 1);
-    REQUIRE(EVP_PKEY_CTX_set_rsa_pss_saltlen(key_ctx, RSA_PSS_SALTLEN_DIGEST) == 1);
-  }
-  std::size_t length = 0;
-  auto* data = reinterpret_cast<const unsigned char*>(input.data());
-  REQUIRE(EVP_DigestSign(ctx.get(), nullptr, &length, data, input.size()) == 1);
-  std::string out(length, '\0');
-  REQUIRE(EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &length, data,
-                         input.size()) == 1);
-  out.resize(length);
-  if (alg != "ES256") return out;
-  auto* der = reinterpret_cast<const unsigned char*>(out.data());
-  ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &der, static_cast<long>(out.size()));
-  REQUIRE(sig);
-  std::string raw(64, '\0');
-  BN_bn2binpad(ECDSA_SIG_get0_r(sig), reinterpret_cast<unsigned char*>(raw.data()), 32);
-  BN_bn2binpad(ECDSA_SIG_get0_s(sig), reinterpret_cast<unsigned char*>(raw.data()) + 32, 32);
-  ECDSA_SIG_free(sig);
-  return raw;
-}
-
-std::string signing_input(const json& header, const json& claims) {
-  return base64url_encode(header.dump()) + "." + base64url_encode(claims.dump());
-}
-
-std::string token(const std::string& alg, const TestKey& key, const json& claims,
-                  json header = json::object()) {
-  header["alg"] = alg;
-  if (!header.contains("kid")) header["kid"] = key.jwk["kid"];
-  std::string input = signing_input(header, claims);
-  return input + "." + base64url_encode(signature(alg, key.key.get(), input));
-}
 
 JwkSet set_of(std::initializer_list<json> jwks) {
   std::string problem;
@@ -148,20 +60,20 @@ TEST_CASE("a token signed with each allowed algorithm verifies against its issue
   for (auto [alg, key] : {std::pair{"RS256", &rsa}, std::pair{"PS256", &rsa},
                           std::pair{"ES256", &ec}, std::pair{"EdDSA", &ed}}) {
     INFO(alg);
-    auto verified = verify_jwt(token(alg, *key, kClaims), keys);
+    auto verified = verify_jwt(signed_token(alg, *key, kClaims), keys);
     CHECK(verified.fault == JwtFault::none);
     CHECK(verified.claims == kClaims);
   }
   // Without a kid, the only key of the algorithm's type is the one.
   std::string input = signing_input({{"alg", "ES256"}}, kClaims);
-  CHECK(verify_jwt(input + "." + base64url_encode(signature("ES256", ec.key.get(), input)), keys)
+  CHECK(verify_jwt(input + "." + base64url_encode(jws_signature("ES256", ec.key.get(), input)), keys)
             .fault == JwtFault::none);
 }
 
 TEST_CASE("a forged, tampered or unsigned token is refused", "[unit][auth][jwt]") {
   auto rsa = rsa_key("r1");
   auto keys = set_of({rsa.jwk});
-  std::string good = token("RS256", rsa, kClaims);
+  std::string good = signed_token("RS256", rsa, kClaims);
   REQUIRE(verify_jwt(good, keys).fault == JwtFault::none);
 
   SECTION("a payload changed after signing") {
@@ -195,12 +107,12 @@ TEST_CASE("a forged, tampered or unsigned token is refused", "[unit][auth][jwt]"
   }
   SECTION("a signature by a key the issuer did not publish") {
     auto stranger = rsa_key("r1");  // same kid, another key
-    CHECK(verify_jwt(token("RS256", stranger, kClaims), keys).fault == JwtFault::bad_signature);
+    CHECK(verify_jwt(signed_token("RS256", stranger, kClaims), keys).fault == JwtFault::bad_signature);
   }
   SECTION("a header that brings its own key or key URL") {
     for (const char* own : {"jwk", "jku", "x5u", "x5c", "crit"}) {
       INFO(own);
-      CHECK(verify_jwt(token("RS256", rsa, kClaims, {{own, "x"}}), keys).fault ==
+      CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{own, "x"}}), keys).fault ==
             JwtFault::malformed);
     }
   }
@@ -214,29 +126,29 @@ TEST_CASE("a token names a key the set has, of the type and algorithm that key i
   pss_only.jwk["alg"] = "PS256";
   auto keys = set_of({rsa.jwk, ec.jwk, pss_only.jwk});
   // An unknown kid: the caller may refetch the set (rotation) before refusing.
-  CHECK(verify_jwt(token("RS256", rsa, kClaims, {{"kid", "r9"}}), keys).fault ==
+  CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{"kid", "r9"}}), keys).fault ==
         JwtFault::unknown_key);
   // RS256 naming the EC key: never verified with a key of another type.
-  CHECK(verify_jwt(token("RS256", rsa, kClaims, {{"kid", "e1"}}), keys).fault ==
+  CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{"kid", "e1"}}), keys).fault ==
         JwtFault::key_mismatch);
   // A key published for PS256 is not used for RS256.
-  CHECK(verify_jwt(token("RS256", pss_only, kClaims), keys).fault == JwtFault::key_mismatch);
-  CHECK(verify_jwt(token("PS256", pss_only, kClaims), keys).fault == JwtFault::none);
+  CHECK(verify_jwt(signed_token("RS256", pss_only, kClaims), keys).fault == JwtFault::key_mismatch);
+  CHECK(verify_jwt(signed_token("PS256", pss_only, kClaims), keys).fault == JwtFault::none);
   // No kid: the one RSA key not reserved for PS256 serves; beside a second one, no guessing.
   json header = {{"alg", "RS256"}};
   std::string input = signing_input(header, kClaims);
-  std::string unnamed = input + "." + base64url_encode(signature("RS256", rsa.key.get(), input));
+  std::string unnamed = input + "." + base64url_encode(jws_signature("RS256", rsa.key.get(), input));
   CHECK(verify_jwt(unnamed, keys).fault == JwtFault::none);
   CHECK(verify_jwt(unnamed, set_of({rsa.jwk, rsa_key("r2").jwk})).fault == JwtFault::key_mismatch);
   // A kid that is not a string.
-  CHECK(verify_jwt(token("RS256", rsa, kClaims, {{"kid", 7}}), keys).fault == JwtFault::malformed);
+  CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{"kid", 7}}), keys).fault == JwtFault::malformed);
 }
 
 TEST_CASE("a token that is not three base64url parts of JSON objects is malformed",
           "[unit][auth][jwt]") {
   auto rsa = rsa_key("r1");
   auto keys = set_of({rsa.jwk});
-  std::string good = token("RS256", rsa, kClaims);
+  std::string good = signed_token("RS256", rsa, kClaims);
   auto dot = good.find('.');
   for (const std::string& bad :
        {std::string(), std::string("abc"), good.substr(0, good.rfind('.')), good + ".x", "!" + good,

@@ -1,0 +1,334 @@
+// The OAuth resource server on the real binary: a stand-in authorization server on loopback
+// (tests/support/test_issuer.py serving metadata and a key set this test writes), access tokens
+// signed here, and what the gateway answers each of them — the metadata document, the Bearer
+// challenges, every hostile token of issue #27, key rotation, an issuer that is slow, huge or
+// down, OAuth tenants' limits from the policy file, and tokens-file clients beside them.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "gateway_process.hpp"
+#include "temp_file.hpp"
+#include "tests/support/jwt_signing.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kResource = "https://sandgate.test/mcp";
+constexpr const char* kMetadataUrl = "https://sandgate.test/.well-known/oauth-protected-resource/mcp";
+constexpr const char* kScope = "sandgate:execute";
+
+// An authorization server that serves what the test writes into its folder.
+class TestIssuer {
+ public:
+  TestIssuer()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("sandgate-issuer-" + std::to_string(::getpid()) + "-" +
+              std::to_string(++instances_))) {
+    std::filesystem::create_directories(dir_ / ".well-known");
+    server_.emplace("issuer",
+                    std::vector<std::string>{"/usr/bin/python3", TEST_ISSUER_SCRIPT, dir_.string()},
+                    std::vector<std::string>{"PATH=/usr/bin:/bin"}, LaunchOptions{});
+    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    write(".well-known/oauth-authorization-server",
+          json{{"issuer", url_}, {"jwks_uri", url_ + "/jwks.json"}}.dump());
+  }
+  ~TestIssuer() {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  const std::string& url() const { return url_; }
+  void publish(const json& jwks) { write("jwks.json", jwks.dump()); }
+  void publish_text(const std::string& text) { write("jwks.json", text); }
+  void set_delay(double seconds) { write("_delay", std::to_string(seconds)); }
+  void stop() { server_.reset(); }
+  // How many times the key set was asked for.
+  int key_set_fetches() const {
+    std::ifstream log(dir_ / "_requests");
+    int count = 0;
+    for (std::string line; std::getline(log, line);) count += line == "/jwks.json";
+    return count;
+  }
+  // A token of this issuer: valid for an hour, for this resource, with the scope.
+  json claims(const std::string& sub) const {
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    return {{"iss", url_}, {"sub", sub},        {"aud", kResource},
+            {"iat", now},  {"exp", now + 3600}, {"scope", std::string("openid ") + kScope}};
+  }
+
+ private:
+  // Written whole, then renamed: the server never serves half a file.
+  void write(const std::string& name, const std::string& text) {
+    auto target = dir_ / name;
+    auto partial = dir_ / ("_partial-" + std::to_string(++writes_));
+    {
+      std::ofstream f(partial, std::ios::trunc);
+      f << text;
+    }
+    std::filesystem::rename(partial, target);
+  }
+
+  static inline int instances_ = 0;
+  std::filesystem::path dir_;
+  std::optional<ServerProcess> server_;
+  std::string url_;
+  int writes_ = 0;
+};
+
+std::vector<std::string> gateway_args(const TestIssuer& issuer, std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"--oauth-issuer", issuer.url(),   "--resource-url",
+                                   kResource,        "--oauth-scopes", kScope};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+HttpReply initialize_with(GatewayProcess& gw, const std::string& token) {
+  return gw.post(initialize_message(0, "oauth-test"), {}, token);
+}
+
+// The refusal's WWW-Authenticate, and its error (empty when it names none).
+std::string challenge(const HttpReply& r) {
+  auto it = r.headers.find("www-authenticate");
+  return it == r.headers.end() ? std::string() : it->second;
+}
+
+void check_invalid_token(const HttpReply& r) {
+  CHECK(r.status == 401);
+  CHECK(challenge(r).rfind("Bearer ", 0) == 0);
+  CHECK(challenge(r).find("error=\"invalid_token\"") != std::string::npos);
+  CHECK(challenge(r).find(std::string("resource_metadata=\"") + kMetadataUrl + "\"") !=
+        std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("the gateway publishes its protected resource metadata, readable from any origin",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  GatewayProcess gw(gateway_args(issuer, {"--resource-documentation", "https://docs.example/"}));
+  for (std::string path :
+       {"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"}) {
+    INFO(path);
+    auto r = gw.request(http::verb::get, path);
+    REQUIRE(r.status == 200);
+    CHECK(r.headers["access-control-allow-origin"] == "*");
+    auto doc = r.json_body();
+    CHECK(doc["resource"] == kResource);
+    CHECK(doc["authorization_servers"] == json::array({issuer.url()}));
+    CHECK(doc["scopes_supported"] == json::array({kScope}));
+    CHECK(doc["bearer_methods_supported"] == json::array({"header"}));
+    CHECK(doc["resource_name"] == "sandgate");
+    CHECK(doc["resource_documentation"] == "https://docs.example/");
+    auto preflight = gw.request(http::verb::options, path, {},
+                                {{"Origin", "https://claude.ai"},
+                                 {"Access-Control-Request-Method", "GET"}});
+    CHECK(preflight.status == 204);
+    CHECK(preflight.headers["access-control-allow-origin"] == "*");
+  }
+}
+
+TEST_CASE("a request without credentials is pointed to the metadata and the scope",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  GatewayProcess gw(gateway_args(issuer), {});
+  auto r = gw.request(http::verb::post, "/mcp", initialize_message(0, "x").dump(),
+                      {{"Content-Type", "application/json"},
+                       {"Accept", "application/json, text/event-stream"}});
+  CHECK(r.status == 401);
+  CHECK(challenge(r) == std::string("Bearer resource_metadata=\"") + kMetadataUrl +
+                            "\", scope=\"" + kScope + "\"");
+  CHECK(r.json_body()["error"]["code"] == -32001);
+}
+
+TEST_CASE("an access token of the issuer runs execute, and its session is its tenant's alone",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  // A tokens-file client keeps working beside the OAuth ones.
+  GatewayProcess gw(gateway_args(issuer), {"SANDGATE_TOKEN=static-token"});
+  std::string alice = signed_token("RS256", key, issuer.claims("alice"));
+  std::string bob = signed_token("RS256", key, issuer.claims("bob"));
+
+  std::string session = gw.initialize(alice);
+  auto r = gw.post(tool_call_message(1, "execute", execute_arguments("echo $((6*7))", "bash", 30)),
+                   session, alice);
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["result"]["content"][0]["text"].get<std::string>().find("42") !=
+        std::string::npos);
+  // Another tenant's token does not reach alice's session.
+  auto stolen = gw.post(tool_call_message(2, "execute", execute_arguments("true", "bash", 30)),
+                        session, bob);
+  CHECK(stolen.status == 404);
+  std::string static_session = gw.initialize("static-token");
+  CHECK_FALSE(static_session.empty());
+  CHECK(metric(gw, "sandgate_auth_total{kind=\"jwt\",outcome=\"ok\"}") >= 2);
+  CHECK(metric(gw, "sandgate_auth_total{kind=\"static\",outcome=\"ok\"}") >= 1);
+  CHECK(metric(gw, "sandgate_jwks_refreshes_total{outcome=\"ok\"}") >= 1);
+}
+
+TEST_CASE("every hostile token gets 401 invalid_token, a narrow one 403 insufficient_scope",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  auto ec = ec_key("e1");
+  issuer.publish(jwk_set_of({&key, &ec}));
+  GatewayProcess gw(gateway_args(issuer));
+  auto claims = issuer.claims("mallory");
+  auto with = [&](const char* name, json value) {
+    json c = claims;
+    c[name] = std::move(value);
+    return c;
+  };
+  const long now = claims["iat"].get<long>();
+  // The good token works first: the refusals below are the tokens', not the setup's.
+  REQUIRE(initialize_with(gw, signed_token("RS256", key, claims)).status == 200);
+
+  SECTION("expired") { check_invalid_token(initialize_with(gw, signed_token("RS256", key, with("exp", now - 600)))); }
+  SECTION("not yet valid") {
+    check_invalid_token(initialize_with(gw, signed_token("RS256", key, with("nbf", now + 3600))));
+  }
+  SECTION("another issuer") {
+    check_invalid_token(
+        initialize_with(gw, signed_token("RS256", key, with("iss", "https://evil.example"))));
+  }
+  SECTION("another audience, and another resource of the same issuer") {
+    check_invalid_token(
+        initialize_with(gw, signed_token("RS256", key, with("aud", "https://other.example/"))));
+    check_invalid_token(initialize_with(
+        gw, signed_token("RS256", key, with("aud", "https://sandgate.test/other"))));
+  }
+  SECTION("alg none") {
+    std::string input = signing_input({{"alg", "none"}, {"kid", "k1"}}, claims);
+    check_invalid_token(initialize_with(gw, input + "."));
+  }
+  SECTION("HS256 keyed with the public key") {
+    std::string input = signing_input({{"alg", "HS256"}, {"kid", "k1"}}, claims);
+    check_invalid_token(initialize_with(gw, input + ".c2lnbmF0dXJl"));
+  }
+  SECTION("a key of another type") {
+    check_invalid_token(initialize_with(gw, signed_token("RS256", key, claims, {{"kid", "e1"}})));
+  }
+  SECTION("a tampered payload") {
+    std::string good = signed_token("RS256", key, claims);
+    std::string forged = signing_input({{"alg", "RS256"}, {"kid", "k1"}}, with("sub", "admin")) +
+                         good.substr(good.rfind('.'));
+    check_invalid_token(initialize_with(gw, forged));
+  }
+  SECTION("a token in the query string") {
+    auto r = gw.request(http::verb::post, "/mcp?access_token=" + signed_token("RS256", key, claims),
+                        initialize_message(0, "x").dump(),
+                        {{"Content-Type", "application/json"},
+                         {"Accept", "application/json, text/event-stream"}});
+    CHECK(r.status == 400);
+    CHECK(challenge(r).find("error=\"invalid_request\"") != std::string::npos);
+  }
+  SECTION("a token without the scope") {
+    auto r = initialize_with(gw, signed_token("RS256", key, with("scope", "openid")));
+    CHECK(r.status == 403);
+    CHECK(challenge(r).find("error=\"insufficient_scope\"") != std::string::npos);
+    CHECK(challenge(r).find(std::string("scope=\"") + kScope + "\"") != std::string::npos);
+    CHECK(challenge(r).find(kMetadataUrl) != std::string::npos);
+  }
+  SECTION("a JWT in X-MCP-AUTH, which carries tokens-file tokens only") {
+    auto r = gw.request(http::verb::post, "/mcp", initialize_message(0, "x").dump(),
+                        {{"Content-Type", "application/json"},
+                         {"Accept", "application/json, text/event-stream"},
+                         {"X-MCP-AUTH", signed_token("RS256", key, claims)}});
+    CHECK(r.status == 401);
+  }
+  CHECK(metric(gw, "sandgate_auth_failures_total") >= 1);
+}
+
+TEST_CASE("an unknown key is fetched for once, then refused without asking again",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  auto stranger = rsa_key("k-unknown");
+  issuer.publish(jwk_set_of({&key}));
+  GatewayProcess gw(gateway_args(issuer));
+  REQUIRE(initialize_with(gw, signed_token("RS256", key, issuer.claims("a"))).status == 200);
+  int before = issuer.key_set_fetches();
+  for (int i = 0; i < 5; ++i)
+    check_invalid_token(initialize_with(gw, signed_token("RS256", stranger, issuer.claims("a"))));
+  CHECK(issuer.key_set_fetches() == before + 1);
+}
+
+TEST_CASE("the issuer rotates its keys: new tokens work without a restart, old ones still do",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto old_key = rsa_key("2026-11");
+  auto new_key = ec_key("2026-12");
+  issuer.publish(jwk_set_of({&old_key}));
+  GatewayProcess gw(gateway_args(issuer));
+  std::string old_token = signed_token("RS256", old_key, issuer.claims("carol"));
+  std::string session = gw.initialize(old_token);
+
+  issuer.publish(jwk_set_of({&old_key, &new_key}));
+  std::string new_token = signed_token("ES256", new_key, issuer.claims("carol"));
+  // The same tenant: the session made with the old token serves the new one.
+  auto r = gw.post(tool_call_message(1, "execute", execute_arguments("echo rotated", "bash", 30)),
+                   session, new_token);
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["result"]["isError"] == false);
+  CHECK(gw.post(tool_call_message(2, "execute", execute_arguments("true", "bash", 30)), session,
+                old_token)
+            .status == 200);
+}
+
+TEST_CASE("an issuer that is slow, huge or down: known keys keep working, the rest is refused",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  auto later = rsa_key("k2");
+  issuer.publish(jwk_set_of({&key}));
+  GatewayProcess gw(gateway_args(issuer), {"SANDGATE_TOKEN=static-token"});
+  REQUIRE(initialize_with(gw, signed_token("RS256", key, issuer.claims("dave"))).status == 200);
+
+  SECTION("slow: the fetch gives up at its deadline, other clients are served meanwhile") {
+    issuer.publish(jwk_set_of({&key, &later}));
+    issuer.set_delay(30);
+    auto waiting = std::async(std::launch::async, [&] {
+      return initialize_with(gw, signed_token("RS256", later, issuer.claims("dave")));
+    });
+    CHECK(initialize_with(gw, "static-token").status == 200);
+    CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("erin"))).status == 200);
+    check_invalid_token(waiting.get());
+    CHECK(metric(gw, "sandgate_jwks_refreshes_total{outcome=\"failed\"}") >= 1);
+  }
+  SECTION("huge: refused, and the keys known are kept") {
+    issuer.publish_text("{\"keys\":[" + std::string(1 << 20, ' ') + "]}");
+    check_invalid_token(initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
+    CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("frank"))).status == 200);
+  }
+  SECTION("down: the keys known are kept") {
+    issuer.stop();
+    check_invalid_token(initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
+    CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("grace"))).status == 200);
+  }
+}
+
+TEST_CASE("OAuth tenants take their limits from the policy file", "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  TempFile policy("oauth-policy");
+  std::string host_and_port = issuer.url().substr(std::string("http://").size());
+  policy.write("# every tenant\n*  max_sessions=1\n" + host_and_port +
+               "#vip max_sessions=3   # a named one\n");
+  GatewayProcess gw(gateway_args(issuer, {"--oauth-policy-file", policy.path.string(),
+                                          "--at-session-cap", "refuse"}));
+  std::string plain = signed_token("RS256", key, issuer.claims("plain"));
+  std::string vip = signed_token("RS256", key, issuer.claims("vip"));
+  CHECK(initialize_with(gw, plain).status == 200);
+  CHECK(initialize_with(gw, plain).status != 200);
+  for (int i = 0; i < 3; ++i) CHECK(initialize_with(gw, vip).status == 200);
+  CHECK(initialize_with(gw, vip).status != 200);
+}
