@@ -64,6 +64,19 @@ test("the NetworkPolicy denies all egress but the documented exceptions", () => 
   }
 });
 
+test("the OAuth issuer's policy adds only HTTPS to the issuer, for the gateway pods", () => {
+  const policy = manifests["networkpolicy-oauth-issuer.yaml"];
+  const gateway = manifests["networkpolicy.yaml"].spec.podSelector;
+  assert.deepEqual(policy.spec.podSelector, gateway);
+  // Egress only: it must not widen what may reach the pods.
+  assert.deepEqual(policy.spec.policyTypes, ["Egress"]);
+  assert.equal(policy.spec.ingress, undefined);
+  assert.equal(policy.spec.egress.length, 1);
+  assert.deepEqual(policy.spec.egress[0].ports, [{ protocol: "TCP", port: 443 }]);
+  // The shipped range routes nowhere (RFC 5737) until the operator names the issuer's.
+  assert.deepEqual(policy.spec.egress[0].to, [{ ipBlock: { cidr: "192.0.2.0/24" } }]);
+});
+
 test("the workload has probes, a grace period covering the drain, and the documented securityContext", () => {
   const sts = manifests["statefulset.yaml"];
   const pod = sts.spec.template.spec;
