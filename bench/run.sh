@@ -2,23 +2,29 @@
 # Runs every benchmark and writes bench/results/: the sandbox against the bare floor
 # (sandbox.{md,json}), sandgate against the TypeScript SDK peer and the floor over real
 # loopback HTTP (gateway.{md,json}), and the token-check timing statistic
-# (token_timing.{md,json}). Release build; run as root on an otherwise idle machine.
+# (token_timing.{md,json}), and an OAuth access token against a tokens-file token on warm calls
+# (auth.{md,json}). Release build; run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release > /dev/null
-cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing
+cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing \
+  auth_bench
 (cd bench/peers && npm ci --no-audit --no-fund)
 if [[ "${1:-}" == "--quick" ]]; then
   out=$(mktemp -d)
   ./build-release/bench/sandbox_bench 20 "$out"
   ./build-release/bench/gateway_bench --sandgate build-release/sandgate --quick --out "$out"
   ./build-release/bench/token_timing 2000 "$out" || echo "(a quick run has too few samples for a timing verdict)"
+  ./build-release/bench/auth_bench --sandgate build-release/sandgate \
+    --issuer-script tests/support/test_issuer.py --calls 50 --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
   ./build-release/bench/gateway_bench --sandgate build-release/sandgate --out bench/results
   ./build-release/bench/token_timing 200000 bench/results
+  ./build-release/bench/auth_bench --sandgate build-release/sandgate \
+    --issuer-script tests/support/test_issuer.py --out bench/results
 fi

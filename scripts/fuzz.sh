@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture saved_sessions)
+[[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture saved_sessions oauth)
 
 [[ -n "${SANDGATE_DEPS_INSTALLED:-}" ]] || ./scripts/install-deps.sh > /dev/null
 cmake --preset fuzz > /dev/null
