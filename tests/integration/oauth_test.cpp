@@ -332,3 +332,43 @@ TEST_CASE("OAuth tenants take their limits from the policy file", "[integration]
   for (int i = 0; i < 3; ++i) CHECK(initialize_with(gw, vip).status == 200);
   CHECK(initialize_with(gw, vip).status != 200);
 }
+
+TEST_CASE("an OAuth tenant's session survives a restart and serves its subject's next token",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  auto state = std::filesystem::temp_directory_path() /
+               ("sandgate-oauth-state-" + std::to_string(::getpid()));
+  struct RemoveState {
+    std::filesystem::path dir;
+    ~RemoveState() { std::filesystem::remove_all(dir); }
+  } remove_state{state};
+  auto args = gateway_args(issuer, {"--state-dir", state.string(), "--replica-name", "oauth-a"});
+  const std::vector<std::string> env = {"SANDGATE_TEST_CGROUP=oauth-restart"};
+  std::string session;
+  {
+    GatewayProcess gw(args, env);
+    std::string first = signed_token("RS256", key, issuer.claims("heidi"));
+    session = gw.initialize(first);
+    auto r = gw.post(
+        tool_call_message(1, "execute", execute_arguments("echo kept > /work/f", "bash", 30)),
+        session, first);
+    REQUIRE(r.status == 200);
+    REQUIRE(gw.stop(SIGTERM) == 0);
+  }
+  GatewayProcess gw(args, env);
+  // A later token of the same subject (another iat, so other bytes) reaches the session.
+  auto claims = issuer.claims("heidi");
+  claims["iat"] = claims["iat"].get<long>() - 1;
+  std::string next = signed_token("RS256", key, claims);
+  auto r = gw.post(tool_call_message(2, "execute", execute_arguments("cat /work/f", "bash", 30)),
+                   session, next);
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["result"]["content"][0]["text"].get<std::string>().find("kept") !=
+        std::string::npos);
+  std::string other = signed_token("RS256", key, issuer.claims("ivan"));
+  CHECK(gw.post(tool_call_message(3, "execute", execute_arguments("true", "bash", 30)), session,
+                other)
+            .status == 404);
+}
