@@ -1,6 +1,7 @@
 #include "auth/http_url.hpp"
 
 #include <algorithm>
+#include <boost/asio/ip/address_v6.hpp>
 
 #include "common/loopback.hpp"
 
@@ -65,6 +66,12 @@ std::optional<HttpUrl> parse_http_url(std::string_view url, std::string& problem
       return std::nullopt;
     }
     host = authority.substr(1, close - 1);
+    boost::system::error_code not_v6;
+    boost::asio::ip::make_address_v6(std::string(host), not_v6);
+    if (not_v6) {
+      problem = "the host in brackets must be an IPv6 address";
+      return std::nullopt;
+    }
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') {

@@ -2,6 +2,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -93,18 +95,26 @@ asio::awaitable<Exchange> exchange(asio::any_io_executor executor, asio::ssl::co
                                    const FetchLimits& limits, Clock::time_point deadline) {
   using namespace asio::experimental::awaitable_operators;
   Exchange out;
-  // getaddrinfo has no deadline of its own: the resolve races a timer.
-  tcp::resolver resolver(executor);
+  // getaddrinfo has no deadline of its own, nor can its wait be cancelled: it runs on, holding
+  // its own state, while the request stops waiting for it at the deadline (the channel's
+  // receive is cancellable, so the timer ends the race at once).
+  using Resolved = tcp::resolver::results_type;
+  using Channel = asio::experimental::concurrent_channel<void(boost::system::error_code, Resolved)>;
+  auto resolver = std::make_shared<tcp::resolver>(executor);
+  auto resolved = std::make_shared<Channel>(executor, 1);
+  resolver->async_resolve(url.host, url.port,
+                          [resolver, resolved](boost::system::error_code ec, Resolved results) {
+                            resolved->try_send(ec, std::move(results));
+                          });
   asio::steady_timer timer(executor);
   timer.expires_at(deadline);
-  auto raced = co_await (resolver.async_resolve(url.host, url.port, kTuple) ||
-                         timer.async_wait(asio::use_awaitable));
+  auto raced = co_await (resolved->async_receive(kTuple) || timer.async_wait(kTuple));
   if (raced.index() == 1) {
-    resolver.cancel();
+    resolver->cancel();
     out.problem = "timeout";
     co_return out;
   }
-  auto [resolve_ec, endpoints] = std::get<0>(raced);
+  auto [resolve_ec, endpoints] = std::get<0>(std::move(raced));
   if (resolve_ec) {
     out.problem = phrase(resolve_ec, false);
     co_return out;
@@ -118,8 +128,11 @@ asio::awaitable<Exchange> exchange(asio::any_io_executor executor, asio::ssl::co
   if (!url.tls) co_return co_await send_and_read(tcp_stream, url, request, limits, deadline);
 
   beast::ssl_stream<beast::tcp_stream> stream(std::move(tcp_stream), tls);
-  // SNI, and the name the certificate must carry (an IP address is matched as one).
-  if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
+  // SNI names a DNS host only (RFC 6066: never an IP address); the certificate must carry the
+  // name, or the address, either way.
+  boost::system::error_code not_ip;
+  asio::ip::make_address(url.host, not_ip);
+  if (not_ip && !SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
     out.problem = "TLS (server name)";
     co_return out;
   }

@@ -1,5 +1,6 @@
 #include "auth/issuer_keys.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,6 +19,18 @@ namespace {
 constexpr std::size_t kMaxMetadataBytes = 64 * 1024;
 constexpr std::size_t kMaxJwksBytes = 256 * 1024;
 constexpr int kMaxJsonDepth = 16;
+// One refresh in all — up to three metadata places, then the key set — ends by then: a request
+// waiting on it waits no longer.
+constexpr auto kFetchDeadline = std::chrono::seconds(8);
+
+FetchLimits limits_until(Clock::time_point deadline, std::size_t max_body_bytes) {
+  FetchLimits limits;
+  limits.max_body_bytes = max_body_bytes;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  limits.total_timeout = std::clamp(left, std::chrono::milliseconds(1), limits.total_timeout);
+  limits.connect_timeout = std::min(limits.connect_timeout, limits.total_timeout);
+  return limits;
+}
 }  // namespace
 
 // Closed when the fetch under way ends: everyone waiting on it wakes.
@@ -31,9 +44,14 @@ std::vector<std::string> metadata_urls(const std::string& issuer) {
   auto url = parse_http_url(issuer, problem);
   if (!url) return {};
   std::string origin = url->origin();
-  return {origin + "/.well-known/oauth-authorization-server" + url->path,
-          origin + "/.well-known/openid-configuration" + url->path,
-          origin + url->path + "/.well-known/openid-configuration"};
+  // RFC 8414 §3.1: the issuer's terminating "/" goes before the path is inserted.
+  std::string path = url->path;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  std::vector<std::string> urls = {origin + "/.well-known/oauth-authorization-server" + path,
+                                   origin + "/.well-known/openid-configuration" + path};
+  // Without a path, OpenID's two forms are the same URL: asked once.
+  if (!path.empty()) urls.push_back(origin + path + "/.well-known/openid-configuration");
+  return urls;
 }
 
 IssuerKeys::IssuerKeys(std::string issuer, HttpsFetcher& fetcher, RefreshObserver observer)
@@ -55,8 +73,7 @@ bool IssuerKeys::stale() const {
 
 void IssuerKeys::refresh_in_background(asio::any_io_executor executor) {
   asio::co_spawn(
-      executor,
-      [this, executor]() -> asio::awaitable<void> { co_await refresh(executor, false); },
+      executor, [this, executor]() -> asio::awaitable<void> { co_await refresh(executor, false); },
       asio::detached);
 }
 
@@ -91,29 +108,45 @@ asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(asio::any_io_
     co_await waiters->done.async_receive(asio::as_tuple(asio::use_awaitable));
     co_return current();
   }
+  // However this fetch ends — done, thrown, or its frame destroyed with the io_context at exit
+  // (while the channel's service still exists) — the next one may start and the waiters wake.
+  struct EndOfFetch {
+    IssuerKeys& keys;
+    std::shared_ptr<Waiters> waiters;
+    ~EndOfFetch() {
+      {
+        std::lock_guard lock(keys.mutex_);
+        keys.attempted_at_ = Clock::now();
+        keys.in_flight_.reset();
+      }
+      waiters->done.close();
+    }
+  } end_of_fetch{*this, waiters};
   try {
     co_await fetch_keys(executor);
   } catch (const std::exception&) {
-    observer_(issuer_, false, "internal error", 0);
-  }
-  {
     std::lock_guard lock(mutex_);
-    attempted_at_ = Clock::now();
-    in_flight_.reset();
+    last_fetch_failed_ = true;
+    observer_(issuer_, false, "internal error", keys_->keys.size());
   }
-  waiters->done.close();
   co_return current();
 }
 
+bool IssuerKeys::last_fetch_failed() const {
+  std::lock_guard lock(mutex_);
+  return last_fetch_failed_;
+}
+
 asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor executor,
+                                                           Clock::time_point deadline,
                                                            std::string& problem) {
   problem = "metadata: no metadata document found";
   for (const auto& url : metadata_urls(issuer_)) {
     // Named, not braced into the call: g++ 12 destroys a braced temporary argument of a
     // coroutine twice.
     FetchRequest request{url, {}, {}};
-    FetchLimits limits{.max_body_bytes = kMaxMetadataBytes};
-    auto got = co_await fetcher_.fetch(executor, std::move(request), limits);
+    auto got = co_await fetcher_.fetch(executor, std::move(request),
+                                       limits_until(deadline, kMaxMetadataBytes));
     if (!got.ok()) {
       // Only "not there" moves on to the next place; anything else is the answer.
       if (got.status == 404 || got.status == 410) continue;
@@ -134,9 +167,13 @@ asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor
     }
     auto jwks = doc.find("jwks_uri");
     std::string url_problem;
-    if (jwks == doc.end() || !jwks->is_string() ||
-        !parse_http_url(jwks->get<std::string>(), url_problem)) {
-      problem = "metadata: no usable jwks_uri (https, or http on loopback)";
+    auto jwks_url = jwks != doc.end() && jwks->is_string()
+                        ? parse_http_url(jwks->get<std::string>(), url_problem)
+                        : std::nullopt;
+    auto issuer_url = parse_http_url(issuer_, url_problem);
+    // Keys come over https; plain http only from an issuer that is itself on loopback (a test's).
+    if (!jwks_url || !issuer_url || (!jwks_url->tls && issuer_url->tls)) {
+      problem = "metadata: no usable jwks_uri (https, or http on loopback for a loopback issuer)";
       co_return "";
     }
     problem.clear();
@@ -146,43 +183,48 @@ asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor
 }
 
 asio::awaitable<void> IssuerKeys::fetch_keys(asio::any_io_executor executor) {
+  const auto deadline = Clock::now() + kFetchDeadline;
   std::string jwks_uri;
   {
     std::lock_guard lock(mutex_);
     jwks_uri = jwks_uri_;
   }
+  auto fail = [&](const std::string& problem) {
+    std::lock_guard lock(mutex_);
+    jwks_uri_ = jwks_uri;
+    last_fetch_failed_ = true;
+    observer_(issuer_, false, problem, keys_->keys.size());
+  };
   std::string problem;
   if (jwks_uri.empty()) {
-    jwks_uri = co_await discover_jwks_uri(executor, problem);
+    jwks_uri = co_await discover_jwks_uri(executor, deadline, problem);
     if (jwks_uri.empty()) {
-      observer_(issuer_, false, problem, 0);
+      fail(problem);
       co_return;
     }
   }
   FetchRequest request{jwks_uri, {}, {}};
-  FetchLimits limits{.max_body_bytes = kMaxJwksBytes};
-  auto got = co_await fetcher_.fetch(executor, std::move(request), limits);
+  auto got =
+      co_await fetcher_.fetch(executor, std::move(request), limits_until(deadline, kMaxJwksBytes));
   if (!got.ok()) {
     // The key set moved or went: find it through the metadata again next time.
     if (got.status == 404 || got.status == 410) jwks_uri.clear();
-    std::lock_guard lock(mutex_);
-    jwks_uri_ = jwks_uri;
-    observer_(issuer_, false, "jwks: " + got.problem, keys_->keys.size());
+    fail("jwks: " + got.problem);
     co_return;
   }
   auto set = std::make_shared<JwkSet>(parse_jwk_set(got.body, problem));
-  if (!problem.empty() || set->keys.empty()) {
-    std::lock_guard lock(mutex_);
-    jwks_uri_ = jwks_uri;
-    observer_(issuer_, false, "jwks: " + (problem.empty() ? "no usable key" : problem),
-              keys_->keys.size());
+  if (!problem.empty()) {
+    fail("jwks: " + problem);
     co_return;
   }
+  // A set the issuer publishes replaces the one known, even with no key this gateway can use:
+  // an issuer that withdraws a compromised key must not leave it trusted here.
   std::lock_guard lock(mutex_);
   jwks_uri_ = jwks_uri;
   keys_ = std::move(set);
   fetched_at_ = Clock::now();
-  observer_(issuer_, true, "", keys_->keys.size());
+  last_fetch_failed_ = false;
+  observer_(issuer_, true, keys_->keys.empty() ? "jwks: no usable key" : "", keys_->keys.size());
 }
 
 }  // namespace sandgate::auth

@@ -40,6 +40,9 @@ class IssuerKeys {
   std::shared_ptr<const JwkSet> current() const;
   // Whether the keys are old enough to be fetched again (started with refresh_in_background).
   bool stale() const;
+  // Whether the last fetch failed (the keys known, if any, are older): a token whose key is
+  // not known cannot be judged now.
+  bool last_fetch_failed() const;
   // For a token naming a key not known: fetches the keys again unless such a fetch began less
   // than kMinRefetchInterval ago. Callers that come while any fetch is under way wait for it.
   // The keys known afterwards.
@@ -53,8 +56,9 @@ class IssuerKeys {
   boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh(
       boost::asio::any_io_executor executor, bool on_demand);
   boost::asio::awaitable<void> fetch_keys(boost::asio::any_io_executor executor);
-  boost::asio::awaitable<std::string> discover_jwks_uri(boost::asio::any_io_executor executor,
-                                                        std::string& problem);
+  boost::asio::awaitable<std::string> discover_jwks_uri(
+      boost::asio::any_io_executor executor, std::chrono::steady_clock::time_point deadline,
+      std::string& problem);
 
   const std::string issuer_;
   HttpsFetcher& fetcher_;
@@ -62,11 +66,12 @@ class IssuerKeys {
 
   mutable std::mutex mutex_;
   std::shared_ptr<const JwkSet> keys_;
-  std::string jwks_uri_;  // from the metadata, once found
-  std::chrono::steady_clock::time_point fetched_at_{};     // keys_ set at
-  std::chrono::steady_clock::time_point attempted_at_{};   // the last fetch ended at
-  std::chrono::steady_clock::time_point on_demand_at_{};   // the last unknown-key fetch began at
+  std::string jwks_uri_;                                  // from the metadata, once found
+  std::chrono::steady_clock::time_point fetched_at_{};    // keys_ set at
+  std::chrono::steady_clock::time_point attempted_at_{};  // the last fetch ended at
+  std::chrono::steady_clock::time_point on_demand_at_{};  // the last unknown-key fetch began at
   bool on_demand_before_ = false;
+  bool last_fetch_failed_ = false;
   std::shared_ptr<Waiters> in_flight_;  // set while a fetch runs
 };
 

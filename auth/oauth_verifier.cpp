@@ -1,5 +1,6 @@
 #include "auth/oauth_verifier.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "auth/jwt.hpp"
@@ -82,8 +83,9 @@ OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
   if (verified.fault == JwtFault::unknown_key) {
     out.verdict = OAuthVerdict::keys_needed;
     out.issuer = issuer;
-    return refuse("unknown_key", "the access token is signed with a key its issuer does not "
-                                 "publish");
+    return refuse("unknown_key",
+                  "the access token is signed with a key its issuer does not "
+                  "publish");
   }
   if (verified.fault != JwtFault::none)
     return refuse(jwt_fault_name(verified.fault), "the access token's signature does not hold");
@@ -114,7 +116,8 @@ OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
                                 std::to_string(kMaxTenantClaimBytes) +
                                 " printable ASCII characters, no spaces, quotes or backslashes)");
   std::string name = oauth_tenant_name(issuer->issuer(), claims.tenant);
-  remember(digest, {name, claims.expires}, now);
+  // Checked again, against the keys then published, after kMaxKeyAge at the latest.
+  remember(digest, {name, std::min(claims.expires, now + kMaxKeyAge)}, now);
   out.verdict = OAuthVerdict::ok;
   out.outcome = "ok";
   out.tenant = tenant(name);
@@ -141,10 +144,20 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
     co_return out;
   }
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
-  co_await out.issuer->refresh_for_unknown_key(executor);
+  IssuerKeys* issuer = out.issuer;
+  co_await issuer->refresh_for_unknown_key(executor);
   out = check(token, Clock::now());
-  // Still no such key after a fetch (or none allowed yet): refused, not fetched again.
-  if (out.verdict == OAuthVerdict::keys_needed) out.verdict = OAuthVerdict::invalid;
+  if (out.verdict != OAuthVerdict::keys_needed) co_return out;
+  // Still no such key. The issuer could not be asked (down, slow, its answer unusable): the
+  // token may be good, so the client is told to come back rather than to drop it.
+  if (issuer->last_fetch_failed()) {
+    out.verdict = OAuthVerdict::unavailable;
+    out.outcome = "keys_unavailable";
+    out.description = "the issuer's signing keys cannot be fetched now; try again shortly";
+    co_return out;
+  }
+  // Asked, and it does not publish that key (or was asked less than 10 s ago): refused.
+  out.verdict = OAuthVerdict::invalid;
   co_return out;
 }
 

@@ -4,9 +4,9 @@
 // token's `iss`, then the signature must hold with it), its claims checked (access_token.hpp),
 // and its tenant named from the tenant claim, with limits from the OAuth policy.
 //
-// Verified tokens are remembered (by SHA-256, never the token) until they expire, so a
-// client's later requests cost a digest and a lookup instead of a signature check; a key the
-// issuer withdraws therefore stops a token it signed only when that token expires.
+// Verified tokens are remembered (by SHA-256, never the token) until they expire, for at most
+// kMaxKeyAge, so a client's later requests cost a digest and a lookup instead of a signature
+// check; a key the issuer withdraws stops a token it signed within that time.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -29,6 +29,7 @@ enum class OAuthVerdict {
   invalid,             // 401 error="invalid_token"
   insufficient_scope,  // 403 error="insufficient_scope"
   keys_needed,         // decided only after the issuer's keys are fetched (again)
+  unavailable,  // the issuer's keys cannot be fetched now: 503, try again (not the token's fault)
 };
 
 struct OAuthCheck {

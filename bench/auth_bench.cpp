@@ -135,8 +135,8 @@ int main(int argc, char** argv) try {
 
   test::ServerProcess gateway(
       "sandgate",
-      test::sandgate_command(o.sandgate, {"--oauth-issuer", issuer_url, "--resource-url",
-                                          kResource, "--max-concurrent-calls", "4"}),
+      test::sandgate_command(o.sandgate, {"--oauth-issuer", issuer_url, "--resource-url", kResource,
+                                          "--max-concurrent-calls", "4"}),
       {"PATH=/usr/bin:/bin", std::string("SANDGATE_TOKEN=") + kStaticToken},
       test::LaunchOptions{.ready_path = "/readyz"});
 

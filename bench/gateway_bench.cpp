@@ -94,6 +94,10 @@ std::string today() {
 
 }  // namespace
 
+int run(const Options& options, const bench::Settings& settings,
+        const sandgate::test::LaunchOptions& sandgate_launch,
+        const sandgate::test::LaunchOptions& peer_launch);
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   Options options;
@@ -105,17 +109,30 @@ int main(int argc, char** argv) {
   }
   auto settings = options.quick ? bench::Settings::quick() : bench::Settings{};
   if (options.warm_calls > 0) settings.warm_calls = options.warm_calls;
-  auto wanted = [&](const char* name) {
-    return ("," + options.workloads + ",").find("," + std::string(name) + ",") != std::string::npos;
-  };
-  std::string token = random_token();
-  std::string max_sessions = std::to_string(settings.idle_sessions + 1000);
   // Both stop as they always have: 30 s after SIGTERM comes SIGKILL (stop_or_kill below).
   const sandgate::test::LaunchOptions sandgate_launch{.ready_path = "/readyz",
                                                       .ready_limit = std::chrono::seconds(10),
                                                       .stop_grace = std::chrono::seconds(30)};
   sandgate::test::LaunchOptions peer_launch;  // ready once it listens
   peer_launch.stop_grace = std::chrono::seconds(30);
+  // Caught here, not left to std::terminate: a peer that cannot start (its npm packages
+  // missing) must not leave sandgate running, holding the caller's output open.
+  try {
+    return run(options, settings, sandgate_launch, peer_launch);
+  } catch (const std::exception& e) {
+    std::cerr << "gateway_bench: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+int run(const Options& options, const bench::Settings& settings,
+        const sandgate::test::LaunchOptions& sandgate_launch,
+        const sandgate::test::LaunchOptions& peer_launch) {
+  auto wanted = [&](const char* name) {
+    return ("," + options.workloads + ",").find("," + std::string(name) + ",") != std::string::npos;
+  };
+  std::string token = random_token();
+  std::string max_sessions = std::to_string(settings.idle_sessions + 1000);
   bench::ServerProcess sandgate(
       "sandgate",
       {options.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn", "--max-sessions",

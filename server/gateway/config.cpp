@@ -406,8 +406,9 @@ std::vector<Option> option_rows() {
   };
   // The OAuth rows right after the other credentials' (--token-file, --no-auth).
   auto oauth = oauth_options();
-  auto after = std::find_if(table.begin(), table.end(),
-                            [](const Option& o) { return std::string_view(o.flag) == "--no-auth"; });
+  auto after = std::find_if(table.begin(), table.end(), [](const Option& o) {
+    return std::string_view(o.flag) == "--no-auth";
+  });
   table.insert(after + 1, oauth.begin(), oauth.end());
   return table;
 }

@@ -247,8 +247,8 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
 }
 
 // Until the signal set is cancelled (at shutdown).
-asio::awaitable<void> reload_credentials_on_sighup(asio::signal_set& signals,
-                                                   const Config& config, Credentials& credentials) {
+asio::awaitable<void> reload_credentials_on_sighup(asio::signal_set& signals, const Config& config,
+                                                   Credentials& credentials) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
@@ -262,8 +262,7 @@ void start_oauth(const Config& config, Credentials& credentials, HttpServer& ser
                  asio::any_io_executor executor) {
   if (!credentials.oauth) return;
   for (const auto& path : resource_metadata_paths(config.auth.oauth.resource_url))
-    server.serve_document(path, "application/json",
-                          resource_metadata_document(config.auth.oauth));
+    server.serve_document(path, "application/json", resource_metadata_document(config.auth.oauth));
   credentials.oauth->prefetch(executor);
 }
 

@@ -16,7 +16,7 @@
 namespace sandgate::server {
 
 struct Credentials {
-  std::optional<auth::TokenStore> tokens;     // nothing with --no-auth
+  std::optional<auth::TokenStore> tokens;      // nothing with --no-auth
   std::unique_ptr<auth::OAuthVerifier> oauth;  // null without --oauth-issuer
 
   const auth::TokenStore* token_store() const { return tokens ? &*tokens : nullptr; }

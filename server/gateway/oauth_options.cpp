@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "auth/http_url.hpp"
+#include "auth/oauth_policy.hpp"
 #include "server/gateway/config_option.hpp"
 
 namespace sandgate::server::options_detail {
@@ -25,8 +26,9 @@ std::vector<std::string> to_scopes(const std::string& v) {
   auto scopes = to_list(v);
   for (const auto& scope : scopes)
     if (!std::all_of(scope.begin(), scope.end(), is_scope_char))
-      throw std::invalid_argument("a scope is printable ASCII without spaces, quotes or "
-                                  "backslashes");
+      throw std::invalid_argument(
+          "a scope is printable ASCII without spaces, quotes or "
+          "backslashes");
   return scopes;
 }
 
@@ -44,7 +46,8 @@ std::vector<Option> oauth_options() {
          for (const auto& issuer : to_list(v)) c.auth.oauth.issuers.push_back(checked_url(issuer));
        }},
       {"--resource-url", "SANDGATE_RESOURCE_URL", "",
-       "The canonical URL clients reach the MCP endpoint at, e.g. https://sandgate.example.com/mcp: "
+       "The canonical URL clients reach the MCP endpoint at, e.g. "
+       "https://sandgate.example.com/mcp: "
        "the audience an access token must name (RFC 8707; tokens for other services are "
        "refused) and the `resource` of the protected resource metadata served at "
        "/.well-known/oauth-protected-resource[/mcp].",
@@ -102,8 +105,14 @@ std::string oauth_problem(const Config& c) {
   if (o.resource_url.empty())
     return "--oauth-issuer needs --resource-url (the URL clients reach /mcp at: the audience "
            "tokens must name)";
-  if (o.resource_url.find('?') != std::string::npos)
-    return "--resource-url must not hold a query";
+  if (o.resource_url.find('?') != std::string::npos) return "--resource-url must not hold a query";
+  // Each issuer's tenants must be its own: two issuers that differ only in scheme or a
+  // trailing slash would name the same tenants.
+  for (std::size_t i = 0; i < o.issuers.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (auth::oauth_tenant_name(o.issuers[i], "") == auth::oauth_tenant_name(o.issuers[j], ""))
+        return "--oauth-issuer lists two issuers whose tenants would share names (they differ "
+               "only in scheme or a trailing '/')";
   if (!o.introspection_url.empty())
     return "--oauth-introspection-url: token introspection (RFC 7662) is not implemented yet; "
            "use an issuer that signs JWT access tokens";

@@ -71,10 +71,10 @@ boost::asio::awaitable<Reply> Router::route(const Request& request,
   }
   if (const Document* document = document_at(target)) {
     // Public, so that a browser-based MCP client can read it from its own origin.
-    Response res = request.method() == http::verb::options
-                       ? plain(request, http::status::no_content, "")
-                       : plain(request, http::status::ok, document->body,
-                               document->content_type.c_str());
+    Response res =
+        request.method() == http::verb::options
+            ? plain(request, http::status::no_content, "")
+            : plain(request, http::status::ok, document->body, document->content_type.c_str());
     res.set(http::field::access_control_allow_origin, "*");
     if (request.method() == http::verb::options) {
       res.set(http::field::access_control_allow_methods, "GET, OPTIONS");

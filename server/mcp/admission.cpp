@@ -111,7 +111,8 @@ Reply Admission::unauthorized(const Request& req, const char* outcome, const cha
   std::string message =
       challenge_.oauth()
           ? "Unauthorized: send an OAuth access token for this server (its metadata: " +
-                challenge_.metadata_url() + ") or a token of its tokens file, as 'Authorization: "
+                challenge_.metadata_url() +
+                ") or a token of its tokens file, as 'Authorization: "
                 "Bearer <token>'"
           : "Unauthorized: send a valid token as 'Authorization: Bearer <token>' or "
             "'X-MCP-AUTH: <token>'";
@@ -125,9 +126,9 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     const Request& req, std::shared_ptr<const auth::Tenant>& tenant, bool count_ok) const {
   // RFC 6750 §2.3 would allow a token in the URL; MCP does not (URLs end up in logs).
   std::string_view target = req.target();
-  if (auto query = target.find('?'); query != std::string_view::npos &&
-                                     (target.find("?access_token=", query) == query ||
-                                      target.find("&access_token=", query) != target.npos)) {
+  if (auto query = target.find('?');
+      query != std::string_view::npos && (target.find("?access_token=", query) == query ||
+                                          target.find("&access_token=", query) != target.npos)) {
     metrics_.count_auth_failure();
     log_event(LogLevel::warn, "auth_failed", {{"reason", "token_in_url"}});
     Reply r = refuse(req, http::status::bad_request, -32001,
@@ -149,6 +150,11 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     co_return unauthorized(req, "missing", "", "");
   }
   std::string_view token = auth::bearer_token(authorization);
+  if (token.empty() && req["X-MCP-AUTH"].empty()) {
+    // Another scheme (Basic …): RFC 6750 §3.1 — no error code, only the challenge.
+    metrics_.count_auth("none", "scheme");
+    co_return unauthorized(req, "scheme", "", "");
+  }
   if (!oauth_ || !auth::OAuthVerifier::looks_like_jwt(token)) {
     metrics_.count_auth("static", "unknown");
     co_return unauthorized(req, "invalid", "invalid_token", "");
@@ -163,6 +169,13 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     co_return std::nullopt;
   }
   metrics_.count_auth("jwt", check.outcome);
+  if (check.verdict == auth::OAuthVerdict::unavailable) {
+    log_event(LogLevel::warn, "auth_deferred", {{"reason", check.outcome}});
+    Reply r = refuse(req, http::status::service_unavailable, jsonrpc::server_error,
+                     "Service unavailable: " + check.description);
+    r.response.set(http::field::retry_after, "10");
+    co_return r;
+  }
   if (check.verdict != auth::OAuthVerdict::insufficient_scope)
     co_return unauthorized(req, check.outcome, "invalid_token", check.description);
   metrics_.count_auth_failure();

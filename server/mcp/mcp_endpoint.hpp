@@ -28,8 +28,8 @@ class McpEndpoint final : public Endpoint {
               auth::OAuthVerifier* oauth, session::Registry& registry, const ToolRegistry& tools,
               Metrics& metrics, MethodExtension* extension = nullptr);
 
-  // The rules that need only the headers — Origin/Host (403), credentials (401/403), method (405) — in
-  // that order. The connection calls this before it reads (or invites, with 100 Continue) a
+  // The rules that need only the headers — Origin/Host (403), credentials (401/403), method (405) —
+  // in that order. The connection calls this before it reads (or invites, with 100 Continue) a
   // body, so an unauthenticated client can make the gateway hold no more than its headers.
   boost::asio::awaitable<std::optional<Response>> admit(const Request& head) override;
   boost::asio::awaitable<Reply> handle(const Request& request,

@@ -135,8 +135,8 @@ std::string Metrics::render(const Gauges& g) const {
   {
     std::lock_guard lock(auth_mutex_);
     for (const auto& [key, count] : auth_outcomes_)
-      out << "sandgate_auth_total{kind=\"" << key.first << "\",outcome=\"" << key.second
-          << "\"} " << count << "\n";
+      out << "sandgate_auth_total{kind=\"" << key.first << "\",outcome=\"" << key.second << "\"} "
+          << count << "\n";
   }
   out << "# HELP sandgate_jwks_refreshes_total Fetches of an issuer's signing keys, by outcome.\n"
       << "# TYPE sandgate_jwks_refreshes_total counter\n"

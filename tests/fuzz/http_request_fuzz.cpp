@@ -72,8 +72,8 @@ struct World {
     server::add_standard_tools(t, server::effective_tool_limits(config), registry, metrics);
     return t;
   }();
-  server::McpEndpoint endpoint{server::mcp_endpoint_config(config), &tokens, nullptr, registry, tools,
-                               metrics};
+  server::McpEndpoint endpoint{
+      server::mcp_endpoint_config(config), &tokens, nullptr, registry, tools, metrics};
   server::Router router{endpoint, metrics, [] { return server::Gauges{}; }};
   std::string session_id;
 

@@ -19,7 +19,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kResource = "https://sandgate.test/mcp";
-constexpr const char* kMetadataUrl = "https://sandgate.test/.well-known/oauth-protected-resource/mcp";
+constexpr const char* kMetadataUrl =
+    "https://sandgate.test/.well-known/oauth-protected-resource/mcp";
 constexpr const char* kScope = "sandgate:execute";
 
 // An authorization server that serves what the test writes into its folder.
@@ -82,8 +83,9 @@ class TestIssuer {
   int writes_ = 0;
 };
 
-std::vector<std::string> gateway_args(const TestIssuer& issuer, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {"--oauth-issuer", issuer.url(),   "--resource-url",
+std::vector<std::string> gateway_args(const TestIssuer& issuer,
+                                      std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {"--oauth-issuer", issuer.url(),     "--resource-url",
                                    kResource,        "--oauth-scopes", kScope};
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -97,6 +99,14 @@ HttpReply initialize_with(GatewayProcess& gw, const std::string& token) {
 std::string challenge(const HttpReply& r) {
   auto it = r.headers.find("www-authenticate");
   return it == r.headers.end() ? std::string() : it->second;
+}
+
+// The issuer's keys could not be fetched: not the token's fault, so no invalid_token (a client
+// would drop a token that may be good) but 503 and a time to come back.
+void check_keys_unavailable(const HttpReply& r) {
+  CHECK(r.status == 503);
+  CHECK(r.headers.count("retry-after") == 1);
+  CHECK(challenge(r).empty());
 }
 
 void check_invalid_token(const HttpReply& r) {
@@ -126,9 +136,9 @@ TEST_CASE("the gateway publishes its protected resource metadata, readable from 
     CHECK(doc["bearer_methods_supported"] == json::array({"header"}));
     CHECK(doc["resource_name"] == "sandgate");
     CHECK(doc["resource_documentation"] == "https://docs.example/");
-    auto preflight = gw.request(http::verb::options, path, {},
-                                {{"Origin", "https://claude.ai"},
-                                 {"Access-Control-Request-Method", "GET"}});
+    auto preflight =
+        gw.request(http::verb::options, path, {},
+                   {{"Origin", "https://claude.ai"}, {"Access-Control-Request-Method", "GET"}});
     CHECK(preflight.status == 204);
     CHECK(preflight.headers["access-control-allow-origin"] == "*");
   }
@@ -138,12 +148,12 @@ TEST_CASE("a request without credentials is pointed to the metadata and the scop
           "[integration][oauth]") {
   TestIssuer issuer;
   GatewayProcess gw(gateway_args(issuer), {});
-  auto r = gw.request(http::verb::post, "/mcp", initialize_message(0, "x").dump(),
-                      {{"Content-Type", "application/json"},
-                       {"Accept", "application/json, text/event-stream"}});
+  auto r = gw.request(
+      http::verb::post, "/mcp", initialize_message(0, "x").dump(),
+      {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}});
   CHECK(r.status == 401);
-  CHECK(challenge(r) == std::string("Bearer resource_metadata=\"") + kMetadataUrl +
-                            "\", scope=\"" + kScope + "\"");
+  CHECK(challenge(r) ==
+        std::string("Bearer resource_metadata=\"") + kMetadataUrl + "\", scope=\"" + kScope + "\"");
   CHECK(r.json_body()["error"]["code"] == -32001);
 }
 
@@ -164,8 +174,8 @@ TEST_CASE("an access token of the issuer runs execute, and its session is its te
   CHECK(r.json_body()["result"]["content"][0]["text"].get<std::string>().find("42") !=
         std::string::npos);
   // Another tenant's token does not reach alice's session.
-  auto stolen = gw.post(tool_call_message(2, "execute", execute_arguments("true", "bash", 30)),
-                        session, bob);
+  auto stolen =
+      gw.post(tool_call_message(2, "execute", execute_arguments("true", "bash", 30)), session, bob);
   CHECK(stolen.status == 404);
   std::string static_session = gw.initialize("static-token");
   CHECK_FALSE(static_session.empty());
@@ -191,7 +201,9 @@ TEST_CASE("every hostile token gets 401 invalid_token, a narrow one 403 insuffic
   // The good token works first: the refusals below are the tokens', not the setup's.
   REQUIRE(initialize_with(gw, signed_token("RS256", key, claims)).status == 200);
 
-  SECTION("expired") { check_invalid_token(initialize_with(gw, signed_token("RS256", key, with("exp", now - 600)))); }
+  SECTION("expired") {
+    check_invalid_token(initialize_with(gw, signed_token("RS256", key, with("exp", now - 600))));
+  }
   SECTION("not yet valid") {
     check_invalid_token(initialize_with(gw, signed_token("RS256", key, with("nbf", now + 3600))));
   }
@@ -223,10 +235,10 @@ TEST_CASE("every hostile token gets 401 invalid_token, a narrow one 403 insuffic
     check_invalid_token(initialize_with(gw, forged));
   }
   SECTION("a token in the query string") {
-    auto r = gw.request(http::verb::post, "/mcp?access_token=" + signed_token("RS256", key, claims),
-                        initialize_message(0, "x").dump(),
-                        {{"Content-Type", "application/json"},
-                         {"Accept", "application/json, text/event-stream"}});
+    auto r = gw.request(
+        http::verb::post, "/mcp?access_token=" + signed_token("RS256", key, claims),
+        initialize_message(0, "x").dump(),
+        {{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}});
     CHECK(r.status == 400);
     CHECK(challenge(r).find("error=\"invalid_request\"") != std::string::npos);
   }
@@ -292,6 +304,12 @@ TEST_CASE("an issuer that is slow, huge or down: known keys keep working, the re
   GatewayProcess gw(gateway_args(issuer), {"SANDGATE_TOKEN=static-token"});
   REQUIRE(initialize_with(gw, signed_token("RS256", key, issuer.claims("dave"))).status == 200);
 
+  SECTION("a set without the key, or with none: refused, and a withdrawn key no longer works") {
+    issuer.publish(json{{"keys", json::array()}});
+    check_invalid_token(initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
+    // The set now lacks k1 too: a token of k1 not seen before is refused.
+    check_invalid_token(initialize_with(gw, signed_token("RS256", key, issuer.claims("judy"))));
+  }
   SECTION("slow: the fetch gives up at its deadline, other clients are served meanwhile") {
     issuer.publish(jwk_set_of({&key, &later}));
     issuer.set_delay(30);
@@ -300,17 +318,19 @@ TEST_CASE("an issuer that is slow, huge or down: known keys keep working, the re
     });
     CHECK(initialize_with(gw, "static-token").status == 200);
     CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("erin"))).status == 200);
-    check_invalid_token(waiting.get());
+    check_keys_unavailable(waiting.get());
     CHECK(metric(gw, "sandgate_jwks_refreshes_total{outcome=\"failed\"}") >= 1);
   }
   SECTION("huge: refused, and the keys known are kept") {
     issuer.publish_text("{\"keys\":[" + std::string(1 << 20, ' ') + "]}");
-    check_invalid_token(initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
+    check_keys_unavailable(
+        initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
     CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("frank"))).status == 200);
   }
   SECTION("down: the keys known are kept") {
     issuer.stop();
-    check_invalid_token(initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
+    check_keys_unavailable(
+        initialize_with(gw, signed_token("RS256", later, issuer.claims("dave"))));
     CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("grace"))).status == 200);
   }
 }
@@ -323,8 +343,8 @@ TEST_CASE("OAuth tenants take their limits from the policy file", "[integration]
   std::string host_and_port = issuer.url().substr(std::string("http://").size());
   policy.write("# every tenant\n*  max_sessions=1\n" + host_and_port +
                "#vip max_sessions=3   # a named one\n");
-  GatewayProcess gw(gateway_args(issuer, {"--oauth-policy-file", policy.path.string(),
-                                          "--at-session-cap", "refuse"}));
+  GatewayProcess gw(gateway_args(
+      issuer, {"--oauth-policy-file", policy.path.string(), "--at-session-cap", "refuse"}));
   std::string plain = signed_token("RS256", key, issuer.claims("plain"));
   std::string vip = signed_token("RS256", key, issuer.claims("vip"));
   CHECK(initialize_with(gw, plain).status == 200);

@@ -28,6 +28,35 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     CHECK_FALSE(parse({"--no-auth", "--listen", "0.0.0.0:8080"}).config);
     CHECK(parse({"--no-auth"}).config);
   }
+  SECTION("OAuth: an issuer alone is a credential, and its options hold together") {
+    auto r = parse({"--oauth-issuer", "https://idp.example.com/realms/a", "--resource-url",
+                    "https://sandgate.example.com/mcp", "--oauth-scopes", "sandgate:execute"},
+                   {"SANDGATE_OAUTH_TENANT_CLAIM=org"});
+    REQUIRE(r.config);
+    CHECK(r.config->auth.oauth.issuers ==
+          std::vector<std::string>{"https://idp.example.com/realms/a"});
+    CHECK(r.config->auth.oauth.tenant_claim == "org");
+    auto refused = [&](std::vector<std::string> args, const std::string& why) {
+      INFO(why);
+      auto out = parse(args, {"SANDGATE_TOKEN=t"});
+      CHECK_FALSE(out.config);
+      CHECK(out.message.find(why) != std::string::npos);
+    };
+    refused({"--oauth-issuer", "https://idp.example.com"}, "needs --resource-url");
+    refused({"--resource-url", "https://s.example.com/mcp"}, "need --oauth-issuer");
+    refused({"--oauth-issuer", "http://idp.example.com", "--resource-url", "https://s/mcp"},
+            "only for a loopback host");
+    refused({"--oauth-issuer", "https://idp.example.com,https://idp.example.com/", "--resource-url",
+             "https://s.example.com/mcp"},
+            "share names");
+    refused({"--oauth-issuer", "https://idp.example.com", "--resource-url",
+             "https://s.example.com/mcp", "--no-auth"},
+            "exclude each other");
+    refused({"--oauth-issuer", "https://idp.example.com", "--resource-url",
+             "https://s.example.com/mcp", "--oauth-introspection-url", "https://idp.example.com/i"},
+            "not implemented yet");
+    refused({"--oauth-scopes", "a b"}, "printable ASCII without spaces");
+  }
   SECTION("flags win over the environment") {
     auto r = parse({"--listen=127.0.0.1:9000", "--memory-mb", "256"},
                    {"SANDGATE_TOKEN=t", "SANDGATE_LISTEN=127.0.0.1:7000", "SANDGATE_CPUS=0.5"});

@@ -66,8 +66,9 @@ TEST_CASE("a token signed with each allowed algorithm verifies against its issue
   }
   // Without a kid, the only key of the algorithm's type is the one.
   std::string input = signing_input({{"alg", "ES256"}}, kClaims);
-  CHECK(verify_jwt(input + "." + base64url_encode(jws_signature("ES256", ec.key.get(), input)), keys)
-            .fault == JwtFault::none);
+  CHECK(
+      verify_jwt(input + "." + base64url_encode(jws_signature("ES256", ec.key.get(), input)), keys)
+          .fault == JwtFault::none);
 }
 
 TEST_CASE("a forged, tampered or unsigned token is refused", "[unit][auth][jwt]") {
@@ -107,7 +108,8 @@ TEST_CASE("a forged, tampered or unsigned token is refused", "[unit][auth][jwt]"
   }
   SECTION("a signature by a key the issuer did not publish") {
     auto stranger = rsa_key("r1");  // same kid, another key
-    CHECK(verify_jwt(signed_token("RS256", stranger, kClaims), keys).fault == JwtFault::bad_signature);
+    CHECK(verify_jwt(signed_token("RS256", stranger, kClaims), keys).fault ==
+          JwtFault::bad_signature);
   }
   SECTION("a header that brings its own key or key URL") {
     for (const char* own : {"jwk", "jku", "x5u", "x5c", "crit"}) {
@@ -137,11 +139,13 @@ TEST_CASE("a token names a key the set has, of the type and algorithm that key i
   // No kid: the one RSA key not reserved for PS256 serves; beside a second one, no guessing.
   json header = {{"alg", "RS256"}};
   std::string input = signing_input(header, kClaims);
-  std::string unnamed = input + "." + base64url_encode(jws_signature("RS256", rsa.key.get(), input));
+  std::string unnamed =
+      input + "." + base64url_encode(jws_signature("RS256", rsa.key.get(), input));
   CHECK(verify_jwt(unnamed, keys).fault == JwtFault::none);
   CHECK(verify_jwt(unnamed, set_of({rsa.jwk, rsa_key("r2").jwk})).fault == JwtFault::key_mismatch);
   // A kid that is not a string.
-  CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{"kid", 7}}), keys).fault == JwtFault::malformed);
+  CHECK(verify_jwt(signed_token("RS256", rsa, kClaims, {{"kid", 7}}), keys).fault ==
+        JwtFault::malformed);
 }
 
 TEST_CASE("a token that is not three base64url parts of JSON objects is malformed",
