@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <stdexcept>
 
 #include "auth/jwt.hpp"
 
@@ -15,10 +17,31 @@ std::size_t OAuthVerifier::DigestHash::operator()(const Digest& d) const {
   return h;
 }
 
-OAuthVerifier::OAuthVerifier(const OAuthConfig& config, RefreshObserver observer)
+namespace {
+// The gateway's client secret for the introspection endpoint: one line of a file the operator
+// keeps (a Kubernetes Secret), never the command line.
+std::string read_client_secret(const std::string& path) {
+  std::ifstream file(path);
+  std::string secret;
+  if (!file || !std::getline(file, secret))
+    throw std::runtime_error("cannot read --oauth-client-secret-file");
+  while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ')) secret.pop_back();
+  if (secret.empty()) throw std::runtime_error("--oauth-client-secret-file is empty");
+  return secret;
+}
+}  // namespace
+
+OAuthVerifier::OAuthVerifier(const OAuthConfig& config, RefreshObserver observer,
+                             std::function<void(const std::string&)> introspection_observer)
     : config_(config),
       fetcher_(config.ca_file),
+      introspection_observer_(introspection_observer ? std::move(introspection_observer)
+                                                     : [](const std::string&) {}),
       policy_(std::make_shared<const OAuthPolicy>(OAuthPolicy::load(config.policy_file))) {
+  if (!config.introspection_url.empty())
+    introspection_ = std::make_unique<TokenIntrospection>(
+        config.introspection_url, config.client_id, read_client_secret(config.client_secret_file),
+        fetcher_);
   rules_.issuers = config.issuers;
   rules_.audience = config.resource_url;
   rules_.required_scopes = config.scopes;
@@ -55,69 +78,96 @@ std::shared_ptr<const Tenant> OAuthVerifier::tenant(const std::string& name) con
 
 OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
   OAuthCheck out;
-  auto refuse = [&](const char* outcome, std::string description) {
-    out.outcome = outcome;
-    out.description = std::move(description);
-    return out;
-  };
   const Digest digest = sha256(token);
   {
     std::lock_guard lock(mutex_);
     if (auto it = remembered_.find(digest); it != remembered_.end()) {
       if (it->second.expires > now) {
-        std::string name = it->second.tenant_name;
+        out.kind = it->second.kind;
+        if (it->second.tenant_name.empty()) {
+          // An introspection said "not active" a moment ago: not asked again for a while.
+          out.outcome = "inactive";
+          out.description = "the access token is not active";
+          return out;
+        }
         out.verdict = OAuthVerdict::ok;
         out.outcome = "ok";
-        out.tenant = policy_->tenant(name);
+        out.tenant = policy_->tenant(it->second.tenant_name);
         return out;
       }
       remembered_.erase(it);
     }
   }
+  if (!looks_like_jwt(token)) {
+    out.kind = "introspection";
+    if (introspection_) {
+      out.verdict = OAuthVerdict::introspection_needed;
+      return out;
+    }
+    out.outcome = "malformed";
+    out.description = "the access token is not a well-formed JWT";
+    return out;
+  }
   auto decoded = decode_jwt(token);
-  if (!decoded) return refuse("malformed", "the access token is not a well-formed JWT");
+  if (!decoded) return refusal(out, "malformed", "the access token is not a well-formed JWT");
   IssuerKeys* issuer = issuer_of(decoded->claims);
-  if (!issuer) return refuse("issuer", "the access token's issuer is not trusted here");
+  if (!issuer) return refusal(out, "issuer", "the access token's issuer is not trusted here");
   auto keys = issuer->current();
   auto verified = verify_jwt(std::move(*decoded), *keys);
   if (verified.fault == JwtFault::unknown_key) {
     out.verdict = OAuthVerdict::keys_needed;
     out.issuer = issuer;
-    return refuse("unknown_key",
-                  "the access token is signed with a key its issuer does not "
-                  "publish");
+    return refusal(out, "unknown_key",
+                   "the access token is signed with a key its issuer does not publish");
   }
   if (verified.fault != JwtFault::none)
-    return refuse(jwt_fault_name(verified.fault), "the access token's signature does not hold");
-  auto claims = check_access_token(verified.header, verified.claims, rules_, now);
-  switch (claims.fault) {
+    return refusal(out, jwt_fault_name(verified.fault),
+                   "the access token's signature does not hold");
+  // Checked again, against the keys then published, after kMaxKeyAge at the latest.
+  return judge_claims(out, verified.header, verified.claims, digest, now, kMaxKeyAge);
+}
+
+OAuthCheck OAuthVerifier::refusal(OAuthCheck out, const char* outcome, std::string description) {
+  out.outcome = outcome;
+  out.description = std::move(description);
+  return out;
+}
+
+OAuthCheck OAuthVerifier::judge_claims(OAuthCheck out, const nlohmann::json& header,
+                                       const nlohmann::json& claims, const Digest& digest,
+                                       Clock::time_point now, std::chrono::seconds remember_for) {
+  auto checked = check_access_token(header, claims, rules_, now);
+  switch (checked.fault) {
     case ClaimFault::none:
       break;
     case ClaimFault::insufficient_scope:
       out.verdict = OAuthVerdict::insufficient_scope;
-      return refuse("scope", "the access token lacks a required scope");
+      return refusal(out, "scope", "the access token lacks a required scope");
     case ClaimFault::expired:
-      return refuse("expired", "the access token has expired");
+      return refusal(out, "expired", "the access token has expired");
     case ClaimFault::not_yet_valid:
-      return refuse("not_yet_valid", "the access token is not valid yet");
+      return refusal(out, "not_yet_valid", "the access token is not valid yet");
     case ClaimFault::wrong_audience:
-      return refuse("audience", "the access token was not issued for this resource (" +
-                                    config_.resource_url + ")");
+      return refusal(out, "audience",
+                     "the access token was not issued for this resource (" +
+                         config_.resource_url + ")");
     case ClaimFault::wrong_issuer:
-      return refuse("issuer", "the access token's issuer is not trusted here");
+      return refusal(out, "issuer", "the access token's issuer is not trusted here");
     case ClaimFault::no_tenant:
-      return refuse("tenant", "the access token has no '" + config_.tenant_claim + "' claim");
+      return refusal(out, "tenant",
+                     "the access token has no '" + config_.tenant_claim + "' claim");
     case ClaimFault::malformed:
-      return refuse("malformed", "the access token's claims are malformed");
+      return refusal(out, "malformed", "the access token's claims are malformed");
   }
-  if (!is_usable_tenant_claim(claims.tenant))
-    return refuse("tenant", "the access token's '" + config_.tenant_claim +
-                                "' claim is not usable as a tenant (at most " +
-                                std::to_string(kMaxTenantClaimBytes) +
-                                " printable ASCII characters, no spaces, quotes or backslashes)");
-  std::string name = oauth_tenant_name(issuer->issuer(), claims.tenant);
-  // Checked again, against the keys then published, after kMaxKeyAge at the latest.
-  remember(digest, {name, std::min(claims.expires, now + kMaxKeyAge)}, now);
+  if (!is_usable_tenant_claim(checked.tenant))
+    return refusal(out, "tenant",
+                   "the access token's '" + config_.tenant_claim +
+                       "' claim is not usable as a tenant (at most " +
+                       std::to_string(kMaxTenantClaimBytes) +
+                       " printable ASCII characters, no spaces, quotes or backslashes)");
+  // check_access_token held `iss` to the configured issuers.
+  std::string name = oauth_tenant_name(claims["iss"].get<std::string>(), checked.tenant);
+  remember(digest, {name, std::min(checked.expires, now + remember_for), out.kind}, now);
   out.verdict = OAuthVerdict::ok;
   out.outcome = "ok";
   out.tenant = tenant(name);
@@ -143,6 +193,7 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
       if (issuer->stale()) issuer->refresh_in_background(executor);
     co_return out;
   }
+  if (out.verdict == OAuthVerdict::introspection_needed) co_return co_await introspect(token, executor);
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
   IssuerKeys* issuer = out.issuer;
   co_await issuer->refresh_for_unknown_key(executor);
@@ -159,6 +210,33 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
   // Asked, and it does not publish that key (or was asked less than 10 s ago): refused.
   out.verdict = OAuthVerdict::invalid;
   co_return out;
+}
+
+asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
+                                                      asio::any_io_executor executor) {
+  OAuthCheck out;
+  out.kind = "introspection";
+  auto answer = co_await introspection_->introspect(token, executor);
+  auto now = Clock::now();
+  if (!answer.answered) {
+    introspection_observer_(answer.problem);
+    out.verdict = OAuthVerdict::unavailable;
+    out.outcome = "introspection_unavailable";
+    out.description = "the authorization server cannot be asked about this token now; try again "
+                      "shortly";
+    co_return out;
+  }
+  const Digest digest = sha256(token);
+  if (!answer.active) {
+    // Remembered as refused for a while: a flood of made-up tokens does not become a flood
+    // of questions to the authorization server.
+    remember(digest, {"", now + kIntrospectionMemory, out.kind}, now);
+    co_return refusal(out, "inactive", "the access token is not active");
+  }
+  // An active token is asked about again after kIntrospectionMemory: a revocation at the
+  // authorization server reaches this gateway within that time.
+  co_return judge_claims(out, nlohmann::json::object(), answer.claims, digest, now,
+                         kIntrospectionMemory);
 }
 
 void OAuthVerifier::prefetch(asio::any_io_executor executor) {

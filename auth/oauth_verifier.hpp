@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,7 @@
 #include "auth/issuer_keys.hpp"
 #include "auth/oauth_config.hpp"
 #include "auth/oauth_policy.hpp"
+#include "auth/token_introspection.hpp"
 
 namespace sandgate::auth {
 
@@ -28,12 +30,14 @@ enum class OAuthVerdict {
   ok,
   invalid,             // 401 error="invalid_token"
   insufficient_scope,  // 403 error="insufficient_scope"
-  keys_needed,         // decided only after the issuer's keys are fetched (again)
+  keys_needed,           // decided only after the issuer's keys are fetched (again)
+  introspection_needed,  // an opaque token: decided only after the introspection endpoint answers
   unavailable,  // the issuer's keys cannot be fetched now: 503, try again (not the token's fault)
 };
 
 struct OAuthCheck {
   OAuthVerdict verdict = OAuthVerdict::invalid;
+  const char* kind = "jwt";  // or "introspection": how the token was judged
   std::shared_ptr<const Tenant> tenant;  // set when ok
   // One word for metrics and logs: "ok", "expired", "audience", "signature", "unknown_key" …
   const char* outcome = "malformed";
@@ -44,15 +48,23 @@ struct OAuthCheck {
 
 // More verified tokens than this are not remembered (the oldest-expiring go first).
 constexpr std::size_t kMaxRememberedTokens = 20000;
+// How long an introspection's answer stands, active or not (RFC 7662 §4: a revoked token must
+// not stay good for long; a made-up one must not make the gateway ask again and again).
+constexpr std::chrono::seconds kIntrospectionMemory{60};
 
 class OAuthVerifier {
  public:
-  // Throws std::runtime_error when the policy file or the CA file cannot be used.
-  OAuthVerifier(const OAuthConfig& config, RefreshObserver observer);
+  // Throws std::runtime_error when the policy file, the CA file or the client secret file cannot
+  // be used. `introspection_observer` hears why the introspection endpoint could not be asked.
+  OAuthVerifier(const OAuthConfig& config, RefreshObserver observer,
+                std::function<void(const std::string& problem)> introspection_observer = {});
 
-  // Whether a bearer token is shaped like a JWT (three dot-separated parts): only those are
-  // verified here.
+  // Whether a bearer token is shaped like a JWT (three dot-separated parts).
   static bool looks_like_jwt(std::string_view token);
+  // Whether this verifier judges such a token: a JWT, or any token with introspection.
+  bool judges(std::string_view token) const {
+    return looks_like_jwt(token) || introspection_ != nullptr;
+  }
   // With the keys known now; keys_needed when the issuer's keys lack the token's key and may be
   // fetched again.
   OAuthCheck check(std::string_view token, std::chrono::system_clock::time_point now);
@@ -72,10 +84,20 @@ class OAuthVerifier {
 
  private:
   struct Remembered {
-    std::string tenant_name;
+    std::string tenant_name;  // empty: an introspection found the token inactive
     std::chrono::system_clock::time_point expires;
+    const char* kind;
   };
   IssuerKeys* issuer_of(const nlohmann::json& claims);
+  static OAuthCheck refusal(OAuthCheck out, const char* outcome, std::string description);
+  // The claims of a verified JWT, or an introspection's answer, against the rules; remembered
+  // for at most `remember_for` when they hold.
+  OAuthCheck judge_claims(OAuthCheck out, const nlohmann::json& header,
+                          const nlohmann::json& claims, const Digest& digest,
+                          std::chrono::system_clock::time_point now,
+                          std::chrono::seconds remember_for);
+  boost::asio::awaitable<OAuthCheck> introspect(const std::string& token,
+                                                boost::asio::any_io_executor executor);
   std::shared_ptr<const Tenant> tenant(const std::string& name) const;
   void remember(const Digest& digest, Remembered entry, std::chrono::system_clock::time_point now);
 
@@ -83,6 +105,8 @@ class OAuthVerifier {
   AccessTokenRules rules_;
   HttpsFetcher fetcher_;
   std::vector<std::unique_ptr<IssuerKeys>> issuers_;
+  std::unique_ptr<TokenIntrospection> introspection_;  // with --oauth-introspection-url
+  std::function<void(const std::string&)> introspection_observer_;
   std::vector<std::string> tenant_prefixes_;  // oauth_tenant_name(issuer, "")
 
   mutable std::mutex mutex_;

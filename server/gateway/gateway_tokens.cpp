@@ -65,6 +65,9 @@ Credentials load_credentials(const Config& config, Metrics& metrics) {
           else
             log_event(LogLevel::warn, "oauth_keys_fetch_failed",
                       {{"issuer", issuer}, {"problem", problem}, {"kept_keys", keys}});
+        },
+        [](const std::string& problem) {
+          log_event(LogLevel::warn, "oauth_introspection_failed", {{"problem", problem}});
         });
   }
   return out;

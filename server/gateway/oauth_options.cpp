@@ -69,8 +69,9 @@ std::vector<Option> oauth_options() {
        "reloads it. Unset: the server's defaults for all.",
        [](Config& c, const std::string& v) { c.auth.oauth.policy_file = v; }},
       {"--oauth-introspection-url", "SANDGATE_OAUTH_INTROSPECTION_URL", "",
-       "RFC 7662 introspection endpoint for access tokens that are not JWTs (with "
-       "--oauth-client-id and --oauth-client-secret-file). Not implemented yet: refused at start.",
+       "RFC 7662 introspection endpoint for access tokens that are not JWTs (opaque tokens), "
+       "asked as the client --oauth-client-id with the secret in --oauth-client-secret-file. "
+       "An answer stands for 60 s, active or not.",
        [](Config& c, const std::string& v) { c.auth.oauth.introspection_url = checked_url(v); }},
       {"--oauth-client-id", "SANDGATE_OAUTH_CLIENT_ID", "",
        "The gateway's client id at the introspection endpoint.",
@@ -113,9 +114,9 @@ std::string oauth_problem(const Config& c) {
       if (auth::oauth_tenant_name(o.issuers[i], "") == auth::oauth_tenant_name(o.issuers[j], ""))
         return "--oauth-issuer lists two issuers whose tenants would share names (they differ "
                "only in scheme or a trailing '/')";
-  if (!o.introspection_url.empty())
-    return "--oauth-introspection-url: token introspection (RFC 7662) is not implemented yet; "
-           "use an issuer that signs JWT access tokens";
+  if (!o.introspection_url.empty() && (o.client_id.empty() || o.client_secret_file.empty()))
+    return "--oauth-introspection-url needs --oauth-client-id and --oauth-client-secret-file (the "
+           "gateway's own credentials at the authorization server)";
   return "";
 }
 

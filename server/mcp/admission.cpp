@@ -155,7 +155,7 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     metrics_.count_auth("none", "scheme");
     co_return unauthorized(req, "scheme", "", "");
   }
-  if (!oauth_ || !auth::OAuthVerifier::looks_like_jwt(token)) {
+  if (!oauth_ || !oauth_->judges(token)) {
     metrics_.count_auth("static", "unknown");
     co_return unauthorized(req, "invalid", "invalid_token", "");
   }
@@ -164,11 +164,11 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
   auto executor = co_await asio::this_coro::executor;
   auto check = co_await oauth_->check_fetching(std::move(presented), executor);
   if (check.verdict == auth::OAuthVerdict::ok) {
-    if (count_ok) metrics_.count_auth("jwt", "ok");
+    if (count_ok) metrics_.count_auth(check.kind, "ok");
     tenant = std::move(check.tenant);
     co_return std::nullopt;
   }
-  metrics_.count_auth("jwt", check.outcome);
+  metrics_.count_auth(check.kind, check.outcome);
   if (check.verdict == auth::OAuthVerdict::unavailable) {
     log_event(LogLevel::warn, "auth_deferred", {{"reason", check.outcome}});
     Reply r = refuse(req, http::status::service_unavailable, jsonrpc::server_error,

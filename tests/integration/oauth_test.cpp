@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gateway_process.hpp"
+#include "common/base64.hpp"
 #include "temp_file.hpp"
 #include "tests/support/jwt_signing.hpp"
 
@@ -49,12 +50,16 @@ class TestIssuer {
   void set_delay(double seconds) { write("_delay", std::to_string(seconds)); }
   void stop() { server_.reset(); }
   // How many times the key set was asked for.
-  int key_set_fetches() const {
+  int key_set_fetches() const { return requests_to("/jwks.json"); }
+  int requests_to(const std::string& path) const {
     std::ifstream log(dir_ / "_requests");
     int count = 0;
-    for (std::string line; std::getline(log, line);) count += line == "/jwks.json";
+    for (std::string line; std::getline(log, line);) count += line == path;
     return count;
   }
+  // Introspection (POST /introspect): the Authorization a client must send, and the answers.
+  void expect_client_auth(const std::string& header) { write("_client_auth", header); }
+  void answer_introspection(const json& answers) { write("_introspection.json", answers.dump()); }
   // A token of this issuer: valid for an hour, for this resource, with the scope.
   json claims(const std::string& sub) const {
     auto now = std::chrono::duration_cast<std::chrono::seconds>(
@@ -391,4 +396,51 @@ TEST_CASE("an OAuth tenant's session survives a restart and serves its subject's
   CHECK(gw.post(tool_call_message(3, "execute", execute_arguments("true", "bash", 30)), session,
                 other)
             .status == 404);
+}
+
+TEST_CASE("an opaque token is judged by introspection, whose answers stand for a minute",
+          "[integration][oauth]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  TempFile secret("oauth-client-secret");
+  secret.write("s3cret value\n");
+  // RFC 6749 §2.3.1: id and secret form-encoded, then Basic.
+  issuer.expect_client_auth("Basic " + sandgate::base64_encode("sandgate:s3cret%20value"));
+  json active = issuer.claims("kim");
+  active["active"] = true;
+  json other_audience = active;
+  other_audience["aud"] = "https://other.example/mcp";
+  json narrow = active;
+  narrow["scope"] = "openid";
+  issuer.answer_introspection({{"opaque-good", active},
+                               {"opaque-other-audience", other_audience},
+                               {"opaque-narrow", narrow}});
+  GatewayProcess gw(gateway_args(
+      issuer, {"--oauth-introspection-url", issuer.url() + "/introspect", "--oauth-client-id",
+               "sandgate", "--oauth-client-secret-file", secret.path.string()}));
+
+  std::string session = gw.initialize("opaque-good");
+  auto r = gw.post(tool_call_message(1, "execute", execute_arguments("echo opaque", "bash", 30)),
+                   session, "opaque-good");
+  REQUIRE(r.status == 200);
+  CHECK(r.json_body()["result"]["isError"] == false);
+  // Three requests (initialize, initialized, the call), one question.
+  CHECK(issuer.requests_to("/introspect") == 1);
+  CHECK(metric(gw, "sandgate_auth_total{kind=\"introspection\",outcome=\"ok\"}") >= 1);
+
+  check_invalid_token(initialize_with(gw, "opaque-made-up"));
+  check_invalid_token(initialize_with(gw, "opaque-made-up"));
+  CHECK(issuer.requests_to("/introspect") == 2);  // an inactive answer stands too
+  check_invalid_token(initialize_with(gw, "opaque-other-audience"));
+  CHECK(initialize_with(gw, "opaque-narrow").status == 403);
+  // A JWT is still checked with the issuer's keys, never sent to the introspection endpoint.
+  CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("lee"))).status == 200);
+  CHECK(issuer.requests_to("/introspect") == 4);
+
+  // The authorization server refuses the gateway's credentials: not the token's fault.
+  issuer.expect_client_auth("Basic bm90LXRoaXM=");
+  auto refused = initialize_with(gw, "opaque-fresh");
+  CHECK(refused.status == 503);
+  CHECK(refused.headers.count("retry-after") == 1);
 }

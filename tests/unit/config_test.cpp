@@ -54,7 +54,7 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
             "exclude each other");
     refused({"--oauth-issuer", "https://idp.example.com", "--resource-url",
              "https://s.example.com/mcp", "--oauth-introspection-url", "https://idp.example.com/i"},
-            "not implemented yet");
+            "needs --oauth-client-id");
     refused({"--oauth-scopes", "a b"}, "printable ASCII without spaces");
   }
   SECTION("flags win over the environment") {
