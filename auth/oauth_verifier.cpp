@@ -148,14 +148,13 @@ OAuthCheck OAuthVerifier::judge_claims(OAuthCheck out, const nlohmann::json& hea
     case ClaimFault::not_yet_valid:
       return refusal(out, "not_yet_valid", "the access token is not valid yet");
     case ClaimFault::wrong_audience:
-      return refusal(out, "audience",
-                     "the access token was not issued for this resource (" +
-                         config_.resource_url + ")");
+      return refusal(
+          out, "audience",
+          "the access token was not issued for this resource (" + config_.resource_url + ")");
     case ClaimFault::wrong_issuer:
       return refusal(out, "issuer", "the access token's issuer is not trusted here");
     case ClaimFault::no_tenant:
-      return refusal(out, "tenant",
-                     "the access token has no '" + config_.tenant_claim + "' claim");
+      return refusal(out, "tenant", "the access token has no '" + config_.tenant_claim + "' claim");
     case ClaimFault::malformed:
       return refusal(out, "malformed", "the access token's claims are malformed");
   }
@@ -193,7 +192,8 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
       if (issuer->stale()) issuer->refresh_in_background(executor);
     co_return out;
   }
-  if (out.verdict == OAuthVerdict::introspection_needed) co_return co_await introspect(token, executor);
+  if (out.verdict == OAuthVerdict::introspection_needed)
+    co_return co_await introspect(token, executor);
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
   IssuerKeys* issuer = out.issuer;
   co_await issuer->refresh_for_unknown_key(executor);
@@ -222,8 +222,9 @@ asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
     introspection_observer_(answer.problem);
     out.verdict = OAuthVerdict::unavailable;
     out.outcome = "introspection_unavailable";
-    out.description = "the authorization server cannot be asked about this token now; try again "
-                      "shortly";
+    out.description =
+        "the authorization server cannot be asked about this token now; try again "
+        "shortly";
     co_return out;
   }
   const Digest digest = sha256(token);

@@ -28,8 +28,8 @@ namespace sandgate::auth {
 
 enum class OAuthVerdict {
   ok,
-  invalid,             // 401 error="invalid_token"
-  insufficient_scope,  // 403 error="insufficient_scope"
+  invalid,               // 401 error="invalid_token"
+  insufficient_scope,    // 403 error="insufficient_scope"
   keys_needed,           // decided only after the issuer's keys are fetched (again)
   introspection_needed,  // an opaque token: decided only after the introspection endpoint answers
   unavailable,  // the issuer's keys cannot be fetched now: 503, try again (not the token's fault)
@@ -37,7 +37,7 @@ enum class OAuthVerdict {
 
 struct OAuthCheck {
   OAuthVerdict verdict = OAuthVerdict::invalid;
-  const char* kind = "jwt";  // or "introspection": how the token was judged
+  const char* kind = "jwt";              // or "introspection": how the token was judged
   std::shared_ptr<const Tenant> tenant;  // set when ok
   // One word for metrics and logs: "ok", "expired", "audience", "signature", "unknown_key" …
   const char* outcome = "malformed";

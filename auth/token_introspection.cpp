@@ -11,8 +11,8 @@ namespace {
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
 bool unreserved(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
 }
 }  // namespace
 
@@ -39,7 +39,7 @@ TokenIntrospection::TokenIntrospection(std::string url, std::string client_id,
       fetcher_(fetcher) {}
 
 asio::awaitable<Introspection> TokenIntrospection::introspect(std::string token,
-                                                             asio::any_io_executor executor) {
+                                                              asio::any_io_executor executor) {
   Introspection out;
   FetchRequest request{url_, "token=" + form_urlencode(token) + "&token_type_hint=access_token",
                        basic_credentials_};

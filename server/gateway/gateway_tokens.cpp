@@ -57,8 +57,9 @@ Credentials load_credentials(const Config& config, Metrics& metrics) {
   out.tokens = load_tokens(config);
   if (config.auth.oauth.enabled()) {
     out.oauth = std::make_unique<auth::OAuthVerifier>(
-        config.auth.oauth, [&metrics](const std::string& issuer, bool ok,
-                                      const std::string& problem, std::size_t keys) {
+        config.auth.oauth,
+        [&metrics](const std::string& issuer, bool ok, const std::string& problem,
+                   std::size_t keys) {
           metrics.count_jwks_refresh(ok);
           if (ok)
             log_event(LogLevel::info, "oauth_keys_fetched", {{"issuer", issuer}, {"keys", keys}});

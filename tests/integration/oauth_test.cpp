@@ -9,8 +9,8 @@
 #include <future>
 #include <sstream>
 
-#include "gateway_process.hpp"
 #include "common/base64.hpp"
+#include "gateway_process.hpp"
 #include "temp_file.hpp"
 #include "tests/support/jwt_signing.hpp"
 

@@ -27,9 +27,10 @@ TEST_CASE("the URLs the gateway fetches are https, or http on loopback, and noth
   CHECK(parse_http_url("https://[::1]:8443/x", problem)->origin() == "https://[::1]:8443");
   for (const char* bad :
        {"http://idp.example.com/", "ftp://idp.example.com/", "https://user@idp.example.com/",
-        "https://idp.example.com/#frag", "https://idp.example.com:0/", "https://idp.example.com:99999/",
-        "https://[evil.example]/", "https://idp example.com/", "https:///path", "idp.example.com",
-        "https://idp.example.com\\@evil.example/", "http://127.0.0.1.evil.example/"}) {
+        "https://idp.example.com/#frag", "https://idp.example.com:0/",
+        "https://idp.example.com:99999/", "https://[evil.example]/", "https://idp example.com/",
+        "https:///path", "idp.example.com", "https://idp.example.com\\@evil.example/",
+        "http://127.0.0.1.evil.example/"}) {
     INFO(bad);
     CHECK_FALSE(parse_http_url(bad, problem));
     CHECK_FALSE(problem.empty());
@@ -72,9 +73,9 @@ TEST_CASE("OAuth tenants are named by issuer and claim, and the policy file sets
   CHECK(someone->spend_cap_usd == 0.5);
   CHECK_FALSE(OAuthPolicy().tenant("x#y")->max_sessions);
 
-  for (const char* bad : {"plain-name max_sessions=1\n", "*\n* max_sessions=1\n",
-                          "a#b max_sessions=1\na#b max_sessions=2\n", "a#b max_sessions=-1\n",
-                          "a#b unknown=1\n"}) {
+  for (const char* bad :
+       {"plain-name max_sessions=1\n", "*\n* max_sessions=1\n",
+        "a#b max_sessions=1\na#b max_sessions=2\n", "a#b max_sessions=-1\n", "a#b unknown=1\n"}) {
     INFO(bad);
     CHECK_THROWS_WITH(OAuthPolicy::parse(bad), Catch::StartsWith("OAuth policy file line "));
   }
