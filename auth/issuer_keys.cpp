@@ -77,23 +77,23 @@ void IssuerKeys::refresh_in_background(asio::any_io_executor executor) {
       asio::detached);
 }
 
-asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh_for_unknown_key(
+asio::awaitable<IssuerKeys::Refreshed> IssuerKeys::refresh_for_unknown_key(
     asio::any_io_executor executor) {
   co_return co_await refresh(executor, true);
 }
 
-asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(asio::any_io_executor executor,
-                                                                   bool on_demand) {
+asio::awaitable<IssuerKeys::Refreshed> IssuerKeys::refresh(asio::any_io_executor executor,
+                                                           bool on_demand) {
   std::shared_ptr<Waiters> waiters;
   bool mine = false;
   {
     std::lock_guard lock(mutex_);
     if (in_flight_) {
-      if (!on_demand) co_return keys_;
+      if (!on_demand) co_return Refreshed{keys_, false};
       waiters = in_flight_;
     } else if (on_demand && on_demand_before_ &&
                Clock::now() - on_demand_at_ < kMinRefetchInterval) {
-      co_return keys_;
+      co_return Refreshed{keys_, false};
     } else {
       if (on_demand) {
         on_demand_before_ = true;
@@ -106,7 +106,7 @@ asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(asio::any_io_
   if (!mine) {
     // Wakes with an error when the channel closes; nothing is ever sent on it.
     co_await waiters->done.async_receive(asio::as_tuple(asio::use_awaitable));
-    co_return current();
+    co_return Refreshed{current(), true};
   }
   // However this fetch ends — done, thrown, or its frame destroyed with the io_context at exit
   // (while the channel's service still exists) — the next one may start and the waiters wake.
@@ -129,7 +129,7 @@ asio::awaitable<std::shared_ptr<const JwkSet>> IssuerKeys::refresh(asio::any_io_
     last_fetch_failed_ = true;
     observer_(issuer_, false, "internal error", keys_->keys.size());
   }
-  co_return current();
+  co_return Refreshed{current(), true};
 }
 
 bool IssuerKeys::last_fetch_failed() const {

@@ -46,15 +46,19 @@ class IssuerKeys {
   // For a token naming a key not known: fetches the keys again unless such a fetch began less
   // than kMinRefetchInterval ago. Callers that come while any fetch is under way wait for it.
   // The keys known afterwards.
-  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh_for_unknown_key(
-      boost::asio::any_io_executor executor);
+  // `asked`: false when the limit kept this call from fetching (the key may be new: the
+  // caller should not call the token bad, only "try again shortly").
+  struct Refreshed {
+    std::shared_ptr<const JwkSet> keys;
+    bool asked = false;
+  };
+  boost::asio::awaitable<Refreshed> refresh_for_unknown_key(boost::asio::any_io_executor executor);
   // At start and by age: a fetch, unless one is under way; nobody waits for it.
   void refresh_in_background(boost::asio::any_io_executor executor);
 
  private:
   struct Waiters;
-  boost::asio::awaitable<std::shared_ptr<const JwkSet>> refresh(
-      boost::asio::any_io_executor executor, bool on_demand);
+  boost::asio::awaitable<Refreshed> refresh(boost::asio::any_io_executor executor, bool on_demand);
   boost::asio::awaitable<void> fetch_keys(boost::asio::any_io_executor executor);
   boost::asio::awaitable<std::string> discover_jwks_uri(
       boost::asio::any_io_executor executor, std::chrono::steady_clock::time_point deadline,

@@ -133,6 +133,11 @@ OAuthCheck OAuthVerifier::refusal(OAuthCheck out, const char* outcome, std::stri
   return out;
 }
 
+OAuthCheck OAuthVerifier::deferral(OAuthCheck out, const char* outcome, std::string description) {
+  out.verdict = OAuthVerdict::unavailable;
+  return refusal(std::move(out), outcome, std::move(description));
+}
+
 OAuthCheck OAuthVerifier::judge_claims(OAuthCheck out, const nlohmann::json& header,
                                        const nlohmann::json& claims, const Digest& digest,
                                        Clock::time_point now, std::chrono::seconds remember_for) {
@@ -196,18 +201,20 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
     co_return co_await introspect(token, executor);
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
   IssuerKeys* issuer = out.issuer;
-  co_await issuer->refresh_for_unknown_key(executor);
+  auto refreshed = co_await issuer->refresh_for_unknown_key(executor);
   out = check(token, Clock::now());
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
-  // Still no such key. The issuer could not be asked (down, slow, its answer unusable): the
-  // token may be good, so the client is told to come back rather than to drop it.
-  if (issuer->last_fetch_failed()) {
-    out.verdict = OAuthVerdict::unavailable;
-    out.outcome = "keys_unavailable";
-    out.description = "the issuer's signing keys cannot be fetched now; try again shortly";
-    co_return out;
-  }
-  // Asked, and it does not publish that key (or was asked less than 10 s ago): refused.
+  // The keys were fetched for another unknown key moments ago: this one may be new since. Not
+  // "invalid" (the client would drop a token that may be good): come back shortly.
+  if (!refreshed.asked)
+    co_return deferral(out, "keys_rate_limited",
+                       "the issuer's keys were fetched moments ago without this token's key; "
+                       "try again in a few seconds");
+  // The issuer could not be asked (down, slow, its answer unusable): the same.
+  if (issuer->last_fetch_failed())
+    co_return deferral(out, "keys_unavailable",
+                       "the issuer's signing keys cannot be fetched now; try again shortly");
+  // Asked, and it does not publish that key: refused.
   out.verdict = OAuthVerdict::invalid;
   co_return out;
 }
@@ -220,12 +227,9 @@ asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
   auto now = Clock::now();
   if (!answer.answered) {
     introspection_observer_(answer.problem);
-    out.verdict = OAuthVerdict::unavailable;
-    out.outcome = "introspection_unavailable";
-    out.description =
-        "the authorization server cannot be asked about this token now; try again "
-        "shortly";
-    co_return out;
+    co_return deferral(out, "introspection_unavailable",
+                       "the authorization server cannot be asked about this token now; try "
+                       "again shortly");
   }
   const Digest digest = sha256(token);
   if (!answer.active) {

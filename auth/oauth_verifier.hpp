@@ -90,6 +90,8 @@ class OAuthVerifier {
   };
   IssuerKeys* issuer_of(const nlohmann::json& claims);
   static OAuthCheck refusal(OAuthCheck out, const char* outcome, std::string description);
+  // Not judged now (503, try again): the keys or the introspection endpoint are out of reach.
+  static OAuthCheck deferral(OAuthCheck out, const char* outcome, std::string description);
   // The claims of a verified JWT, or an introspection's answer, against the rules; remembered
   // for at most `remember_for` when they hold.
   OAuthCheck judge_claims(OAuthCheck out, const nlohmann::json& header,

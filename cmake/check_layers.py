@@ -12,6 +12,8 @@ SANDBOX = {"sandbox", "sandbox/inside", "sandbox/cgroups", "sandbox/shared"}
 MAY_INCLUDE = {
     "common": set(),
     "auth": {"common"},
+    # ledger/: usage records and their store; fed by sessions, read by the gateway (issue #28).
+    "ledger": {"common"},
     # sandbox/: the gateway's side; inside/ runs in the sandbox (supervisor, rootfs, seccomp …)
     # and sees only the files both sides share (SHARED below); cgroups/ the same.
     "sandbox/shared": {"common"},

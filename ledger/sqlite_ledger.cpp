@@ -1,0 +1,219 @@
+#include "ledger/sqlite_ledger.hpp"
+
+#include <sqlite3.h>
+
+#include <memory>
+
+namespace sandgate::ledger {
+namespace {
+
+std::int64_t unix_ms(Clock::time_point at) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+}
+
+// A statement, finalized whatever happens.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      throw LedgerError(std::string("ledger: ") + sqlite3_errmsg(db));
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void bind(int i, std::string_view text) {
+    check(
+        sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
+  }
+  void bind(int i, double value) { check(sqlite3_bind_double(stmt_, i, value)); }
+  void bind(int i, std::int64_t value) { check(sqlite3_bind_int64(stmt_, i, value)); }
+  // True while there is a row.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw LedgerError(std::string("ledger: ") + sqlite3_errmsg(db_));
+  }
+  void reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string text(int i) const {
+    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i))) : "";
+  }
+  double real(int i) const { return sqlite3_column_double(stmt_, i); }
+  std::int64_t integer(int i) const { return sqlite3_column_int64(stmt_, i); }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) throw LedgerError(std::string("ledger: ") + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+void exec(sqlite3* db, const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string what = error ? error : sqlite3_errmsg(db);
+    sqlite3_free(error);
+    throw LedgerError("ledger: " + what);
+  }
+}
+
+std::int64_t pragma_number(sqlite3* db, const char* sql) {
+  Statement s(db, sql);
+  return s.step() ? s.integer(0) : 0;
+}
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE usage (
+  id INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  owner_kind TEXT NOT NULL,
+  replica TEXT NOT NULL,
+  started_ms INTEGER NOT NULL,
+  ended_ms INTEGER NOT NULL,
+  cpu_seconds REAL NOT NULL,
+  gib_seconds REAL NOT NULL,
+  wall_seconds REAL NOT NULL,
+  calls INTEGER NOT NULL,
+  output_bytes INTEGER NOT NULL,
+  usd_per_vcpu_hour REAL NOT NULL,
+  usd_per_gib_hour REAL NOT NULL,
+  usd REAL NOT NULL
+);
+CREATE INDEX usage_by_tenant_and_end ON usage (tenant, ended_ms);
+)sql";
+
+}  // namespace
+
+SqliteLedger::SqliteLedger(const std::filesystem::path& path) {
+  // No URI names, no shared cache: the file the operator named, and only it.
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string what = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw LedgerError("cannot open the ledger " + path.string() + ": " + what);
+  }
+  try {
+    sqlite3_busy_timeout(db_, 5000);
+    prepare_schema();
+  } catch (const LedgerError& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw LedgerError("the ledger " + path.string() + " is not usable: " + e.what());
+  }
+}
+
+SqliteLedger::~SqliteLedger() {
+  sqlite3_close(db_);
+}
+
+void SqliteLedger::prepare_schema() {
+  // Reading the header is the first thing that fails on a file that is not SQLite.
+  std::int64_t application = pragma_number(db_, "PRAGMA application_id");
+  std::int64_t version = pragma_number(db_, "PRAGMA user_version");
+  std::int64_t objects = pragma_number(db_, "SELECT count(*) FROM sqlite_schema");
+  if (application == 0 && objects == 0) {
+    exec(db_, "PRAGMA journal_mode=WAL");
+    exec(db_, "BEGIN IMMEDIATE");
+    exec(db_, kSchemaV1);
+    exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
+    exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+    exec(db_, "COMMIT");
+    version = kSchemaVersion;
+  } else if (application != kApplicationId) {
+    throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
+  }
+  if (version > kSchemaVersion)
+    throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
+                      ", this one knows " + std::to_string(kSchemaVersion) + ")");
+  if (version < 1) throw LedgerError("its schema version is missing");
+  exec(db_, "PRAGMA journal_mode=WAL");
+  exec(db_, "PRAGMA synchronous=FULL");
+}
+
+void SqliteLedger::append(const std::vector<UsageRecord>& records) {
+  if (records.empty()) return;
+  exec(db_, "BEGIN IMMEDIATE");
+  try {
+    Statement insert(db_,
+                     "INSERT INTO usage (tenant, owner, owner_kind, replica, started_ms, "
+                     "ended_ms, cpu_seconds, gib_seconds, wall_seconds, calls, output_bytes, "
+                     "usd_per_vcpu_hour, usd_per_gib_hour, usd) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+    for (const auto& r : records) {
+      insert.bind(1, r.tenant);
+      insert.bind(2, r.owner);
+      insert.bind(3, r.owner_kind);
+      insert.bind(4, r.replica);
+      insert.bind(5, unix_ms(r.started));
+      insert.bind(6, unix_ms(r.ended));
+      insert.bind(7, r.cpu_seconds);
+      insert.bind(8, r.gib_seconds);
+      insert.bind(9, r.wall_seconds);
+      insert.bind(10, static_cast<std::int64_t>(r.calls));
+      insert.bind(11, static_cast<std::int64_t>(r.output_bytes));
+      insert.bind(12, r.usd_per_vcpu_hour);
+      insert.bind(13, r.usd_per_gib_hour);
+      insert.bind(14, r.usd);
+      insert.step();
+      insert.reset();
+    }
+    exec(db_, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+double SqliteLedger::spent(std::string_view tenant, Clock::time_point from,
+                           Clock::time_point until) const {
+  Statement sum(db_,
+                "SELECT total(usd) FROM usage WHERE tenant = ?1 AND ended_ms >= ?2 AND "
+                "ended_ms < ?3");
+  sum.bind(1, tenant);
+  sum.bind(2, unix_ms(from));
+  sum.bind(3, unix_ms(until));
+  return sum.step() ? sum.real(0) : 0;
+}
+
+std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grouping) const {
+  // The group is a fixed expression per grouping, never text from the query.
+  const char* group = grouping == Grouping::day
+                          ? "strftime('%Y-%m-%d', ended_ms / 1000, 'unixepoch')"
+                      : grouping == Grouping::owner ? "owner_kind || ':' || owner"
+                                                    : "''";
+  std::string sql = std::string("SELECT tenant, ") + group +
+                    " AS grp, total(usd), total(cpu_seconds), total(gib_seconds), "
+                    "total(wall_seconds), total(calls), total(output_bytes) FROM usage "
+                    "WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR ended_ms >= ?2) AND "
+                    "(?3 IS NULL OR ended_ms < ?3) GROUP BY tenant, grp ORDER BY tenant, grp";
+  Statement select(db_, sql.c_str());
+  if (query.tenant) select.bind(1, *query.tenant);
+  if (query.since) select.bind(2, unix_ms(*query.since));
+  if (query.until) select.bind(3, unix_ms(*query.until));
+  std::vector<UsageRow> rows;
+  while (select.step()) {
+    UsageRow row;
+    row.tenant = select.text(0);
+    row.group = select.text(1);
+    row.usd = select.real(2);
+    row.cpu_seconds = select.real(3);
+    row.gib_seconds = select.real(4);
+    row.wall_seconds = select.real(5);
+    row.calls = static_cast<std::uint64_t>(select.real(6));
+    row.output_bytes = static_cast<std::uint64_t>(select.real(7));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace sandgate::ledger
