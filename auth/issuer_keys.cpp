@@ -89,11 +89,11 @@ asio::awaitable<IssuerKeys::Refreshed> IssuerKeys::refresh(asio::any_io_executor
   {
     std::lock_guard lock(mutex_);
     if (in_flight_) {
-      if (!on_demand) co_return Refreshed{keys_, false};
+      if (!on_demand) co_return snapshot_locked(false);
       waiters = in_flight_;
     } else if (on_demand && on_demand_before_ &&
                Clock::now() - on_demand_at_ < kMinRefetchInterval) {
-      co_return Refreshed{keys_, false};
+      co_return snapshot_locked(false);
     } else {
       if (on_demand) {
         on_demand_before_ = true;
@@ -106,7 +106,7 @@ asio::awaitable<IssuerKeys::Refreshed> IssuerKeys::refresh(asio::any_io_executor
   if (!mine) {
     // Wakes with an error when the channel closes; nothing is ever sent on it.
     co_await waiters->done.async_receive(asio::as_tuple(asio::use_awaitable));
-    co_return Refreshed{current(), true};
+    co_return snapshot(true);
   }
   // However this fetch ends — done, thrown, or its frame destroyed with the io_context at exit
   // (while the channel's service still exists) — the next one may start and the waiters wake.
@@ -129,12 +129,7 @@ asio::awaitable<IssuerKeys::Refreshed> IssuerKeys::refresh(asio::any_io_executor
     last_fetch_failed_ = true;
     observer_(issuer_, false, "internal error", keys_->keys.size());
   }
-  co_return Refreshed{current(), true};
-}
-
-bool IssuerKeys::last_fetch_failed() const {
-  std::lock_guard lock(mutex_);
-  return last_fetch_failed_;
+  co_return snapshot(true);
 }
 
 asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor executor,
@@ -182,8 +177,18 @@ asio::awaitable<std::string> IssuerKeys::discover_jwks_uri(asio::any_io_executor
   co_return "";
 }
 
+IssuerKeys::Refreshed IssuerKeys::snapshot_locked(bool asked) const {
+  return Refreshed{keys_, asked, last_fetch_failed_, keys_as_of_};
+}
+
+IssuerKeys::Refreshed IssuerKeys::snapshot(bool asked) const {
+  std::lock_guard lock(mutex_);
+  return snapshot_locked(asked);
+}
+
 asio::awaitable<void> IssuerKeys::fetch_keys(asio::any_io_executor executor) {
   const auto deadline = Clock::now() + kFetchDeadline;
+  const auto began = std::chrono::system_clock::now();
   std::string jwks_uri;
   {
     std::lock_guard lock(mutex_);
@@ -223,6 +228,7 @@ asio::awaitable<void> IssuerKeys::fetch_keys(asio::any_io_executor executor) {
   jwks_uri_ = jwks_uri;
   keys_ = std::move(set);
   fetched_at_ = Clock::now();
+  keys_as_of_ = began;
   last_fetch_failed_ = false;
   observer_(issuer_, true, keys_->keys.empty() ? "jwks: no usable key" : "", keys_->keys.size());
 }

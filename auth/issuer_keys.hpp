@@ -40,9 +40,6 @@ class IssuerKeys {
   std::shared_ptr<const JwkSet> current() const;
   // Whether the keys are old enough to be fetched again (started with refresh_in_background).
   bool stale() const;
-  // Whether the last fetch failed (the keys known, if any, are older): a token whose key is
-  // not known cannot be judged now.
-  bool last_fetch_failed() const;
   // For a token naming a key not known: fetches the keys again unless such a fetch began less
   // than kMinRefetchInterval ago. Callers that come while any fetch is under way wait for it.
   // The keys known afterwards.
@@ -51,6 +48,10 @@ class IssuerKeys {
   struct Refreshed {
     std::shared_ptr<const JwkSet> keys;
     bool asked = false;
+    bool failed = false;  // the last fetch failed (as of this answer, not a later one)
+    // When the fetch that gave `keys` began: a token issued before then had its key published
+    // before then, so that fetch would have found it.
+    std::chrono::system_clock::time_point keys_as_of{};
   };
   boost::asio::awaitable<Refreshed> refresh_for_unknown_key(boost::asio::any_io_executor executor);
   // At start and by age: a fetch, unless one is under way; nobody waits for it.
@@ -59,6 +60,8 @@ class IssuerKeys {
  private:
   struct Waiters;
   boost::asio::awaitable<Refreshed> refresh(boost::asio::any_io_executor executor, bool on_demand);
+  Refreshed snapshot_locked(bool asked) const;
+  Refreshed snapshot(bool asked) const;
   boost::asio::awaitable<void> fetch_keys(boost::asio::any_io_executor executor);
   boost::asio::awaitable<std::string> discover_jwks_uri(
       boost::asio::any_io_executor executor, std::chrono::steady_clock::time_point deadline,
@@ -76,6 +79,7 @@ class IssuerKeys {
   std::chrono::steady_clock::time_point on_demand_at_{};  // the last unknown-key fetch began at
   bool on_demand_before_ = false;
   bool last_fetch_failed_ = false;
+  std::chrono::system_clock::time_point keys_as_of_{};
   std::shared_ptr<Waiters> in_flight_;  // set while a fetch runs
 };
 

@@ -113,10 +113,12 @@ OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
   IssuerKeys* issuer = issuer_of(decoded->claims);
   if (!issuer) return refusal(out, "issuer", "the access token's issuer is not trusted here");
   auto keys = issuer->current();
+  auto issued_at = claims_iat(decoded->claims);
   auto verified = verify_jwt(std::move(*decoded), *keys);
   if (verified.fault == JwtFault::unknown_key) {
     out.verdict = OAuthVerdict::keys_needed;
     out.issuer = issuer;
+    out.issued_at = issued_at;
     return refusal(out, "unknown_key",
                    "the access token is signed with a key its issuer does not publish");
   }
@@ -125,6 +127,14 @@ OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
                    "the access token's signature does not hold");
   // Checked again, against the keys then published, after kMaxKeyAge at the latest.
   return judge_claims(out, verified.header, verified.claims, digest, now, kMaxKeyAge);
+}
+
+std::optional<Clock::time_point> OAuthVerifier::claims_iat(const nlohmann::json& claims) {
+  auto iat = claims.find("iat");
+  if (iat == claims.end() || !iat->is_number()) return std::nullopt;
+  double seconds = iat->get<double>();
+  if (!(seconds >= 0 && seconds < 9e9)) return std::nullopt;
+  return Clock::time_point(std::chrono::seconds(static_cast<std::int64_t>(seconds)));
 }
 
 OAuthCheck OAuthVerifier::refusal(OAuthCheck out, const char* outcome, std::string description) {
@@ -204,14 +214,21 @@ asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
   auto refreshed = co_await issuer->refresh_for_unknown_key(executor);
   out = check(token, Clock::now());
   if (out.verdict != OAuthVerdict::keys_needed) co_return out;
-  // The keys were fetched for another unknown key moments ago: this one may be new since. Not
-  // "invalid" (the client would drop a token that may be good): come back shortly.
-  if (!refreshed.asked)
-    co_return deferral(out, "keys_rate_limited",
-                       "the issuer's keys were fetched moments ago without this token's key; "
-                       "try again in a few seconds");
+  // The keys were fetched for another unknown key moments ago. A token issued since (give or
+  // take the skew) may use a key published since: not "invalid" (the client would drop a token
+  // that may be good) but "come back shortly". One issued before that fetch began had its key
+  // published before it, so the fetch would have found it: refused, as a withdrawn key's are —
+  // however often others send unknown keys.
+  if (!refreshed.asked && !refreshed.failed) {
+    if (out.issued_at && *out.issued_at + rules_.skew > refreshed.keys_as_of)
+      co_return deferral(out, "keys_rate_limited",
+                         "the issuer's keys were fetched moments ago without this token's key; "
+                         "try again in a few seconds");
+    out.verdict = OAuthVerdict::invalid;
+    co_return out;
+  }
   // The issuer could not be asked (down, slow, its answer unusable): the same.
-  if (issuer->last_fetch_failed())
+  if (refreshed.failed)
     co_return deferral(out, "keys_unavailable",
                        "the issuer's signing keys cannot be fetched now; try again shortly");
   // Asked, and it does not publish that key: refused.

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,7 +44,8 @@ struct OAuthCheck {
   const char* outcome = "malformed";
   // For error_description: what the client can act on, never the token or its claims.
   std::string description;
-  IssuerKeys* issuer = nullptr;  // set when keys_needed
+  IssuerKeys* issuer = nullptr;                                    // set when keys_needed
+  std::optional<std::chrono::system_clock::time_point> issued_at;  // its `iat`, when keys_needed
 };
 
 // More verified tokens than this are not remembered (the oldest-expiring go first).
@@ -90,6 +92,8 @@ class OAuthVerifier {
   };
   IssuerKeys* issuer_of(const nlohmann::json& claims);
   static OAuthCheck refusal(OAuthCheck out, const char* outcome, std::string description);
+  static std::optional<std::chrono::system_clock::time_point> claims_iat(
+      const nlohmann::json& claims);
   // Not judged now (503, try again): the keys or the introspection endpoint are out of reach.
   static OAuthCheck deferral(OAuthCheck out, const char* outcome, std::string description);
   // The claims of a verified JWT, or an introspection's answer, against the rules; remembered

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
+#include <fstream>
 #include <memory>
 
 namespace sandgate::ledger {
@@ -91,52 +93,88 @@ CREATE INDEX usage_by_tenant_and_end ON usage (tenant, ended_ms);
 
 }  // namespace
 
-SqliteLedger::SqliteLedger(const std::filesystem::path& path) {
-  // No URI names, no shared cache: the file the operator named, and only it.
+namespace {
+
+// What a file already there is, judged from its first 100 bytes before SQLite opens it: SQLite
+// would otherwise roll back a leftover journal or add -wal/-shm files beside another program's
+// database, changing what is not ours. "": ours (or empty, or absent); else why not.
+std::string refusal_of_existing(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) return "";
+  std::ifstream file(path, std::ios::binary);
+  unsigned char header[100] = {};
+  if (!file.read(reinterpret_cast<char*>(header), sizeof header))
+    return "it is not an SQLite database";
+  if (std::memcmp(header, "SQLite format 3", 16) != 0) return "it is not an SQLite database";
+  auto big_endian = [&](int at) {
+    return static_cast<std::uint32_t>(header[at]) << 24 |
+           static_cast<std::uint32_t>(header[at + 1]) << 16 |
+           static_cast<std::uint32_t>(header[at + 2]) << 8 | header[at + 3];
+  };
+  if (big_endian(68) != static_cast<std::uint32_t>(kApplicationId))
+    return "it is another program's SQLite database, not a sandgate ledger";
+  if (big_endian(60) > static_cast<std::uint32_t>(kSchemaVersion))
+    return "it was written by a newer sandgate (schema " + std::to_string(big_endian(60)) +
+           ", this one knows " + std::to_string(kSchemaVersion) + ")";
+  return "";
+}
+
+}  // namespace
+
+SqliteLedger::SqliteLedger(const std::filesystem::path& given) {
+  // Absolute: a relative name starting "file:" would be read as an SQLite URI.
+  const auto path = std::filesystem::absolute(given);
+  if (auto refusal = refusal_of_existing(path); !refusal.empty())
+    throw LedgerError("the ledger " + path.string() + " is not usable: " + refusal);
+  // One connection, serialized by SQLite itself: the gateway's threads may share it.
   int rc =
       sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string what = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
+    sqlite3_close_v2(db_);
     db_ = nullptr;
     throw LedgerError("cannot open the ledger " + path.string() + ": " + what);
   }
   try {
     sqlite3_busy_timeout(db_, 5000);
     prepare_schema();
-  } catch (const LedgerError& e) {
-    sqlite3_close(db_);
+  } catch (const std::exception& e) {
+    sqlite3_close_v2(db_);
     db_ = nullptr;
     throw LedgerError("the ledger " + path.string() + " is not usable: " + e.what());
   }
 }
 
 SqliteLedger::~SqliteLedger() {
-  sqlite3_close(db_);
+  sqlite3_close_v2(db_);
 }
 
 void SqliteLedger::prepare_schema() {
-  // Reading the header is the first thing that fails on a file that is not SQLite.
-  std::int64_t application = pragma_number(db_, "PRAGMA application_id");
-  std::int64_t version = pragma_number(db_, "PRAGMA user_version");
-  std::int64_t objects = pragma_number(db_, "SELECT count(*) FROM sqlite_schema");
-  if (application == 0 && objects == 0) {
-    exec(db_, "PRAGMA journal_mode=WAL");
-    exec(db_, "BEGIN IMMEDIATE");
-    exec(db_, kSchemaV1);
-    exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
-    exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
-    exec(db_, "COMMIT");
-    version = kSchemaVersion;
-  } else if (application != kApplicationId) {
-    throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
-  }
-  if (version > kSchemaVersion)
-    throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
-                      ", this one knows " + std::to_string(kSchemaVersion) + ")");
-  if (version < 1) throw LedgerError("its schema version is missing");
   exec(db_, "PRAGMA journal_mode=WAL");
+  // Made once, under the write lock: a second process opening the same new file at the same
+  // time finds the schema made when its turn comes, and makes nothing.
+  exec(db_, "BEGIN IMMEDIATE");
+  try {
+    std::int64_t application = pragma_number(db_, "PRAGMA application_id");
+    std::int64_t objects = pragma_number(db_, "SELECT count(*) FROM sqlite_schema");
+    if (application == 0 && objects == 0) {
+      exec(db_, kSchemaV1);
+      exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
+      exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+    } else if (application != kApplicationId) {
+      throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
+    }
+    std::int64_t version = pragma_number(db_, "PRAGMA user_version");
+    if (version > kSchemaVersion)
+      throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
+                        ", this one knows " + std::to_string(kSchemaVersion) + ")");
+    if (version < 1) throw LedgerError("its schema version is missing");
+    exec(db_, "COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
   exec(db_, "PRAGMA synchronous=FULL");
 }
 
@@ -193,7 +231,7 @@ std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grou
                                                     : "''";
   std::string sql = std::string("SELECT tenant, ") + group +
                     " AS grp, total(usd), total(cpu_seconds), total(gib_seconds), "
-                    "total(wall_seconds), total(calls), total(output_bytes) FROM usage "
+                    "total(wall_seconds), sum(calls), sum(output_bytes) FROM usage "
                     "WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR ended_ms >= ?2) AND "
                     "(?3 IS NULL OR ended_ms < ?3) GROUP BY tenant, grp ORDER BY tenant, grp";
   Statement select(db_, sql.c_str());
@@ -209,8 +247,8 @@ std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grou
     row.cpu_seconds = select.real(3);
     row.gib_seconds = select.real(4);
     row.wall_seconds = select.real(5);
-    row.calls = static_cast<std::uint64_t>(select.real(6));
-    row.output_bytes = static_cast<std::uint64_t>(select.real(7));
+    row.calls = static_cast<std::uint64_t>(select.integer(6));
+    row.output_bytes = static_cast<std::uint64_t>(select.integer(7));
     rows.push_back(std::move(row));
   }
   return rows;

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <iterator>
 
 #include "ledger/budget_period.hpp"
 #include "ledger/sqlite_ledger.hpp"
@@ -116,34 +118,57 @@ TEST_CASE("the SQLite ledger keeps what it was given, across a reopen", "[unit][
 
 TEST_CASE("a file that is not a sandgate ledger is refused, and left as it was", "[unit][ledger]") {
   TempDir dir;
-  SECTION("a text file") {
-    auto file = dir.path / "notes.txt";
-    std::ofstream(file) << "not a database, but someone's notes\n";
-    CHECK_THROWS_WITH(SqliteLedger(file), Catch::Contains("not usable"));
-    std::ifstream in(file);
-    std::string first;
-    std::getline(in, first);
-    CHECK(first == "not a database, but someone's notes");
-  }
-  SECTION("another program's SQLite database") {
-    auto file = dir.path / "other.sqlite";
+  // Refused, and not touched at all: the same bytes, and no -wal or -shm file beside it.
+  auto refused_untouched = [](const fs::path& file, const std::string& why) {
+    auto bytes = [&] {
+      std::ifstream in(file, std::ios::binary);
+      return std::string((std::istreambuf_iterator<char>(in)), {});
+    };
+    std::string before = bytes();
+    CHECK_THROWS_WITH(SqliteLedger(file), Catch::Contains(why));
+    CHECK(bytes() == before);
+    CHECK_FALSE(fs::exists(file.string() + "-wal"));
+    CHECK_FALSE(fs::exists(file.string() + "-shm"));
+  };
+  auto make_database = [](const fs::path& file, const char* sql) {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);", nullptr,
-                         nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
-    CHECK_THROWS_WITH(SqliteLedger(file), Catch::Contains("another program's SQLite database"));
-    REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, "SELECT x FROM mine", nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
+  };
+  SECTION("a text file") {
+    auto file = dir.path / "notes.txt";
+    std::ofstream(file) << "not a database, but someone's notes, long enough to have a header "
+                           "of a hundred bytes if it were one, which it is not.\n";
+    refused_untouched(file, "not an SQLite database");
+  }
+  SECTION("another program's SQLite database, with tables or without") {
+    auto file = dir.path / "other.sqlite";
+    make_database(file, "CREATE TABLE mine (x); INSERT INTO mine VALUES (42);");
+    refused_untouched(file, "another program's SQLite database");
+    auto empty = dir.path / "empty.sqlite";
+    make_database(empty, "PRAGMA user_version=7");
+    refused_untouched(empty, "another program's SQLite database");
   }
   SECTION("a ledger of a newer schema") {
     auto file = dir.path / "ledger.sqlite";
     { SqliteLedger ledger(file); }
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
-    CHECK_THROWS_WITH(SqliteLedger(file), Catch::Contains("newer sandgate"));
+    make_database(file, "PRAGMA user_version=99");
+    refused_untouched(file, "newer sandgate");
   }
+}
+
+TEST_CASE("two openers of a new ledger at once both get the one schema", "[unit][ledger]") {
+  TempDir dir;
+  auto file = dir.path / "ledger.sqlite";
+  auto open_and_write = [&](const std::string& tenant) {
+    SqliteLedger ledger(file);
+    ledger.append({record(tenant, utc(2026, 12, 4, 1), 1.0)});
+  };
+  auto a = std::async(std::launch::async, open_and_write, "a");
+  auto b = std::async(std::launch::async, open_and_write, "b");
+  CHECK_NOTHROW(a.get());
+  CHECK_NOTHROW(b.get());
+  SqliteLedger ledger(file);
+  CHECK(ledger.usage({}, Grouping::tenant).size() == 2);
 }
