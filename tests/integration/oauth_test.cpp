@@ -264,7 +264,7 @@ TEST_CASE("every hostile token gets 401 invalid_token, a narrow one 403 insuffic
   CHECK(metric(gw, "sandgate_auth_failures_total") >= 1);
 }
 
-TEST_CASE("an unknown key is fetched for once; for 10 s after, newer tokens are deferred",
+TEST_CASE("an unknown key is fetched for once, and for 10 s after it newer tokens are deferred",
           "[integration][oauth]") {
   TestIssuer issuer;
   auto key = rsa_key("k1");
