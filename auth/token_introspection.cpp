@@ -2,6 +2,7 @@
 
 #include "common/base64.hpp"
 #include "common/bounded_json.hpp"
+#include "common/percent_encode.hpp"
 
 namespace sandgate::auth {
 namespace asio = boost::asio;
@@ -9,39 +10,19 @@ namespace asio = boost::asio;
 namespace {
 // An introspection answer is a small object; anything larger is not one.
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
-
-bool unreserved(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
 }  // namespace
-
-std::string form_urlencode(std::string_view text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (unreserved(c)) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 TokenIntrospection::TokenIntrospection(std::string url, std::string client_id,
                                        std::string client_secret, HttpsFetcher& fetcher)
     : url_(std::move(url)),
-      basic_credentials_("Basic " + base64_encode(form_urlencode(client_id) + ":" +
-                                                  form_urlencode(client_secret))),
+      basic_credentials_("Basic " + base64_encode(percent_encode(client_id) + ":" +
+                                                  percent_encode(client_secret))),
       fetcher_(fetcher) {}
 
 asio::awaitable<Introspection> TokenIntrospection::introspect(std::string token,
                                                               asio::any_io_executor executor) {
   Introspection out;
-  FetchRequest request{url_, "token=" + form_urlencode(token) + "&token_type_hint=access_token",
+  FetchRequest request{url_, "token=" + percent_encode(token) + "&token_type_hint=access_token",
                        basic_credentials_};
   FetchLimits limits;
   limits.max_body_bytes = kMaxAnswerBytes;

@@ -30,12 +30,9 @@ class TokenIntrospection {
 
  private:
   const std::string url_;
-  const std::string basic_credentials_;  // "Basic base64(id:secret)", each form-encoded first
+  // "Basic base64(id:secret)", each percent-encoded first (RFC 6749 §2.3.1, Appendix B).
+  const std::string basic_credentials_;
   HttpsFetcher& fetcher_;
 };
-
-// application/x-www-form-urlencoded (RFC 6749 Appendix B): unreserved bytes as they are, the
-// rest as %XX (a space too: never '+', which some servers decode differently).
-std::string form_urlencode(std::string_view text);
 
 }  // namespace sandgate::auth

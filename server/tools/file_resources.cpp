@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/base64.hpp"
+#include "common/percent_encode.hpp"
 #include "sandbox/utf8.hpp"
 #include "session/session_id.hpp"
 
@@ -34,20 +35,7 @@ bool ends_with(const std::string& s, const char* suffix) {
 }  // namespace
 
 std::string file_uri(const std::string& key, const std::string& path) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string uri = "sandgate://sandbox/" + key + "/work/";
-  for (unsigned char c : path) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-    if (plain) {
-      uri += static_cast<char>(c);
-    } else {
-      uri += '%';
-      uri += hex[c >> 4];
-      uri += hex[c & 15];
-    }
-  }
-  return uri;
+  return "sandgate://sandbox/" + key + "/work/" + percent_encode(path, "/");
 }
 
 std::string file_uri_key(std::string_view uri) {
