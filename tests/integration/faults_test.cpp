@@ -54,7 +54,7 @@ TEST_CASE("a supervisor killed mid-call: a sandbox failure, then a fresh sandbox
   gw.execute(id, "echo kept > /work/file", "bash");
   auto call = std::async(std::launch::async,
                          [&] { return gw.call_execute(id, "sleep 60", "bash", 120, 5); });
-  REQUIRE(eventually([] { return processes_running("sleep 60") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 60") == 1; }));
   auto supervisors = children_of(gw.pid());
   REQUIRE(supervisors.size() == 1);
   ::kill(supervisors[0], SIGKILL);
@@ -79,7 +79,7 @@ TEST_CASE("a program killed from the host is a result the model reads", "[faults
   auto call = std::async(std::launch::async, [&] {
     return gw.call_execute(id, "echo before; exec sleep 67", "bash", 120, 5);
   });
-  REQUIRE(eventually([] { return processes_running("sleep 67") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 67") == 1; }));
   // The program is the sandbox's `sleep 67`, seen from the host.
   REQUIRE(sh("pkill -KILL -f '^sleep 67$'") == 0);
   auto result = call.get().json_body()["result"];
@@ -213,7 +213,7 @@ TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives 
         }
       }));
     }
-    CHECK(eventually([] { return processes_running("sleep 1001") == 4; }));
+    CHECK(eventually([] { return sandboxed_running("sleep 1001") == 4; }));
     dead = gw.pid();
     supervisors = children_of(dead);
     CHECK(supervisors.size() == 4);
@@ -224,7 +224,7 @@ TEST_CASE("SIGKILL with sessions mid-call: no process, cgroup or mount outlives 
   CHECK(eventually([&] {
     for (pid_t s : supervisors)
       if (process_alive(s)) return false;
-    return processes_running("sleep 1001") + processes_running("sleep 2001") == 0;
+    return sandboxed_running("sleep 1001") + sandboxed_running("sleep 2001") == 0;
   }));
   for (pid_t s : supervisors) CHECK_FALSE(process_alive(s));
   CHECK(sh("grep -l '^sleep.[12]001' /proc/[0-9]*/cmdline > /dev/null 2>&1") != 0);

@@ -323,7 +323,7 @@ TEST_CASE("reads queued behind one tenant's long calls do not hold up another te
       return execute(session, "tok-a",
                      {{"code", "exec -a " + marker + " sleep 60"}, {"language", "bash"}});
     }));
-    REQUIRE(eventually([&] { return processes_running(marker + " 60") == 1; }));
+    REQUIRE(eventually([&] { return sandboxed_running(marker + " 60") == 1; }));
   }
   // Only the calls' connections are open; then a read of each session's file queues behind its
   // call, each on a connection of its own.
@@ -336,8 +336,8 @@ TEST_CASE("reads queued behind one tenant's long calls do not hold up another te
   std::string b = gw.initialize("tok-b");
   std::string uri = file_uri(b, "tok-b");
   CHECK(read(uri, b, "tok-b")["result"]["contents"][0]["text"] == "mine");
-  CHECK(processes_running("sandgate-read-wait-0 60") == 1);
-  CHECK(processes_running("sandgate-read-wait-1 60") == 1);
+  CHECK(sandboxed_running("sandgate-read-wait-0 60") == 1);
+  CHECK(sandboxed_running("sandgate-read-wait-1 60") == 1);
   // Stop a's calls (the gateway ends their sandboxes at its exit); the queued reads get an
   // answer either way.
   CHECK(gw.stop() == 0);

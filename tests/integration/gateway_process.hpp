@@ -18,6 +18,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,6 +99,24 @@ class GatewayProcess {
 
 // The value of one /metrics line (its exact name with labels); -1 when absent.
 long metric(GatewayProcess& gw, const std::string& name);
+
+// Processes of this test's own sandboxes (host uid in own_sandbox_ids(); any process where that
+// range is not known) whose command line is exactly `cmdline`. Tests run side by side: another
+// test's `sleep 60` is not this one's.
+inline std::vector<pid_t> sandboxed_pids(const std::string& cmdline) {
+  auto ids = own_sandbox_ids();
+  std::vector<pid_t> mine;
+  for (pid_t pid : pids_running(cmdline)) {
+    std::istringstream uids(status_field(pid, "Uid"));
+    std::uint64_t real_uid = 0;
+    if (!ids || ((uids >> real_uid) && ids->contains(real_uid))) mine.push_back(pid);
+  }
+  return mine;
+}
+
+inline int sandboxed_running(const std::string& cmdline) {
+  return static_cast<int>(sandboxed_pids(cmdline).size());
+}
 
 // Declared after the futures of long calls: should a check fail, the gateway stops before those
 // futures wait for their calls (which would otherwise run for minutes), since shutdown answers

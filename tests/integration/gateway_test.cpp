@@ -128,7 +128,7 @@ TEST_CASE("notifications/cancelled kills the running program", "[integration]") 
                    id);
   });
   // The program must have started: a cancel that came first would drop the call unstarted.
-  REQUIRE(eventually([] { return processes_running("sleep 60") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 60") == 1; }));
   CHECK(gw.post({{"jsonrpc", "2.0"},
                  {"method", "notifications/cancelled"},
                  {"params", {{"requestId", 42}, {"reason", "test"}}}},
@@ -148,7 +148,7 @@ TEST_CASE("a session's calls run one at a time in arrival order", "[integration]
   auto first = std::async(std::launch::async, [&] {
     return gw.call_execute(id, "sleep 1; echo A >> /work/log", "bash", 30, 1);
   });
-  REQUIRE(eventually([] { return processes_running("sleep 1") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 1") == 1; }));
   auto second = std::async(std::launch::async, [&] {
     return gw.call_execute(id, "echo B >> /work/log", "bash", 30, 2);
   });
@@ -162,7 +162,7 @@ TEST_CASE("beyond the gateway's queue a call gets a 'busy' tool error", "[integr
   std::string a = gw.initialize(), b = gw.initialize();
   auto running =
       std::async(std::launch::async, [&] { return gw.call_execute(a, "sleep 3", "bash"); });
-  REQUIRE(eventually([] { return processes_running("sleep 3") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 3") == 1; }));
   auto refused = gw.execute(b, "echo hi", "bash");
   CHECK(refused["isError"] == true);
   CHECK(refused["content"][0]["text"].get<std::string>().find("busy") != std::string::npos);
@@ -192,7 +192,7 @@ TEST_CASE("SIGTERM mid-call: the call gets an answer, sandboxes end, exit 0", "[
           {{"name", "execute"}, {"arguments", {{"code", "sleep 60"}, {"language", "bash"}}}}}},
         id);
   });
-  REQUIRE(eventually([] { return processes_running("sleep 60") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 60") == 1; }));
   pid_t pid = gw.pid();
   CHECK(gw.stop(SIGTERM) == 0);
   auto reply = call.get();
@@ -216,7 +216,7 @@ TEST_CASE("after a SIGKILL of the gateway, the next start sweeps what it left", 
     CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
   }
   // The sandbox's processes died with the gateway (parent-death signal on the supervisor).
-  CHECK(eventually([] { return processes_running("sleep 300") == 0; }));
+  CHECK(eventually([] { return sandboxed_running("sleep 300") == 0; }));
   GatewayProcess next({}, kRestartEnv);
   CHECK(cgroups_of(dead) == 0);
 }

@@ -171,7 +171,7 @@ TEST_CASE("a client that disconnects mid-call does not cancel it (spec 2025-11-2
     std::string body = execute_body("sleep 1.3; echo finished > /work/flag", 1);
     asio::write(leaving, asio::buffer(post_head(id, body.size(), gw.port()) + body));
     // Running before the client goes, so the next call (on another connection) comes after it.
-    REQUIRE(eventually([] { return processes_running("sleep 1.3") == 1; }));
+    REQUIRE(eventually([] { return sandboxed_running("sleep 1.3") == 1; }));
   }  // gone, without reading the answer
   // The session's calls run in order: this one runs after the dropped call has finished.
   auto next = gw.execute(id, "cat /work/flag", "bash");
@@ -186,14 +186,14 @@ TEST_CASE("a dropped call's program still ends at its timeout", "[hostile]") {
     auto leaving = connect_to(io, gw.port());
     std::string body = execute_body("exec sleep 1000", 1, false, 2);
     asio::write(leaving, asio::buffer(post_head(id, body.size(), gw.port()) + body));
-    REQUIRE(eventually([] { return processes_running("sleep 1000") == 1; }));
+    REQUIRE(eventually([] { return sandboxed_running("sleep 1000") == 1; }));
   }
   // The session's calls run in order: this one runs once the dropped one has ended.
   auto next = gw.execute(id, "echo next", "bash");
   CHECK(structured(next)["stdout"] == "next\n");
   // Seen from the host (a later call's /proc shows only its own processes): the dropped call's
   // sleep was killed at its 2 s timeout, not left to run its 1000 s.
-  CHECK(processes_running("sleep 1000") == 0);
+  CHECK(sandboxed_running("sleep 1000") == 0);
 }
 
 TEST_CASE("no wrong token is accepted over many tries", "[hostile][auth]") {

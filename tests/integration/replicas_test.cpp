@@ -96,7 +96,7 @@ TEST_CASE("a replica's forwards hold no place in the owner's per-address connect
   auto one = long_call(first, "sleep 4.25; echo first");
   auto two = long_call(second, "sleep 4.5; echo second");
   REQUIRE(eventually(
-      [] { return processes_running("sleep 4.25") >= 1 && processes_running("sleep 4.5") >= 1; }));
+      [] { return sandboxed_running("sleep 4.25") >= 1 && sandboxed_running("sleep 4.5") >= 1; }));
   // ... and another client's call through A, meanwhile, still reaches B (B's share of
   // 127.0.0.1 is two connections: A's forwards would take it).
   auto other = a->execute(third, "echo third", "bash");

@@ -121,7 +121,7 @@ TEST_CASE("a session with a call running is never ended for room, and all busy i
   StopGatewayFirst stop_first{gw};
   first = std::async(std::launch::async,
                      [&] { return gw.post(execute_message(long_call, 900, 1), s1); });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
   // s1 runs a call and s2 is idle, though older in use: s2 goes.
   REQUIRE(alive(gw, s2, "test-token"));
   std::string s3 = gw.initialize();
@@ -129,13 +129,13 @@ TEST_CASE("a session with a call running is never ended for room, and all busy i
   CHECK(alive(gw, s1, "test-token"));
   second = std::async(std::launch::async,
                       [&] { return gw.post(execute_message(long_call, 900, 2), s3); });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 2; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 2; }));
   // Both run a call: refused as before, nothing ended.
   auto refused = gw.post(initialize_message());
   CHECK(refused.status == 429);
   CHECK(refused.body.find("Too many sessions") != std::string::npos);
   CHECK(refused.body.find("every one has a call running") != std::string::npos);
-  CHECK(processes_running(long_call) == 2);
+  CHECK(sandboxed_running(long_call) == 2);
   CHECK(metric(gw, "sandgate_sessions_evicted_total{reason=\"tenant_cap\"}") == 1);
 }
 
@@ -163,7 +163,7 @@ TEST_CASE(
   StopGatewayFirst stop_first{gw};
   running = std::async(std::launch::async,
                        [&] { return gw.post(execute_message(long_call, 900, 1), busy); });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
   auto planted = gw.post(execute_message("echo kept > /work/f && echo planted", 30, 2), idle);
   REQUIRE(planted.status == 200);
   REQUIRE(planted.json_body()["result"]["isError"] == false);
@@ -172,14 +172,14 @@ TEST_CASE(
   auto ran = gw.post(execute_message("echo fresh ran", 30, 3), fresh);
   REQUIRE(ran.status == 200);
   CHECK(ran.json_body()["result"]["structuredContent"]["stdout"] == "fresh ran\n");
-  CHECK(processes_running(long_call) == 1);
+  CHECK(sandboxed_running(long_call) == 1);
   CHECK(metric(gw, "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"}") == 1);
 
   // The idle session stays; its next call starts a fresh sandbox (its files went with the old).
   auto again = gw.post(execute_message("cat /work/f || echo no file", 30, 4), idle);
   REQUIRE(again.status == 200);
   CHECK(again.json_body()["result"]["structuredContent"]["stdout"] == "no file\n");
-  CHECK(processes_running(long_call) == 1);
+  CHECK(sandboxed_running(long_call) == 1);
   CHECK(metric(gw, "sandgate_sandboxes_evicted_total{reason=\"sandbox_cap\"}") == 2);
   CHECK(running.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
 }

@@ -53,7 +53,7 @@ void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
                                                    {{"name", "execute"}, {"arguments", long_call}});
   REQUIRE(entry.post_and_close_when(started,
                                     GatewayProcess::stateless_headers(started, "test-token"),
-                                    [] { return processes_running("sleep 0.11") >= 1; }));
+                                    [] { return sandboxed_running("sleep 0.11") >= 1; }));
   // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
   json message = GatewayProcess::stateless_message(
       "tools/call",
@@ -139,7 +139,7 @@ TEST_CASE("notifications/cancelled reaches a 2025 session's call that runs in a 
                    session);
   });
   // A cancel for a request the gateway has not yet seen is dropped: wait for its program.
-  REQUIRE(eventually([] { return processes_running("sleep 100") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 100") == 1; }));
   CHECK(gw.post({{"jsonrpc", "2.0"},
                  {"method", "notifications/cancelled"},
                  {"params", {{"requestId", 7}}}},
@@ -164,7 +164,7 @@ TEST_CASE("a handle made for a call that never ran is not left holding a place",
                       GatewayProcess::stateless_headers(message, "test-token"));
   });
   // The long call holds the slot once its program runs.
-  REQUIRE(eventually([] { return processes_running("sleep 10") == 1; }));
+  REQUIRE(eventually([] { return sandboxed_running("sleep 10") == 1; }));
   auto busy = gw.call_stateless("execute", bash("true"));
   CHECK(busy["isError"] == true);
   CHECK(text_of(busy).find("busy") != std::string::npos);

@@ -76,7 +76,7 @@ TEST_CASE("a call waiting for a gateway slot does not pin its session's sandbox"
   long_reply = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 2, 900), running, "tok-a");
   });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
   REQUIRE(metric(gw, "sandgate_sandboxes") == 2);
   // a's second call waits for a's only call slot, its sandbox idle meanwhile.
   queued_reply = std::async(std::launch::async, [&] {
@@ -90,10 +90,10 @@ TEST_CASE("a call waiting for a gateway slot does not pin its session's sandbox"
   CHECK(theirs["isError"] == false);
   CHECK(stdout_of(theirs) == "b ran\n");
   CHECK(metric(gw, kForCap) == 1);
-  CHECK(processes_running(long_call) == 1);
+  CHECK(sandboxed_running(long_call) == 1);
 
   // The long call ends; the queued one then resumes its sandbox with its file.
-  for (pid_t pid : pids_running(long_call)) ::kill(pid, SIGKILL);
+  for (pid_t pid : sandboxed_pids(long_call)) ::kill(pid, SIGKILL);
   REQUIRE(long_reply.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
   REQUIRE(queued_reply.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
   auto back = queued_reply.get();
@@ -150,17 +150,17 @@ TEST_CASE(
   StopGatewayFirst stop_first{gw};
   long_reply = std::async(std::launch::async,
                           [&] { return gw.post(execute_message(long_call, 1, 900), a1, "tok-a"); });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
 
   auto refused = execute(gw, a2, "tok-a", "echo never", 2);
   CHECK(refused["isError"] == true);
   CHECK(refused.dump().find("its share of live sandboxes (1)") != std::string::npos);
   CHECK(refused.dump().find("never") == std::string::npos);
-  CHECK(processes_running(long_call) == 1);
+  CHECK(sandboxed_running(long_call) == 1);
 
   auto theirs = execute(gw, b, "tok-b", "echo b ran", 3);
   CHECK(stdout_of(theirs) == "b ran\n");
-  for (pid_t pid : pids_running(long_call)) ::kill(pid, SIGKILL);
+  for (pid_t pid : sandboxed_pids(long_call)) ::kill(pid, SIGKILL);
   REQUIRE(long_reply.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
   // With a's sandbox free again, a2's call gets one (a1's is hibernated for it).
   auto later = execute(gw, a2, "tok-a", "echo now", 4);

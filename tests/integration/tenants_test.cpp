@@ -87,12 +87,12 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
   first = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 900, 1), a1, "token-alpha");
   });
-  REQUIRE(eventually([&] { return processes_running(long_call) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
   second = std::async(std::launch::async, [&] {
     return gw.post(execute_message(long_call, 900, 2), a2, "token-alpha");
   });
   // alpha's second call is in: running (as every call did before tenants had caps) or waiting.
-  REQUIRE(eventually([&] { return processes_running(long_call) == 2 || calls_waiting(gw) == 1; }));
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 2 || calls_waiting(gw) == 1; }));
 
   // beta's call runs now, while alpha's calls are still in.
   beta = std::async(std::launch::async, [&] {
@@ -106,7 +106,7 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
   CHECK(result["structuredContent"]["stdout"] == "beta ran\n");
 
   // alpha's second call waits for alpha's first (its cap), although a slot is free again.
-  CHECK(processes_running(long_call) == 1);
+  CHECK(sandboxed_running(long_call) == 1);
   CHECK(calls_waiting(gw) == 1);
   CHECK(second.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
   // When alpha's first call ends, its second one runs.
@@ -117,7 +117,7 @@ TEST_CASE("a tenant at its cap of running calls does not keep another tenant wai
             .status == 202);
   REQUIRE(first.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   CHECK(first.get().status == 202);
-  CHECK(eventually([&] { return calls_waiting(gw) == 0 && processes_running(long_call) == 1; }));
+  CHECK(eventually([&] { return calls_waiting(gw) == 0 && sandboxed_running(long_call) == 1; }));
   // Shutdown answers the call still running.
   REQUIRE(gw.stop(SIGTERM) == 0);
   REQUIRE(second.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
@@ -141,7 +141,7 @@ TEST_CASE("a tenant's tokens-file line may raise its cap of running calls",
     return gw.post(execute_message(long_call, 120, 2), a2, "token-alpha");
   });
   // The default share would be one of the two slots; alpha's line gives it both.
-  CHECK(eventually([&] { return processes_running(long_call) == 2; }));
+  CHECK(eventually([&] { return sandboxed_running(long_call) == 2; }));
   CHECK(calls_waiting(gw) == 0);
 }
 

@@ -1,8 +1,12 @@
 #include "tests/support/gateway_launch.hpp"
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
 
 namespace sandgate::test {
 
@@ -22,6 +26,15 @@ std::vector<std::string> own_cgroup_wrapper(const std::string& name) {
           parent, name};
 }
 
+std::optional<IdRange> own_sandbox_ids() {
+  std::ifstream map("/proc/self/uid_map");
+  std::uint64_t inside = 1, outside = 1, count = 0;
+  if (!(map >> inside >> outside >> count) || inside != 0 || outside != 0 || count != 4294967295u)
+    return std::nullopt;
+  constexpr std::uint32_t kIds = 4096;
+  return IdRange{static_cast<std::uint32_t>(10'000'000 + (::getpid() % 900'000) * kIds), kIds};
+}
+
 std::vector<std::string> sandgate_command(const std::string& binary,
                                           const std::vector<std::string>& args,
                                           const std::vector<std::string>& wrapper,
@@ -32,6 +45,12 @@ std::vector<std::string> sandgate_command(const std::string& binary,
                         std::string("--log-level"), std::string("warn")})
     argv.push_back(a);
   argv.insert(argv.end(), args.begin(), args.end());
+  bool chosen = false;
+  for (const auto& a : args) chosen = chosen || a == "--sandbox-uid-base";
+  if (auto ids = own_sandbox_ids(); ids && !chosen) {
+    argv.push_back("--sandbox-uid-base");
+    argv.push_back(std::to_string(ids->first));
+  }
   return argv;
 }
 

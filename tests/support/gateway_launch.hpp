@@ -1,6 +1,8 @@
 #pragma once
 // What a test puts around the sandgate binary before ServerProcess starts it: a port chosen
 // beforehand, a cgroup of its own on a pure cgroup v2 host, and the command line.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,20 @@ int free_port();
 // one's leaf (its cgroup has controllers enabled, so nothing may join it directly). Elsewhere:
 // no wrapper.
 std::vector<std::string> own_cgroup_wrapper(const std::string& name = "");
+
+// The sandbox host ids [first, first + count) this test process's gateways give their sandboxes
+// (sandgate_command passes --sandbox-uid-base): integration tests run side by side, and two
+// gateways on one host would otherwise both start at 1,000,000 — their sandboxes sharing host
+// uids, one's processes counting against the other's RLIMIT_NPROC, and one test's scan for its
+// programs finding another's. Slots of 4096 ids (--max-sandboxes up to 2048) from 10,000,000 by
+// process id, clear of the sandbox tests' default range. Only in the host's own user namespace,
+// where every id is mapped; elsewhere nothing (the gateway picks as it would in production).
+struct IdRange {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  bool contains(std::uint64_t id) const { return id >= first && id < std::uint64_t{first} + count; }
+};
+std::optional<IdRange> own_sandbox_ids();
 
 // `binary` on an ephemeral loopback port, logging warnings and worse, followed by `args`; run
 // by `wrapper` (which must exec it), all of it inside own_cgroup_wrapper(`cgroup`).
