@@ -20,7 +20,7 @@ MAY_INCLUDE = {
     "sandbox/inside": {"sandbox/shared", "common"},
     "sandbox/cgroups": {"sandbox/shared", "common"},
     "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
-    "session": {"sandbox", "sandbox/shared", "common"},
+    "session": {"sandbox", "sandbox/shared", "ledger", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
     "server/tools": {"server/metrics", "session", "sandbox", "sandbox/shared", "auth", "common"},

@@ -73,6 +73,7 @@ std::int64_t pragma_number(sqlite3* db, const char* sql) {
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE usage (
   id INTEGER PRIMARY KEY,
+  stretch TEXT NOT NULL UNIQUE,
   tenant TEXT NOT NULL,
   owner TEXT NOT NULL,
   owner_kind TEXT NOT NULL,
@@ -151,9 +152,11 @@ SqliteLedger::~SqliteLedger() {
 }
 
 void SqliteLedger::prepare_schema() {
-  exec(db_, "PRAGMA journal_mode=WAL");
   // Made once, under the write lock: a second process opening the same new file at the same
-  // time finds the schema made when its turn comes, and makes nothing.
+  // time finds the schema made when its turn comes, and makes nothing. Made before WAL is on,
+  // so that the file's own header says "sandgate ledger" at once: in WAL mode the schema would
+  // sit in the -wal file until a checkpoint, and the header check of a second opener (`sandgate
+  // usage` beside a running gateway) would take the new ledger for another program's.
   exec(db_, "BEGIN IMMEDIATE");
   try {
     std::int64_t application = pragma_number(db_, "PRAGMA application_id");
@@ -175,35 +178,43 @@ void SqliteLedger::prepare_schema() {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  exec(db_, "PRAGMA journal_mode=WAL");
   exec(db_, "PRAGMA synchronous=FULL");
 }
 
-void SqliteLedger::append(const std::vector<UsageRecord>& records) {
+void SqliteLedger::save(const std::vector<UsageRecord>& records) {
   if (records.empty()) return;
   exec(db_, "BEGIN IMMEDIATE");
   try {
-    Statement insert(db_,
-                     "INSERT INTO usage (tenant, owner, owner_kind, replica, started_ms, "
+    // A stretch's totals only grow: the latest replaces what was saved before, whoever it was
+    // for (tenant, owner and start never change within a stretch).
+    Statement upsert(db_,
+                     "INSERT INTO usage (stretch, tenant, owner, owner_kind, replica, started_ms, "
                      "ended_ms, cpu_seconds, gib_seconds, wall_seconds, calls, output_bytes, "
                      "usd_per_vcpu_hour, usd_per_gib_hour, usd) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+                     "ON CONFLICT (stretch) DO UPDATE SET ended_ms = excluded.ended_ms, "
+                     "cpu_seconds = excluded.cpu_seconds, gib_seconds = excluded.gib_seconds, "
+                     "wall_seconds = excluded.wall_seconds, calls = excluded.calls, "
+                     "output_bytes = excluded.output_bytes, usd = excluded.usd");
     for (const auto& r : records) {
-      insert.bind(1, r.tenant);
-      insert.bind(2, r.owner);
-      insert.bind(3, r.owner_kind);
-      insert.bind(4, r.replica);
-      insert.bind(5, unix_ms(r.started));
-      insert.bind(6, unix_ms(r.ended));
-      insert.bind(7, r.cpu_seconds);
-      insert.bind(8, r.gib_seconds);
-      insert.bind(9, r.wall_seconds);
-      insert.bind(10, static_cast<std::int64_t>(r.calls));
-      insert.bind(11, static_cast<std::int64_t>(r.output_bytes));
-      insert.bind(12, r.usd_per_vcpu_hour);
-      insert.bind(13, r.usd_per_gib_hour);
-      insert.bind(14, r.usd);
-      insert.step();
-      insert.reset();
+      upsert.bind(1, r.stretch);
+      upsert.bind(2, r.tenant);
+      upsert.bind(3, r.owner);
+      upsert.bind(4, r.owner_kind);
+      upsert.bind(5, r.replica);
+      upsert.bind(6, unix_ms(r.started));
+      upsert.bind(7, unix_ms(r.ended));
+      upsert.bind(8, r.cpu_seconds);
+      upsert.bind(9, r.gib_seconds);
+      upsert.bind(10, r.wall_seconds);
+      upsert.bind(11, static_cast<std::int64_t>(r.calls));
+      upsert.bind(12, static_cast<std::int64_t>(r.output_bytes));
+      upsert.bind(13, r.usd_per_vcpu_hour);
+      upsert.bind(14, r.usd_per_gib_hour);
+      upsert.bind(15, r.usd);
+      upsert.step();
+      upsert.reset();
     }
     exec(db_, "COMMIT");
   } catch (...) {

@@ -2,6 +2,11 @@
 // One stretch of a sandbox's metered use, as the ledger keeps it: whose (tenant, and which
 // session or handle by its first characters — never a whole id, which is a bearer secret),
 // when, how much of each resource, at which prices, and what it came to.
+//
+// A stretch is one sandbox within one UTC day: its totals grow while the sandbox lives and are
+// saved again and again under the same `stretch` key (the latest wins), so a gateway killed
+// without warning loses only what it metered since its last save. A sandbox alive across
+// midnight closes one stretch and opens the next, so each day's spend stays that day's.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -11,6 +16,7 @@
 namespace sandgate::ledger {
 
 struct UsageRecord {
+  std::string stretch;  // unique: the gateway's instance, the sandbox's number, the day
   std::string tenant;
   std::string owner;       // a session's or handle's id prefix, as the logs show it
   std::string owner_kind;  // "session" or "handle"

@@ -25,6 +25,7 @@ class SpendMeter {
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
   std::uint64_t memory_bytes() const { return last_memory_; }  // as the last sample saw it
+  const Prices& prices() const { return prices_; }
 
  private:
   Prices prices_;

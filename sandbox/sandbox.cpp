@@ -150,6 +150,11 @@ double Sandbox::spend_usd() const {
   return meter_.usd();
 }
 
+SandboxUsage Sandbox::usage() const {
+  std::lock_guard lock(mutex_);
+  return {meter_.cpu_seconds(), meter_.gib_seconds(), meter_.usd(), meter_.prices()};
+}
+
 std::uint64_t Sandbox::memory_bytes() const {
   std::lock_guard lock(mutex_);
   return meter_.memory_bytes();

@@ -58,6 +58,15 @@ enum class RunOutcome {
 };
 
 enum class EndReason { none, closed, spend_cap, lifetime, failed };
+
+// What a sandbox has used since it was made, as its meter's last sample saw it (about a second
+// old while it lives; final once it ended): the figures its spend comes from.
+struct SandboxUsage {
+  double cpu_seconds = 0;
+  double gib_seconds = 0;
+  double usd = 0;
+  Prices prices;
+};
 const char* end_reason_name(EndReason reason);
 
 struct RunResult {
@@ -148,6 +157,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   EndReason end_reason() const;
   std::string end_detail() const;
   double spend_usd() const;
+  SandboxUsage usage() const;
   // Memory its cgroup held at the meter's last sample (about a second old): for choosing whose
   // sandbox makes room under memory pressure, not for accounting.
   std::uint64_t memory_bytes() const;

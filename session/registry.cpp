@@ -98,6 +98,7 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
     auto session = std::make_shared<Session>(
         std::move(id), tenant.name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, kind, store_, nullptr, this);
+    session->report_usage(usage_);
     admit_locked(session);  // a fresh random id: never taken
     out = std::move(session);
   }();
@@ -174,6 +175,19 @@ std::optional<std::string> Registry::why_ended(const std::string& id, const std:
   if (it == ended_.end() || it->second.tenant != tenant || it->second.kind != kind)
     return std::nullopt;
   return it->second.why;
+}
+
+void Registry::report_usage(UsageReporting reporting) {
+  usage_ = reporting.sink ? std::make_shared<const UsageReporting>(std::move(reporting)) : nullptr;
+}
+
+std::vector<ledger::UsageRecord> Registry::usage_records() const {
+  std::vector<ledger::UsageRecord> out;
+  if (!usage_) return out;
+  const auto now = ledger::Clock::now();
+  for (const auto& s : snapshot())
+    for (auto& r : s->usage_records(now)) out.push_back(std::move(r));
+  return out;
 }
 
 std::vector<std::shared_ptr<Session>> Registry::snapshot() const {

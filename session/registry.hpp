@@ -168,6 +168,12 @@ class Registry : public TenantSandboxes {
   // end_all(), but hibernated sandboxes' archives stay: the gateway's successor resumes them.
   void release_all(const std::string& why);
 
+  // Its sessions' sandboxes' use is recorded through `reporting` (for sessions made or restored
+  // from now on: set before serving).
+  void report_usage(UsageReporting reporting);
+  // Every session's sandbox use so far, as ledger records: the ledger writer's collect hook.
+  std::vector<ledger::UsageRecord> usage_records() const;
+
   std::size_t size() const;  // sessions and handles
   std::size_t handles() const;
   std::size_t hibernated() const;  // sessions and handles whose sandbox is hibernated
@@ -237,6 +243,7 @@ class Registry : public TenantSandboxes {
   // victim is looked for.
   std::unordered_map<std::string, TenantSessions> per_tenant_;
   std::function<void(const Eviction&)> on_eviction_;
+  std::shared_ptr<const UsageReporting> usage_;  // null: usage is not recorded
   std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {
     std::string tenant, why;

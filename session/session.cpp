@@ -2,6 +2,8 @@
 // session_call.cpp, its hibernation and resumption in session_hibernation.cpp.
 #include "session.hpp"
 
+#include "session_id.hpp"
+
 namespace sandgate::session {
 
 Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
@@ -76,7 +78,43 @@ std::string Session::owner_text() const {
 }
 
 void Session::settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended) {
-  if (ended) account_.settle(ended->spend_usd());
+  if (!ended) return;
+  account_.settle(ended->spend_usd());
+  if (usage_log_ && metered_ == ended.get()) {
+    usage_->sink->put(usage_log_->final_record(ended->usage(), ledger::Clock::now()));
+    usage_log_.reset();
+    metered_ = nullptr;
+  }
+}
+
+void Session::report_usage(std::shared_ptr<const UsageReporting> reporting) {
+  std::lock_guard lock(mutex_);
+  usage_ = reporting && reporting->sink ? std::move(reporting) : nullptr;
+}
+
+void Session::start_usage_log_locked(const sandbox::Sandbox& fresh) {
+  if (!usage_) return;
+  UsageOwner owner{tenant_, std::string(log_prefix(id_)),
+                   kind_ == SessionKind::handle ? "handle" : "session", usage_->replica};
+  usage_log_.emplace(std::move(owner), usage_->instance + ":" + fresh.id(), ledger::Clock::now());
+  metered_ = &fresh;
+  usage_collected_ended_ = false;
+}
+
+void Session::count_call(const std::shared_ptr<sandbox::Sandbox>& ran_in,
+                         const sandbox::RunResult& run) {
+  std::lock_guard lock(mutex_);
+  if (usage_log_ && metered_ == ran_in.get())
+    usage_log_->count_call(run.stdout_text.size() + run.stderr_text.size());
+}
+
+std::vector<ledger::UsageRecord> Session::usage_records(ledger::Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (!usage_log_ || !sandbox_ || metered_ != sandbox_.get()) return {};
+  if (!sandbox_->ended()) return usage_log_->records(sandbox_->usage(), now);
+  // Ended, not yet let go of (that waits for the session's next call): its totals are final.
+  if (std::exchange(usage_collected_ended_, true)) return {};
+  return {usage_log_->final_record(sandbox_->usage(), now)};
 }
 
 void Session::end_keeping_archive(std::string why) {

@@ -13,7 +13,9 @@
 
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
+#include "ledger/usage_record.hpp"
 #include "sandbox/host.hpp"
+#include "sandbox_usage_log.hpp"
 #include "session_account.hpp"
 #include "state_store.hpp"
 #include "tenant_share.hpp"
@@ -150,6 +152,13 @@ class Session {
   // What the session has spent: its ended sandboxes' spend and its live one's so far. Its spend
   // cap and lifetime hold across all of them (see SessionAccount).
   double spend_usd() const;
+  // From now on its sandboxes' use is recorded through `reporting`: each sandbox's records as
+  // the writer collects them, and its last when the session lets go of it. Set by the registry
+  // before the session serves.
+  void report_usage(std::shared_ptr<const UsageReporting> reporting);
+  // Its sandbox's use so far, as ledger records: for the writer's periodic collection. An ended
+  // sandbox's are given once (its last comes again when the session lets go of it).
+  std::vector<ledger::UsageRecord> usage_records(ledger::Clock::time_point now);
 
  private:
   // The steps of execute() once the call has its turn and its gateway slot: its sandbox, its
@@ -182,6 +191,10 @@ class Session {
   // Books an ended sandbox's final spend to the account; every sandbox the session lets go of
   // passes here exactly once.
   void settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended);
+  // The ledger's view of a sandbox that just became the session's (when usage is recorded).
+  void start_usage_log_locked(const sandbox::Sandbox& fresh);
+  // Counts a call that ran in `ran_in` (and what it printed) to that sandbox's usage.
+  void count_call(const std::shared_ptr<sandbox::Sandbox>& ran_in, const sandbox::RunResult& run);
   std::string owner_text() const;  // "this session", or "this sandbox" for a handle
   // The call's result told in the session's terms: its total spend, and, when its sandbox ended
   // at the cap or lifetime, that the session's was reached.
@@ -220,6 +233,12 @@ class Session {
   std::string lost_files_why_;
   // A sandbox whose packing failed is not tried again (it would fail the same way each sweep).
   const sandbox::Sandbox* pack_failed_ = nullptr;
+  // Usage recording: where to (null: not recorded), the sandbox being metered (compared, never
+  // used) and its log; whether an ended one's last records were collected already.
+  std::shared_ptr<const UsageReporting> usage_;
+  const sandbox::Sandbox* metered_ = nullptr;
+  std::optional<SandboxUsageLog> usage_log_;
+  bool usage_collected_ended_ = false;
 };
 
 }  // namespace sandgate::session

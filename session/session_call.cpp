@@ -81,6 +81,7 @@ std::shared_ptr<sandbox::Sandbox> Session::adopt_fresh(std::shared_ptr<sandbox::
     return nullptr;
   }
   sandbox_ = fresh;
+  start_usage_log_locked(*fresh);
   return fresh;
 }
 
@@ -187,6 +188,7 @@ asio::awaitable<void> Session::run_call(sandbox::RunRequest request, CallFiles f
     if (!written) co_return;
   }
   out.run = co_await sandbox->run(std::move(request), control);
+  count_call(sandbox, out.run);
   if (out.run.outcome == sandbox::RunOutcome::sandbox_ended) {
     forget_ended_sandbox(sandbox);
     std::lock_guard lock(mutex_);

@@ -35,6 +35,7 @@ struct TempDir {
 UsageRecord record(const std::string& tenant, Clock::time_point ended, double usd,
                    const std::string& owner = "0a1b2c3d") {
   UsageRecord r;
+  r.stretch = tenant + "/" + owner + "/" + utc_text(ended);
   r.tenant = tenant;
   r.owner = owner;
   r.owner_kind = "session";
@@ -77,10 +78,10 @@ TEST_CASE("the SQLite ledger keeps what it was given, across a reopen", "[unit][
   auto file = dir.path / "ledger.sqlite";
   {
     SqliteLedger ledger(file);
-    ledger.append({record("acme", utc(2026, 12, 3, 23, 0), 0.25),
-                   record("acme", utc(2026, 12, 4, 1, 0), 0.5, "99887766"),
-                   record("beta", utc(2026, 12, 4, 2, 0), 2.0)});
-    ledger.append({});
+    ledger.save({record("acme", utc(2026, 12, 3, 23, 0), 0.25),
+                 record("acme", utc(2026, 12, 4, 1, 0), 0.5, "99887766"),
+                 record("beta", utc(2026, 12, 4, 2, 0), 2.0)});
+    ledger.save({});
   }
   SqliteLedger ledger(file);
   auto today = period_of(PeriodKind::day, utc(2026, 12, 4, 12));
@@ -114,6 +115,30 @@ TEST_CASE("the SQLite ledger keeps what it was given, across a reopen", "[unit][
   REQUIRE(totals.size() == 1);
   CHECK(totals[0].usd == Approx(0.25));
   CHECK(totals[0].cpu_seconds == Approx(1.5));
+}
+
+TEST_CASE("a stretch saved again holds its latest totals, not a second row", "[unit][ledger]") {
+  TempDir dir;
+  SqliteLedger ledger(dir.path / "ledger.sqlite");
+  auto first = record("acme", utc(2026, 12, 4, 1), 0.1);
+  first.stretch = "gw1:7:2026-12-04";
+  ledger.save({first});
+  auto later = first;
+  later.ended = first.ended + seconds(30);
+  later.usd = 0.4;
+  later.calls = 3;
+  auto other = record("acme", utc(2026, 12, 4, 2), 1.0);
+  other.stretch = "gw1:8:2026-12-04";
+  ledger.save({later, other});
+  auto day = period_of(PeriodKind::day, first.ended);
+  CHECK(ledger.spent("acme", day.start, day.end) == Approx(1.4));
+  auto rows = ledger.usage({}, Grouping::tenant);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].calls == 4);
+  // Ended is the stretch's latest end: it moved with the totals.
+  UsageQuery late;
+  late.since = first.ended + seconds(1);
+  CHECK(ledger.usage(late, Grouping::tenant).at(0).usd == Approx(1.4));
 }
 
 TEST_CASE("a file that is not a sandgate ledger is refused, and left as it was", "[unit][ledger]") {
@@ -158,12 +183,25 @@ TEST_CASE("a file that is not a sandgate ledger is refused, and left as it was",
   }
 }
 
+TEST_CASE("a new ledger is recognised by a second opener while the first still writes",
+          "[unit][ledger]") {
+  TempDir dir;
+  auto file = dir.path / "ledger.sqlite";
+  SqliteLedger writer(file);
+  writer.save({record("acme", utc(2026, 12, 4, 1), 1.0)});
+  // What `sandgate usage` does beside a running gateway: the header already says whose it is.
+  SqliteLedger reader(file);
+  CHECK(reader.usage({}, Grouping::tenant).at(0).usd == Approx(1.0));
+  writer.save({record("acme", utc(2026, 12, 4, 2), 0.5)});
+  CHECK(reader.usage({}, Grouping::tenant).at(0).usd == Approx(1.5));
+}
+
 TEST_CASE("two openers of a new ledger at once both get the one schema", "[unit][ledger]") {
   TempDir dir;
   auto file = dir.path / "ledger.sqlite";
   auto open_and_write = [&](const std::string& tenant) {
     SqliteLedger ledger(file);
-    ledger.append({record(tenant, utc(2026, 12, 4, 1), 1.0)});
+    ledger.save({record(tenant, utc(2026, 12, 4, 1), 1.0)});
   };
   auto a = std::async(std::launch::async, open_and_write, "a");
   auto b = std::async(std::launch::async, open_and_write, "b");

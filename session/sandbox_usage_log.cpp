@@ -1,0 +1,62 @@
+#include "sandbox_usage_log.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace sandgate::session {
+
+SandboxUsageLog::SandboxUsageLog(UsageOwner owner, std::string key, ledger::Clock::time_point now)
+    : owner_(std::move(owner)),
+      key_(std::move(key)),
+      day_(ledger::period_of(ledger::PeriodKind::day, now)),
+      stretch_started_(now) {}
+
+void SandboxUsageLog::count_call(std::uint64_t output_bytes) {
+  ++calls_;
+  output_bytes_ += output_bytes;
+}
+
+ledger::UsageRecord SandboxUsageLog::stretch(const sandbox::SandboxUsage& total,
+                                             ledger::Clock::time_point ended) const {
+  ledger::UsageRecord r;
+  r.stretch = key_ + ":" + ledger::period_key(day_);
+  r.tenant = owner_.tenant;
+  r.owner = owner_.owner;
+  r.owner_kind = owner_.owner_kind;
+  r.replica = owner_.replica;
+  r.started = stretch_started_;
+  r.ended = std::max(ended, stretch_started_);
+  r.cpu_seconds = total.cpu_seconds - base_.cpu_seconds;
+  r.gib_seconds = total.gib_seconds - base_.gib_seconds;
+  r.wall_seconds = std::chrono::duration<double>(r.ended - r.started).count();
+  r.calls = calls_ - calls_base_;
+  r.output_bytes = output_bytes_ - output_bytes_base_;
+  r.usd_per_vcpu_hour = total.prices.usd_per_vcpu_hour;
+  r.usd_per_gib_hour = total.prices.usd_per_gib_hour;
+  r.usd = total.usd - base_.usd;
+  return r;
+}
+
+std::vector<ledger::UsageRecord> SandboxUsageLog::records(const sandbox::SandboxUsage& total,
+                                                          ledger::Clock::time_point now) {
+  std::vector<ledger::UsageRecord> out;
+  if (now >= day_.end) {
+    // What was metered since the last time counts to the day that ended (a second or so of
+    // imprecision at midnight); its record ends inside that day, so the day's sum holds it.
+    out.push_back(stretch(total, day_.end - std::chrono::milliseconds(1)));
+    day_ = ledger::period_of(ledger::PeriodKind::day, now);
+    stretch_started_ = day_.start;
+    base_ = total;
+    calls_base_ = calls_;
+    output_bytes_base_ = output_bytes_;
+  }
+  out.push_back(stretch(total, now));
+  return out;
+}
+
+ledger::UsageRecord SandboxUsageLog::final_record(const sandbox::SandboxUsage& total,
+                                                  ledger::Clock::time_point now) const {
+  return stretch(total, std::min(now, day_.end - std::chrono::milliseconds(1)));
+}
+
+}  // namespace sandgate::session
