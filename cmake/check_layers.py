@@ -29,7 +29,7 @@ MAY_INCLUDE = {
     "server/mcp": {"server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "sandbox", "sandbox/shared", "auth", "common"},
     "server/gateway": {"server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "auth", "common"} | SANDBOX,
+                       "server/metrics", "session", "ledger", "auth", "common"} | SANDBOX,
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
 # gateway and supervisor, descriptor passing, the transfer format, small file helpers, limits.

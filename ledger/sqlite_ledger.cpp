@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -103,6 +104,7 @@ std::string refusal_of_existing(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) return "";
   std::ifstream file(path, std::ios::binary);
+  if (!file.is_open()) return "it cannot be read (" + std::string(std::strerror(errno)) + ")";
   unsigned char header[100] = {};
   if (!file.read(reinterpret_cast<char*>(header), sizeof header))
     return "it is not an SQLite database";
@@ -122,15 +124,15 @@ std::string refusal_of_existing(const std::filesystem::path& path) {
 
 }  // namespace
 
-SqliteLedger::SqliteLedger(const std::filesystem::path& given) {
+SqliteLedger::SqliteLedger(const std::filesystem::path& given, Access access) {
   // Absolute: a relative name starting "file:" would be read as an SQLite URI.
   const auto path = std::filesystem::absolute(given);
   if (auto refusal = refusal_of_existing(path); !refusal.empty())
     throw LedgerError("the ledger " + path.string() + " is not usable: " + refusal);
   // One connection, serialized by SQLite itself: the gateway's threads may share it.
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int mode = access == Access::read_only ? SQLITE_OPEN_READONLY
+                                               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, mode | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string what = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close_v2(db_);
@@ -139,7 +141,10 @@ SqliteLedger::SqliteLedger(const std::filesystem::path& given) {
   }
   try {
     sqlite3_busy_timeout(db_, 5000);
-    prepare_schema();
+    if (access == Access::read_only)
+      check_schema();
+    else
+      prepare_schema();
   } catch (const std::exception& e) {
     sqlite3_close_v2(db_);
     db_ = nullptr;
@@ -149,6 +154,16 @@ SqliteLedger::SqliteLedger(const std::filesystem::path& given) {
 
 SqliteLedger::~SqliteLedger() {
   sqlite3_close_v2(db_);
+}
+
+void SqliteLedger::check_schema() const {
+  if (pragma_number(db_, "PRAGMA application_id") != kApplicationId)
+    throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
+  std::int64_t version = pragma_number(db_, "PRAGMA user_version");
+  if (version > kSchemaVersion)
+    throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
+                      ", this one knows " + std::to_string(kSchemaVersion) + ")");
+  if (version < 1) throw LedgerError("its schema version is missing");
 }
 
 void SqliteLedger::prepare_schema() {

@@ -29,8 +29,11 @@ constexpr int kSchemaVersion = 1;
 
 class SqliteLedger final : public LedgerStore {
  public:
-  // Opens (creating if absent) the ledger at `path`. Throws LedgerError saying why not.
-  explicit SqliteLedger(const std::filesystem::path& path);
+  // read_write opens (creating if absent) the gateway's ledger; read_only one that exists, for
+  // readers beside a running gateway (`sandgate usage`): it takes no lock a save would wait for
+  // and never changes the file. Throws LedgerError saying why not.
+  enum class Access { read_write, read_only };
+  explicit SqliteLedger(const std::filesystem::path& path, Access access = Access::read_write);
   ~SqliteLedger() override;
   SqliteLedger(const SqliteLedger&) = delete;
   SqliteLedger& operator=(const SqliteLedger&) = delete;
@@ -45,6 +48,7 @@ class SqliteLedger final : public LedgerStore {
 
  private:
   void prepare_schema();
+  void check_schema() const;  // for a read-only opener: ours, of a version this one knows
   sqlite3* db_ = nullptr;
 };
 

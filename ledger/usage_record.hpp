@@ -31,6 +31,9 @@ struct UsageRecord {
   double usd_per_vcpu_hour = 0;
   double usd_per_gib_hour = 0;
   double usd = 0;
+  // The sandbox's last record (it ended): never replaced by a live one collected before it, not
+  // stored.
+  bool final = false;
 };
 
 }  // namespace sandgate::ledger

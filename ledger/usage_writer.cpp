@@ -20,9 +20,13 @@ void UsageWriter::start(Collect collect, Observer observer) {
 
 void UsageWriter::merge_locked(UsageRecord record) {
   auto [it, added] = pending_.try_emplace(record.stretch, record);
-  // A live total collected before the sandbox's final one was put may arrive after it: the
-  // later end wins, never the later arrival.
-  if (!added && record.ended >= it->second.ended) it->second = std::move(record);
+  if (added) return;
+  // A live total collected before the sandbox's final one was put may arrive after it (even in
+  // the same millisecond): a final record is never replaced by a live one; otherwise the later
+  // end wins, never the later arrival.
+  const UsageRecord& kept = it->second;
+  if (kept.final && !record.final) return;
+  if ((record.final && !kept.final) || record.ended >= kept.ended) it->second = std::move(record);
 }
 
 void UsageWriter::put(UsageRecord record) {

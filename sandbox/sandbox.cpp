@@ -152,7 +152,7 @@ double Sandbox::spend_usd() const {
 
 SandboxUsage Sandbox::usage() const {
   std::lock_guard lock(mutex_);
-  return {meter_.cpu_seconds(), meter_.gib_seconds(), meter_.usd(), meter_.prices()};
+  return {meter_.cpu_seconds(), meter_.gib_seconds(), meter_.usd(), meter_.prices(), ended_at_};
 }
 
 std::uint64_t Sandbox::memory_bytes() const {
@@ -180,6 +180,7 @@ void Sandbox::end_locked(EndReason reason, std::string detail) {
   // The last use is charged before the counters go (an end by failure or close comes between
   // samples).
   sample_locked(Clock::now());
+  ended_at_ = std::chrono::system_clock::now();
   cgroups_.remove();
   if (on_end_) std::exchange(on_end_, nullptr)();
 }

@@ -66,6 +66,8 @@ struct SandboxUsage {
   double gib_seconds = 0;
   double usd = 0;
   Prices prices;
+  // When it ended (wall clock), once it has: its use stopped growing then.
+  std::optional<std::chrono::system_clock::time_point> ended_at;
 };
 const char* end_reason_name(EndReason reason);
 
@@ -230,6 +232,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   UniqueFd control_;
   CgroupSet cgroups_;
   SpendMeter meter_;
+  std::optional<std::chrono::system_clock::time_point> ended_at_;
   EndReason end_reason_ = EndReason::none;
   std::string end_detail_;
 };

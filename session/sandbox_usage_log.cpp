@@ -56,7 +56,11 @@ std::vector<ledger::UsageRecord> SandboxUsageLog::records(const sandbox::Sandbox
 
 ledger::UsageRecord SandboxUsageLog::final_record(const sandbox::SandboxUsage& total,
                                                   ledger::Clock::time_point now) const {
-  return stretch(total, std::min(now, day_.end - std::chrono::milliseconds(1)));
+  // Its use stopped when it ended, however long after that the session lets go of it.
+  auto ended = std::min(total.ended_at.value_or(now), now);
+  auto r = stretch(total, std::min(ended, day_.end - std::chrono::milliseconds(1)));
+  r.final = true;
+  return r;
 }
 
 }  // namespace sandgate::session

@@ -46,8 +46,9 @@ class SandboxUsageLog {
   // previous day's last one when a UTC midnight passed since the last time asked.
   std::vector<ledger::UsageRecord> records(const sandbox::SandboxUsage& total,
                                            ledger::Clock::time_point now);
-  // The last record of a sandbox that ended: its open stretch with `total`, ending no later
-  // than that stretch's day (an ended sandbox opens no new day).
+  // The last record of a sandbox that ended: its open stretch with `total`, ending when the
+  // sandbox did (`total.ended_at`, else `now`) and no later than that stretch's day (an ended
+  // sandbox opens no new day). Marked final: the writer keeps it over any live record.
   ledger::UsageRecord final_record(const sandbox::SandboxUsage& total,
                                    ledger::Clock::time_point now) const;
 

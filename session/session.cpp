@@ -80,11 +80,18 @@ std::string Session::owner_text() const {
 void Session::settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended) {
   if (!ended) return;
   account_.settle(ended->spend_usd());
-  if (usage_log_ && metered_ == ended.get()) {
-    usage_->sink->put(usage_log_->final_record(ended->usage(), ledger::Clock::now()));
-    usage_log_.reset();
-    metered_ = nullptr;
+  if (!usage_) return;
+  auto now = ledger::Clock::now();
+  auto it = usage_logs_.find(ended.get());
+  if (it == usage_logs_.end()) {
+    // Made before usage was recorded for this session: its use from here is all there is.
+    it = usage_logs_
+             .emplace(ended.get(),
+                      SandboxUsageLog(usage_owner(), usage_->instance + ":" + ended->id(), now))
+             .first;
   }
+  usage_->sink->put(it->second.final_record(ended->usage(), now));
+  usage_logs_.erase(it);
 }
 
 void Session::report_usage(std::shared_ptr<const UsageReporting> reporting) {
@@ -92,29 +99,39 @@ void Session::report_usage(std::shared_ptr<const UsageReporting> reporting) {
   usage_ = reporting && reporting->sink ? std::move(reporting) : nullptr;
 }
 
-void Session::start_usage_log_locked(const sandbox::Sandbox& fresh) {
+UsageOwner Session::usage_owner() const {
+  return {tenant_, std::string(log_prefix(id_)),
+          kind_ == SessionKind::handle ? "handle" : "session", usage_->replica};
+}
+
+void Session::start_usage_log(const sandbox::Sandbox& fresh) {
+  std::lock_guard lock(mutex_);
   if (!usage_) return;
-  UsageOwner owner{tenant_, std::string(log_prefix(id_)),
-                   kind_ == SessionKind::handle ? "handle" : "session", usage_->replica};
-  usage_log_.emplace(std::move(owner), usage_->instance + ":" + fresh.id(), ledger::Clock::now());
-  metered_ = &fresh;
-  usage_collected_ended_ = false;
+  usage_logs_.insert_or_assign(
+      &fresh,
+      SandboxUsageLog(usage_owner(), usage_->instance + ":" + fresh.id(), ledger::Clock::now()));
 }
 
 void Session::count_call(const std::shared_ptr<sandbox::Sandbox>& ran_in,
                          const sandbox::RunResult& run) {
   std::lock_guard lock(mutex_);
-  if (usage_log_ && metered_ == ran_in.get())
-    usage_log_->count_call(run.stdout_text.size() + run.stderr_text.size());
+  if (auto it = usage_logs_.find(ran_in.get()); it != usage_logs_.end())
+    it->second.count_call(run.stdout_text.size() + run.stderr_text.size());
 }
 
 std::vector<ledger::UsageRecord> Session::usage_records(ledger::Clock::time_point now) {
   std::lock_guard lock(mutex_);
-  if (!usage_log_ || !sandbox_ || metered_ != sandbox_.get()) return {};
-  if (!sandbox_->ended()) return usage_log_->records(sandbox_->usage(), now);
+  if (!sandbox_) return {};
+  auto it = usage_logs_.find(sandbox_.get());
+  if (it == usage_logs_.end()) return {};
+  auto total = sandbox_->usage();
+  if (!total.ended_at) {
+    usage_collected_ended_ = false;
+    return it->second.records(total, now);
+  }
   // Ended, not yet let go of (that waits for the session's next call): its totals are final.
   if (std::exchange(usage_collected_ended_, true)) return {};
-  return {usage_log_->final_record(sandbox_->usage(), now)};
+  return {it->second.final_record(total, now)};
 }
 
 void Session::end_keeping_archive(std::string why) {

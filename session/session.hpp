@@ -191,8 +191,10 @@ class Session {
   // Books an ended sandbox's final spend to the account; every sandbox the session lets go of
   // passes here exactly once.
   void settle_locked(const std::shared_ptr<sandbox::Sandbox>& ended);
-  // The ledger's view of a sandbox that just became the session's (when usage is recorded).
-  void start_usage_log_locked(const sandbox::Sandbox& fresh);
+  // The ledger's view of a sandbox made for the session (when usage is recorded): from when it
+  // was made, whether or not it becomes the session's.
+  void start_usage_log(const sandbox::Sandbox& fresh);
+  UsageOwner usage_owner() const;
   // Counts a call that ran in `ran_in` (and what it printed) to that sandbox's usage.
   void count_call(const std::shared_ptr<sandbox::Sandbox>& ran_in, const sandbox::RunResult& run);
   std::string owner_text() const;  // "this session", or "this sandbox" for a handle
@@ -233,11 +235,11 @@ class Session {
   std::string lost_files_why_;
   // A sandbox whose packing failed is not tried again (it would fail the same way each sweep).
   const sandbox::Sandbox* pack_failed_ = nullptr;
-  // Usage recording: where to (null: not recorded), the sandbox being metered (compared, never
-  // used) and its log; whether an ended one's last records were collected already.
+  // Usage recording: where to (null: not recorded), and a log for each sandbox the session
+  // has not let go of yet — its live one, and for a moment one being ended while the next is
+  // made (keys are compared, never used); whether an ended live one's last record was collected.
   std::shared_ptr<const UsageReporting> usage_;
-  const sandbox::Sandbox* metered_ = nullptr;
-  std::optional<SandboxUsageLog> usage_log_;
+  std::map<const sandbox::Sandbox*, SandboxUsageLog> usage_logs_;
   bool usage_collected_ended_ = false;
 };
 

@@ -81,7 +81,6 @@ std::shared_ptr<sandbox::Sandbox> Session::adopt_fresh(std::shared_ptr<sandbox::
     return nullptr;
   }
   sandbox_ = fresh;
-  start_usage_log_locked(*fresh);
   return fresh;
 }
 
@@ -108,6 +107,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
       refused = e.what();
     }
   }
+  if (fresh) start_usage_log(*fresh);
   bool resuming = false;
   if (fresh && store_) {
     std::lock_guard lock(mutex_);

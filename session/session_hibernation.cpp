@@ -129,13 +129,16 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
     }
     limits = account_.remaining(limits_, now);
   }
+  std::shared_ptr<sandbox::Sandbox> replacement;
   try {
-    co_return co_await host_.create(limits);
+    replacement = co_await host_.create(limits);
   } catch (const sandbox::SandboxError& e) {
     out.status = ExecuteStatus::sandbox_error;
     out.message = e.what();
     co_return nullptr;
   }
+  start_usage_log(*replacement);
+  co_return replacement;
 }
 
 }  // namespace sandgate::session

@@ -106,6 +106,21 @@ std::vector<Option> option_rows() {
        "hibernate.<pid> directory under $STATE_DIRECTORY, /var/lib/sandgate or $TMPDIR/sandgate, "
        "removed at a clean exit (sessions do not survive a restart).",
        [](Config& c, const std::string& v) { c.state.dir = v; }},
+      {"--ledger", "SANDGATE_LEDGER", "sqlite",
+       "Where every sandbox's metered use (CPU and memory seconds, wall time, calls, output "
+       "bytes, the prices applied and the USD) is recorded per tenant and session or handle: "
+       "`sqlite`, the embedded ledger `ledger.sqlite` in `--state-dir` (WAL; saved every second "
+       "off the request path, so a SIGKILL loses at most the last second; read it with "
+       "`sandgate usage`), or `off`. Without a `--state-dir` nothing is recorded (an info line at "
+       "start says so).",
+       [](Config& c, const std::string& v) {
+         if (v == "sqlite")
+           c.ledger.kind = ledger::LedgerKind::sqlite;
+         else if (v == "off")
+           c.ledger.kind = ledger::LedgerKind::off;
+         else
+           throw std::invalid_argument("expected sqlite or off");
+       }},
       {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
        "All hibernated archives together, MiB; beyond, the oldest archive of the tenant "
        "holding the most is dropped, never one of a tenant holding less (an archive that would "

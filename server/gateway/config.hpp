@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "auth/auth_config.hpp"
+#include "ledger/ledger_config.hpp"
 #include "sandbox/host.hpp"
 #include "server/http/http_config.hpp"
 #include "server/mcp/mcp_config.hpp"
@@ -33,6 +34,7 @@ struct Config {
 
   session::CallPoolConfig calls;  // the gateway-wide call slots and queue
   session::StateConfig state;     // hibernation's archives and the saved registry
+  ledger::LedgerConfig ledger;    // where usage is recorded
   bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
 
   unsigned threads = 0;  // 0: one per core

@@ -23,6 +23,8 @@
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
 #include "server/gateway/shutdown.hpp"
+#include "server/gateway/usage_command.hpp"
+#include "server/gateway/usage_ledger.hpp"
 #include "server/http/http_server.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/mcp/resource_metadata.hpp"
@@ -282,6 +284,10 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
   // Writes to a closed pipe or socket are errors to handle, not a reason to die.
   ::signal(SIGPIPE, SIG_IGN);
 
+  // `sandgate usage …`: the ledger's reader, with options of its own.
+  if (argc >= 2 && std::string_view(argv[1]) == "usage")
+    return usage_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
+                         std::cerr);
   auto parsed = parse_config(argc, argv, envp);
   if (!parsed.config) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message;
@@ -331,6 +337,18 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   }
   std::unique_ptr<session::StateStore> state = std::move(opened.store);
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
+  // Before sessions are restored: theirs are recorded too.
+  std::unique_ptr<UsageLedger> usage;
+  try {
+    usage = UsageLedger::open(config, registry, metrics);
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: " << e.what() << "\n";
+    return 2;
+  }
+  // Stopped (after a last save) before the registry goes: its hook asks the registry.
+  OnScopeExit stop_usage([&usage] {
+    if (usage) usage->stop();
+  });
   auto checkpoint = restore_and_checkpoint(background, registry, config, registry_config,
                                            state.get(), credentials);
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
@@ -363,6 +381,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
 
   run_io_threads(io, thread_count(config));
   registry.end_all();
+  // Every sandbox is let go of now: their last records are put, and saved here.
+  if (usage) usage->stop();
   host.shutdown();
   log_event(LogLevel::info, "stopped");
   return 0;

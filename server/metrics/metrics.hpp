@@ -48,6 +48,8 @@ class Metrics {
   // …). Both are words from the code, never from a request: the label set stays small.
   void count_auth(const char* kind, const char* outcome);
   void count_jwks_refresh(bool ok) { (ok ? jwks_refreshed_ : jwks_refresh_failed_)++; }
+  // A save of the usage ledger (a batch of stretches), by outcome.
+  void count_ledger_save(bool ok) { (ok ? ledger_saved_ : ledger_save_failed_)++; }
   void count_session_created() { sessions_created_++; }
   void count_session_refused() { sessions_refused_++; }
   // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap, memory_budget,
@@ -74,6 +76,7 @@ class Metrics {
       hibernated_tenant_share_{0};
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
   std::atomic<std::uint64_t> jwks_refreshed_{0}, jwks_refresh_failed_{0};
+  std::atomic<std::uint64_t> ledger_saved_{0}, ledger_save_failed_{0};
   mutable std::mutex auth_mutex_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> auth_outcomes_;
 };

@@ -67,8 +67,10 @@ TEST_CASE("the writer keeps a stretch's latest total, and keeps it through a fai
   std::vector<ledger::UsageRecord> live = {stretch("gw:sb1:2026-12-04", t + seconds(2), 0.2)};
   writer.start([&] { return live; });
   // The sandbox's final total was put after a live one was collected, but arrives first: the
-  // later end wins, whatever the order.
-  writer.put(stretch("gw:sb1:2026-12-04", t + seconds(3), 0.3));
+  // final one wins, even over a live one of a later (or the same) end.
+  auto final = stretch("gw:sb1:2026-12-04", t + seconds(2), 0.3);
+  final.final = true;
+  writer.put(final);
   store->failing = true;
   CHECK_FALSE(writer.save_now());
   CHECK(writer.pending() == 1);

@@ -1,0 +1,25 @@
+#pragma once
+// Where the gateway keeps its usage ledger (--ledger): the embedded SQLite file in --state-dir
+// (the default; nothing is recorded without a --state-dir), or nowhere.
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace sandgate::ledger {
+
+enum class LedgerKind { sqlite, off };
+
+struct LedgerConfig {
+  LedgerKind kind = LedgerKind::sqlite;
+  // How often live sandboxes' totals are saved: the most a SIGKILL of the gateway can lose.
+  std::chrono::milliseconds save_interval{1000};
+
+  bool operator==(const LedgerConfig&) const = default;
+};
+
+// The embedded ledger's file in a state directory.
+inline std::filesystem::path sqlite_ledger_path(const std::string& state_dir) {
+  return std::filesystem::path(state_dir) / "ledger.sqlite";
+}
+
+}  // namespace sandgate::ledger

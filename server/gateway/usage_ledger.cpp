@@ -1,0 +1,86 @@
+#include "server/gateway/usage_ledger.hpp"
+
+#include <openssl/rand.h>
+
+#include <atomic>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "common/logging.hpp"
+#include "ledger/sqlite_ledger.hpp"
+
+namespace sandgate::server {
+namespace {
+
+// This gateway process's name in stretch keys: random, so that a restarted gateway, or another
+// replica writing to the same ledger, never continues another's stretches.
+std::string instance_name() {
+  unsigned char bytes[6];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no random bytes");
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+// The state directory as --state-dir names it, made 0700 when missing (as the state store
+// would: hibernation may be off).
+void ensure_state_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::create_directories(dir, ec))
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  if (ec) throw std::runtime_error("cannot make the state directory " + dir + ": " + ec.message());
+}
+
+}  // namespace
+
+std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
+                                               Metrics& metrics) {
+  if (config.ledger.kind == ledger::LedgerKind::off) return nullptr;
+  if (config.state.dir.empty()) {
+    log_event(LogLevel::info, "usage_not_recorded",
+              {{"why", "no --state-dir: the usage ledger lives there"}});
+    return nullptr;
+  }
+  ensure_state_dir(config.state.dir);
+  const auto path = ledger::sqlite_ledger_path(config.state.dir);
+  auto store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
+  auto writer = std::make_shared<ledger::UsageWriter>(store, config.ledger.save_interval);
+  log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
+  // Owned (and so stopped) before anything can call into the registry from the writer's thread.
+  std::unique_ptr<UsageLedger> opened(new UsageLedger(writer));
+  registry.report_usage({writer, instance_name(), config.registry.replica_name});
+  // Failures are logged when they start and when they end, not once a second in between.
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  writer->start(
+      [&registry] { return registry.usage_records(); },
+      [&metrics, failing](const ledger::UsageWriter::SaveOutcome& outcome) {
+        metrics.count_ledger_save(outcome.saved);
+        if (!outcome.saved && !failing->exchange(true))
+          log_event(LogLevel::error, "ledger_save_failed",
+                    {{"error", outcome.error}, {"records", outcome.records}});
+        if (outcome.saved && failing->exchange(false))
+          log_event(LogLevel::info, "ledger_save_recovered", {{"records", outcome.records}});
+      });
+  return opened;
+}
+
+UsageLedger::~UsageLedger() {
+  stop();
+}
+
+void UsageLedger::stop() {
+  writer_->stop();
+  // The last save failed too: what it held is not in the ledger, and the log says how much.
+  if (std::size_t lost = writer_->pending(); lost > 0 && !lost_told_) {
+    lost_told_ = true;
+    log_event(LogLevel::error, "ledger_records_lost", {{"records", lost}});
+  }
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,34 @@
+#pragma once
+// The gateway's usage ledger (--ledger, issue #28): opened at start in --state-dir, fed by the
+// registry's sessions through a writer on a thread of its own, and stopped — after a last save —
+// once every session has let go of its sandbox.
+#include <memory>
+
+#include "ledger/usage_writer.hpp"
+#include "server/gateway/config.hpp"
+#include "server/metrics/metrics.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+
+class UsageLedger {
+ public:
+  // Null when nothing is recorded (--ledger off, or no --state-dir: said in the log). Throws
+  // std::runtime_error saying why the ledger cannot be used: the gateway does not start, and a
+  // file that is not a sandgate ledger is left as it is.
+  static std::unique_ptr<UsageLedger> open(const Config& config, session::Registry& registry,
+                                           Metrics& metrics);
+  ~UsageLedger();
+  UsageLedger(const UsageLedger&) = delete;
+  UsageLedger& operator=(const UsageLedger&) = delete;
+
+  // A last save, then the writer's thread ends; the registry is not asked again. Idempotent.
+  void stop();
+
+ private:
+  explicit UsageLedger(std::shared_ptr<ledger::UsageWriter> writer) : writer_(std::move(writer)) {}
+  std::shared_ptr<ledger::UsageWriter> writer_;
+  bool lost_told_ = false;
+};
+
+}  // namespace sandgate::server
