@@ -102,10 +102,15 @@ TEST_CASE("each tenant's use is in the ledger, equal to what its calls reported"
     CHECK(gw.request(http::verb::delete_, "/mcp", "", headers).status == 200);
   }
   CHECK(gw.stop(SIGTERM) == 0);
-  // What the model was told is what was recorded: the CPU after the last call (an idle
-  // interpreter) and the memory (at a millionth of a dollar) add less than a cent.
-  CHECK(ledger_usd(dir, "a") == Approx(a_spent).margin(0.01));
-  CHECK(ledger_usd(dir, "b") == Approx(b_spent).margin(0.01));
+  // What the model was told is what was recorded, plus what the sandbox used after the last
+  // result until it ended (an idle interpreter, the teardown; memory at a millionth of a
+  // dollar): a few hundredths of a CPU-second natively, a few percent of the calls' CPU under
+  // software emulation (the VM stage measured +1.8 % and +2.9 %).
+  for (auto [tenant, spent] : {std::pair{"a", a_spent}, std::pair{"b", b_spent}}) {
+    double recorded = ledger_usd(dir, tenant);
+    CHECK(recorded >= spent - kReportedPrecision);
+    CHECK(recorded <= spent * 1.1 + 0.02);
+  }
   auto by_session = usage_json(dir, "--by session");
   REQUIRE(by_session.size() == 2);
   CHECK(by_session[0]["tenant"] == "a");
@@ -129,7 +134,7 @@ TEST_CASE("a SIGKILLed gateway's ledger holds what was reported before its last 
     CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
   }
   CHECK(ledger_usd(dir, "a") >= spent - kReportedPrecision);
-  CHECK(ledger_usd(dir, "a") == Approx(spent).margin(0.01));
+  CHECK(ledger_usd(dir, "a") <= spent * 1.1 + 0.02);
   // A gateway started again adds to the same ledger; a SIGTERM right after a call loses nothing.
   GatewayProcess again(priced(dir));
   std::string a = again.initialize("tok-a");
