@@ -5,8 +5,9 @@
 
 namespace sandgate::ledger {
 
-UsageWriter::UsageWriter(std::shared_ptr<LedgerStore> store, std::chrono::milliseconds interval)
-    : store_(std::move(store)), interval_(interval) {}
+UsageWriter::UsageWriter(std::shared_ptr<LedgerStore> store, std::chrono::milliseconds interval,
+                         std::size_t max_pending)
+    : store_(std::move(store)), interval_(interval), max_pending_(max_pending) {}
 
 UsageWriter::~UsageWriter() {
   stop();
@@ -20,7 +21,13 @@ void UsageWriter::start(Collect collect, Observer observer) {
 
 void UsageWriter::merge_locked(UsageRecord record) {
   auto [it, added] = pending_.try_emplace(record.stretch, record);
-  if (added) return;
+  if (added) {
+    if (pending_.size() > max_pending_) {
+      pending_.erase(it);
+      ++dropped_;
+    }
+    return;
+  }
   // A live total collected before the sandbox's final one was put may arrive after it (even in
   // the same millisecond): a final record is never replaced by a live one; otherwise the later
   // end wins, never the later arrival.
@@ -37,6 +44,11 @@ void UsageWriter::put(UsageRecord record) {
 std::size_t UsageWriter::pending() const {
   std::lock_guard lock(mutex_);
   return pending_.size();
+}
+
+std::size_t UsageWriter::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
 }
 
 bool UsageWriter::save_now() {

@@ -42,7 +42,12 @@ class UsageWriter final : public UsageSink {
   };
   using Observer = std::function<void(const SaveOutcome&)>;
 
-  UsageWriter(std::shared_ptr<LedgerStore> store, std::chrono::milliseconds interval);
+  // At most `max_pending` stretches wait for a save (about 200 bytes each): a store out for a
+  // long time with sandboxes coming and going must not grow the gateway's memory without bound.
+  // Beyond it a new stretch's record is dropped and counted (dropped()).
+  static constexpr std::size_t kMaxPending = 100'000;
+  UsageWriter(std::shared_ptr<LedgerStore> store, std::chrono::milliseconds interval,
+              std::size_t max_pending = kMaxPending);
   ~UsageWriter() override;
   UsageWriter(const UsageWriter&) = delete;
   UsageWriter& operator=(const UsageWriter&) = delete;
@@ -57,6 +62,8 @@ class UsageWriter final : public UsageSink {
   void stop();
   // Records waiting for a save that succeeds.
   std::size_t pending() const;
+  // Records of new stretches dropped because max_pending were waiting.
+  std::size_t dropped() const;
 
  private:
   void run();
@@ -65,12 +72,14 @@ class UsageWriter final : public UsageSink {
 
   const std::shared_ptr<LedgerStore> store_;
   const std::chrono::milliseconds interval_;
+  const std::size_t max_pending_;
   Collect collect_;
   Observer observer_;
   std::mutex save_order_;  // one collect-and-save at a time
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<std::string, UsageRecord> pending_;  // by stretch
+  std::size_t dropped_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -77,7 +77,7 @@ UsageLedger::~UsageLedger() {
 void UsageLedger::stop() {
   writer_->stop();
   // The last save failed too: what it held is not in the ledger, and the log says how much.
-  if (std::size_t lost = writer_->pending(); lost > 0 && !lost_told_) {
+  if (std::size_t lost = writer_->pending() + writer_->dropped(); lost > 0 && !lost_told_) {
     lost_told_ = true;
     log_event(LogLevel::error, "ledger_records_lost", {{"records", lost}});
   }

@@ -11,8 +11,21 @@
 namespace sandgate::test {
 
 int free_port() {
+  // Below the kernel's ephemeral range (32768 up), in a block of 8 ports of this test process's
+  // own: tests run side by side, and a port that bind(0) handed out and gave back could be handed
+  // to another test's gateway before this one's listens on it.
+  static int next = 0;
   boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const auto loopback = boost::asio::ip::make_address("127.0.0.1");
+  for (int tries = 0; tries < 8; ++tries) {
+    auto port = static_cast<unsigned short>(20000 + (::getpid() % 1500) * 8 + (next++ % 8));
+    boost::system::error_code ec;
+    boost::asio::ip::tcp::acceptor a(io);
+    a.open(boost::asio::ip::tcp::v4(), ec);
+    if (!ec) a.bind({loopback, port}, ec);
+    if (!ec) return port;
+  }
+  boost::asio::ip::tcp::acceptor a(io, {loopback, 0});
   return a.local_endpoint().port();
 }
 

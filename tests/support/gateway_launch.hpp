@@ -9,7 +9,8 @@
 namespace sandgate::test {
 
 // A loopback port free a moment ago, for gateways that must know each other's addresses before
-// they start (replicas and their --peers).
+// they start (replicas and their --peers): one of this test process's own block below the
+// ephemeral range, so that no other test's gateway is given it meanwhile.
 int free_port();
 
 // On a pure cgroup v2 host (the VM stage sets SANDGATE_TEST_CGROUP_PARENT) a gateway gets a

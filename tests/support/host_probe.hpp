@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sandgate::test {
@@ -41,45 +42,51 @@ inline std::vector<std::filesystem::path> proc_entries(const std::string& dir) {
   return out;
 }
 
-// cgroup directories of a gateway process: its instance directories "sandgate-<pid>-<start>-<n>"
-// anywhere in the v1/v2 trees, and the sandbox cgroups inside them. `sandboxes_only` counts just
-// the latter (a running gateway keeps its instance directories).
-inline int cgroups_of(pid_t gateway, bool sandboxes_only = false) {
-  int n = 0;
-  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it.depth() > 5) it.disable_recursion_pending();
-    if (!it->is_directory(ec)) continue;
-    if (it->path().filename().string().rfind(prefix, 0) == 0) {
-      if (!sandboxes_only) ++n;
-      for (const auto& child : std::filesystem::directory_iterator(it->path(), ec))
-        if (child.is_directory(ec)) ++n;
+// The instance directories ("sandgate-<pid>-<start>-<n>") of a gateway process in every
+// hierarchy, and for each the number of sandbox cgroups in it. Other gateways (tests run side by
+// side) make and remove their cgroups meanwhile: a walk that met a directory vanishing under it
+// is incomplete, and is walked again rather than taken as "none".
+inline std::vector<std::pair<std::filesystem::path, int>> instance_dirs_of(pid_t gateway) {
+  const std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
+  std::vector<std::pair<std::filesystem::path, int>> found;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    found.clear();
+    bool complete = true;
+    std::error_code ec;
+    auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
+    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() > 5) it.disable_recursion_pending();
+      std::error_code entry_ec;
+      if (!it->is_directory(entry_ec)) continue;
+      if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
+      int sandboxes = 0;
+      for (const auto& child : std::filesystem::directory_iterator(it->path(), entry_ec))
+        if (child.is_directory(entry_ec)) ++sandboxes;
+      found.emplace_back(it->path(), sandboxes);
       it.disable_recursion_pending();
     }
+    complete = !ec;
+    if (complete) break;
   }
+  return found;
+}
+
+// cgroup directories of a gateway process: its instance directories and the sandbox cgroups
+// inside them. `sandboxes_only` counts just the latter (a running gateway keeps its instance
+// directories).
+inline int cgroups_of(pid_t gateway, bool sandboxes_only = false) {
+  int n = 0;
+  for (const auto& [dir, sandboxes] : instance_dirs_of(gateway))
+    n += sandboxes + (sandboxes_only ? 0 : 1);
   return n;
 }
 
 // The instance directories ("sandgate-<pid>-<start>-<n>") of a gateway process, in every
 // hierarchy.
 inline std::vector<std::filesystem::path> instance_cgroups_of(pid_t gateway) {
-  std::vector<std::filesystem::path> found;
-  std::string prefix = "sandgate-" + std::to_string(gateway) + "-";
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator("/sys/fs/cgroup", ec);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it.depth() > 5) it.disable_recursion_pending();
-    if (!it->is_directory(ec)) continue;
-    if (it->path().filename().string().rfind(prefix, 0) == 0) {
-      found.push_back(it->path());
-      it.disable_recursion_pending();
-    }
-  }
-  return found;
+  std::vector<std::filesystem::path> out;
+  for (const auto& [dir, sandboxes] : instance_dirs_of(gateway)) out.push_back(dir);
+  return out;
 }
 
 inline int sandbox_cgroups_of(pid_t gateway) {

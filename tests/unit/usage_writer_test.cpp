@@ -152,3 +152,22 @@ TEST_CASE("a sandbox's log: totals since its stretch began, and a new stretch ea
   CHECK(last.cpu_seconds == Approx(0));
   CHECK(last.started == utc(2026, 12, 5));
 }
+
+TEST_CASE("while the store is out, what waits is bounded, and what did not fit is counted",
+          "[unit][ledger]") {
+  auto store = std::make_shared<FlakyStore>();
+  store->failing = true;
+  ledger::UsageWriter writer(store, hours(1), 3);
+  auto t = utc(2026, 12, 4, 10);
+  for (int i = 0; i < 5; ++i)
+    writer.put(stretch("gw:sb" + std::to_string(i) + ":2026-12-04", t, 0.1));
+  // A known stretch's newer total still replaces its older one.
+  writer.put(stretch("gw:sb0:2026-12-04", t + seconds(1), 0.2));
+  CHECK(writer.pending() == 3);
+  CHECK(writer.dropped() == 2);
+  CHECK_FALSE(writer.save_now());
+  store->failing = false;
+  CHECK(writer.save_now());
+  CHECK(store->latest.size() == 3);
+  CHECK(store->latest["gw:sb0:2026-12-04"].usd == Approx(0.2));
+}
