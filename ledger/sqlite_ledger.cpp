@@ -180,14 +180,8 @@ void SqliteLedger::prepare_schema() {
       exec(db_, kSchemaV1);
       exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
       exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
-    } else if (application != kApplicationId) {
-      throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
     }
-    std::int64_t version = pragma_number(db_, "PRAGMA user_version");
-    if (version > kSchemaVersion)
-      throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
-                        ", this one knows " + std::to_string(kSchemaVersion) + ")");
-    if (version < 1) throw LedgerError("its schema version is missing");
+    check_schema();
     exec(db_, "COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
