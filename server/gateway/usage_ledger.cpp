@@ -1,7 +1,5 @@
 #include "server/gateway/usage_ledger.hpp"
 
-#include <openssl/rand.h>
-
 #include <atomic>
 #include <filesystem>
 #include <stdexcept>
@@ -9,23 +7,10 @@
 
 #include "common/logging.hpp"
 #include "ledger/sqlite_ledger.hpp"
+#include "session/session_id.hpp"
 
 namespace sandgate::server {
 namespace {
-
-// This gateway process's name in stretch keys: random, so that a restarted gateway, or another
-// replica writing to the same ledger, never continues another's stretches.
-std::string instance_name() {
-  unsigned char bytes[6];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw std::runtime_error("no random bytes");
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
 
 // The state directory as --state-dir names it, made 0700 when missing (as the state store
 // would: hibernation may be off).
@@ -54,7 +39,11 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
   log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
   // Owned (and so stopped) before anything can call into the registry from the writer's thread.
   std::unique_ptr<UsageLedger> opened(new UsageLedger(writer));
-  registry.report_usage({writer, instance_name(), config.registry.replica_name});
+  // This gateway process's name in stretch keys: random (the random part of a fresh session
+  // id), so that a restarted gateway, or another replica writing to the same ledger, never
+  // continues another's stretches.
+  registry.report_usage(
+      {writer, session::new_session_id("").substr(0, 12), config.registry.replica_name});
   // Failures are logged when they start and when they end, not once a second in between.
   auto failing = std::make_shared<std::atomic<bool>>(false);
   writer->start(
