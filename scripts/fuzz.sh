@@ -1,30 +1,39 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan; the `fuzz` preset) and runs each for a bounded
-# time on its committed seed corpus (tests/fuzz/corpus/<target>). Fails on any crash, leak,
-# sanitizer report or timeout; the input that caused it is left in build-fuzz/artifacts/.
+# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for a bounded time on its
+# committed seed corpus (tests/fuzz/corpus/<target>). Fails on any crash, leak, sanitizer report
+# or timeout; the input that caused it is left in <build>/artifacts/.
 #
-#   scripts/fuzz.sh [seconds per target, default 60] [target ...]
+#   [SANDGATE_FUZZ_PRESET=fuzz|asan-ubsan] scripts/fuzz.sh [seconds per target, default 60] [target ...]
 #
-# New inputs the fuzzer finds go to build-fuzz/corpus/<target>, never into the committed seeds.
+# The `fuzz` preset (build-fuzz/, optimised: the most inputs per second, for long runs by hand)
+# is the default; `asan-ubsan` (build-asan/, clang at -O0) carries the same targets beside the
+# test suite, so CI fuzzes without a build of its own. New inputs the fuzzer finds go to
+# <build>/corpus/<target>, never into the committed seeds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture saved_sessions oauth)
+preset="${SANDGATE_FUZZ_PRESET:-fuzz}"
+case "$preset" in
+  fuzz) build=build-fuzz ;;
+  asan-ubsan) build=build-asan ;;
+  *) echo "fuzz: SANDGATE_FUZZ_PRESET is fuzz or asan-ubsan, not ${preset}" >&2; exit 2 ;;
+esac
 
 [[ -n "${SANDGATE_DEPS_INSTALLED:-}" ]] || ./scripts/install-deps.sh > /dev/null
-cmake --preset fuzz > /dev/null
+cmake --preset "$preset" > /dev/null
 # Only the targets to run: the rest of the tree (the server binary, the benchmarks and the
 # test-support library they link) would take most of this stage's build under clang's ASan.
-cmake --build --preset fuzz --target "${targets[@]/%/_fuzz}"
-mkdir -p build-fuzz/artifacts
+cmake --build --preset "$preset" --target "${targets[@]/%/_fuzz}"
+mkdir -p "$build/artifacts"
 # Seeds too big to commit: bodies nested 200,000 levels deep (~400 KB, under the body limit),
 # the shape that once overflowed the gateway's stack (scripts/fuzz-seeds.py writes them).
-/usr/bin/python3 scripts/fuzz-seeds.py build-fuzz/seeds
+/usr/bin/python3 scripts/fuzz-seeds.py "$build/seeds"
 for target in "${targets[@]}"; do
   echo "== fuzz: ${target} for ${seconds} s"
-  mkdir -p "build-fuzz/corpus/${target}"
+  mkdir -p "$build/corpus/${target}"
   dict=()
   case "$target" in
     http_request) dict=(-dict=tests/fuzz/dict/http.dict) ;;
@@ -33,19 +42,19 @@ for target in "${targets[@]}"; do
   esac
   set +e
   seeds=()
-  [[ -d "build-fuzz/seeds/${target}" ]] && seeds=("build-fuzz/seeds/${target}")
+  [[ -d "$build/seeds/${target}" ]] && seeds=("$build/seeds/${target}")
   # -max_len covers request bodies of hundreds of KB (libFuzzer's default follows the largest
   # seed, a few KB, and would never build a body deep enough to matter).
-  "./build-fuzz/tests/fuzz/${target}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+  "./$build/tests/fuzz/${target}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
     -max_len=524288 -rss_limit_mb=4096 -print_final_stats=1 \
-    -artifact_prefix="build-fuzz/artifacts/${target}-" \
-    "build-fuzz/corpus/${target}" "tests/fuzz/corpus/${target}" "${seeds[@]}" 2>&1 |
+    -artifact_prefix="$build/artifacts/${target}-" \
+    "$build/corpus/${target}" "tests/fuzz/corpus/${target}" "${seeds[@]}" 2>&1 |
     grep -vE '^(#[0-9]+\s+(NEW|REDUCE|pulse)|"|###### (Recommended|End of))'
   # libFuzzer exits non-zero on a finding; PIPESTATUS keeps its status past the grep.
   status=${PIPESTATUS[0]}
   set -e
   if [[ $status -ne 0 ]]; then
-    echo "fuzz: ${target} failed (status ${status}); see build-fuzz/artifacts/" >&2
+    echo "fuzz: ${target} failed (status ${status}); see $build/artifacts/" >&2
     exit 1
   fi
 done

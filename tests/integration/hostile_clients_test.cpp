@@ -101,7 +101,7 @@ TEST_CASE("idle connections are closed after the header timeout, others are serv
   CHECK(structured(gw.execute(id, "echo served", "bash"))["stdout"] == "served\n");
   // 300 idle connections cost the gateway little (a coroutine frame and a buffer each). (Not
   // held under a sanitizer, whose shadow memory multiplies every allocation.)
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifndef SANDGATE_SANITIZED
   CHECK(rss_kib(gw.pid()) - before < 16 * 1024);
 #else
   (void)before;

@@ -31,6 +31,13 @@ void kill_sandbox(GatewayProcess& gw) {
   ::kill(supervisors[0], SIGKILL);
 }
 
+// Prices that make a cap a number of CPU seconds ($1 per vCPU-second) and memory all but free:
+// what a call costs then hardly depends on how long a loaded host takes to run it (memory is
+// charged by the second held; a sanitizer build's supervisor holds a lot of it).
+std::vector<std::string> cap_in_cpu_seconds(const std::string& seconds) {
+  return {"--price-vcpu-hour", "3600", "--price-gib-hour", "0.000001", "--spend-cap-usd", seconds};
+}
+
 bool no_sandbox(GatewayProcess& gw) {
   return sandbox_cgroups_of(gw.pid()) == 0 && children_of(gw.pid()).empty();
 }
@@ -38,8 +45,9 @@ bool no_sandbox(GatewayProcess& gw) {
 }  // namespace
 
 TEST_CASE("a session at its spend cap gets a clear error and starts no sandbox", "[spend]") {
-  // About 0.7 s of one vCPU at list price.
-  GatewayProcess gw({"--spend-cap-usd", "0.00001"});
+  // A fresh sandbox's start and a print stay well under 1.5 s of CPU, even in a sanitizer build
+  // (whose supervisor spends CPU in the same cgroup); the loop reaches it.
+  GatewayProcess gw(cap_in_cpu_seconds("1.5"));
   std::string id = gw.initialize();
   auto capped = gw.execute(id, "while True: pass", "python", 30);
   CHECK(capped["isError"] == true);
@@ -51,21 +59,24 @@ TEST_CASE("a session at its spend cap gets a clear error and starts no sandbox",
   CHECK(next["isError"] == true);
   std::string said = text_of(next);
   CHECK(said.find("can run no more code") != std::string::npos);
-  CHECK(said.find("its $0.00001 spend cap") != std::string::npos);
+  CHECK(said.find("its $1.50 spend cap") != std::string::npos);
   CHECK(said.find("Start a new session") != std::string::npos);
   CHECK(no_sandbox(gw));
   // A new session has a cap of its own.
   std::string other = gw.initialize();
-  CHECK(gw.execute(other, "print('fresh')", "python")["isError"] == false);
+  auto fresh = gw.execute(other, "print('fresh')", "python");
+  INFO(text_of(fresh));
+  CHECK(fresh["isError"] == false);
 }
 
 TEST_CASE("a failed sandbox is replaced on the same account, and the cap holds across both",
           "[spend]") {
-  // About 3 s of one vCPU: more than one 2 s burn with a second to spare (a sanitizer build's
-  // supervisor spends CPU in the same cgroup), less than two.
-  GatewayProcess gw({"--spend-cap-usd", "0.000043"});
+  // 3.5 s of CPU: one 2 s burn with a second and a half to spare (a sanitizer build's supervisor
+  // spends CPU in the same cgroup), less than two.
+  GatewayProcess gw(cap_in_cpu_seconds("3.5"));
   std::string id = gw.initialize();
   auto first = gw.execute(id, burn(2), "python");
+  INFO(text_of(first));
   REQUIRE(first["isError"] == false);
   double spent = first["structuredContent"]["spend_usd"].get<double>();
   CHECK(spent > 0);
@@ -107,16 +118,17 @@ TEST_CASE("a session's lifetime holds across a failed sandbox", "[lifetime]") {
 }
 
 TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[spend]") {
-  // About 2 s of one vCPU: the first call's sandbox start and echo stay well under it even in a
-  // sanitizer build (whose supervisor spends CPU in the same cgroup); the loop reaches it.
-  GatewayProcess gw({"--spend-cap-usd", "0.00003"});
+  // 2 s of CPU: the first call's sandbox start and echo stay well under it even in a sanitizer
+  // build (whose supervisor spends CPU in the same cgroup); the loop reaches it.
+  GatewayProcess gw(cap_in_cpu_seconds("2"));
   auto first = gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}});
+  INFO(text_of(first));
   REQUIRE(first["isError"] == false);
   std::string handle = first["structuredContent"]["sandbox_id"];
   auto capped = gw.call_stateless(
       "execute", {{"code", "while True: pass"}, {"language", "python"}, {"sandbox_id", handle}});
   CHECK(capped["isError"] == true);
-  CHECK(text_of(capped).find("this sandbox reached its $0.00003 spend cap") != std::string::npos);
+  CHECK(text_of(capped).find("this sandbox reached its $2.00 spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   auto after = gw.call_stateless(
       "execute", {{"code", "echo no"}, {"language", "bash"}, {"sandbox_id", handle}});
@@ -128,11 +140,12 @@ TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[
 }
 
 TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
-  // About 3 s of one vCPU: more than one 2 s burn with a second to spare (a sanitizer build's
-  // supervisor spends CPU in the same cgroup), less than two.
-  GatewayProcess gw({"--spend-cap-usd", "0.000043"});
+  // 3.5 s of CPU: one 2 s burn with a second and a half to spare, less than two.
+  GatewayProcess gw(cap_in_cpu_seconds("3.5"));
   std::string id = gw.initialize();
-  REQUIRE(gw.execute(id, burn(2), "python")["isError"] == false);
+  auto first = gw.execute(id, burn(2), "python");
+  INFO(text_of(first));
+  REQUIRE(first["isError"] == false);
   json end_sandbox = {{"jsonrpc", "2.0"},
                       {"id", 7},
                       {"method", "tools/call"},

@@ -146,11 +146,11 @@ TEST_CASE("a sandbox's log: totals since its stretch began, and a new stretch ea
   CHECK(across[1].usd == Approx(0));
   CHECK(across[1].calls == 0);
   total.usd = 1.0;
-  auto last = log.final_record(total, utc(2026, 12, 5, 0, 2));
-  CHECK(last.stretch == "gw7:sb3:2026-12-05");
-  CHECK(last.usd == Approx(0.2));
-  CHECK(last.cpu_seconds == Approx(0));
-  CHECK(last.started == utc(2026, 12, 5));
+  auto closing = log.final_record(total, utc(2026, 12, 5, 0, 2));
+  CHECK(closing.stretch == "gw7:sb3:2026-12-05");
+  CHECK(closing.usd == Approx(0.2));
+  CHECK(closing.cpu_seconds == Approx(0));
+  CHECK(closing.started == utc(2026, 12, 5));
 }
 
 TEST_CASE("while the store is out, what waits is bounded, and what did not fit is counted",
