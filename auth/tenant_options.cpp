@@ -26,7 +26,8 @@ void apply_tenant_option(Tenant& tenant, const std::string& option, const std::s
   auto bad = [&] {
     return std::runtime_error(where + ": bad option " + std::to_string(option_no) +
                               " (expected max_sessions=N, spend_cap_usd=X, "
-                              "max_concurrent_calls=N or max_sandboxes=N)");
+                              "max_concurrent_calls=N, max_sandboxes=N, budget_usd_per_day=X "
+                              "or budget_usd_per_month=X)");
   };
   try {
     std::size_t used = 0;
@@ -38,10 +39,13 @@ void apply_tenant_option(Tenant& tenant, const std::string& option, const std::s
     } else if (key == "max_sandboxes") {
       // 0 would refuse every call that needs a sandbox.
       tenant.max_sandboxes = whole_number(value, 1);
-    } else if (key == "spend_cap_usd") {
+    } else if (key == "spend_cap_usd" || key == "budget_usd_per_day" ||
+               key == "budget_usd_per_month") {
       double x = std::stod(value, &used);
       if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw bad();
-      tenant.spend_cap_usd = x;
+      (key == "spend_cap_usd"        ? tenant.spend_cap_usd
+       : key == "budget_usd_per_day" ? tenant.budget_usd_per_day
+                                     : tenant.budget_usd_per_month) = x;
     } else {
       throw bad();
     }

@@ -1,7 +1,7 @@
 #pragma once
 // A tenant's limits as written after its name, `key=value` words: on a tokens-file line and on
 // an OAuth policy line alike (max_sessions=N, spend_cap_usd=X, max_concurrent_calls=N,
-// max_sandboxes=N).
+// max_sandboxes=N, budget_usd_per_day=X, budget_usd_per_month=X).
 #include <string>
 
 #include "auth/token_store.hpp"

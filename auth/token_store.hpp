@@ -29,6 +29,9 @@ struct Tenant {
   std::optional<double> spend_cap_usd;        // overrides the per-sandbox default
   std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;  // overrides the default share
   std::optional<std::uint32_t> max_sandboxes = std::nullopt;         // overrides the default share
+  // The tenant's budgets over UTC calendar periods (override the defaults; ledger/budget_book).
+  std::optional<double> budget_usd_per_day = std::nullopt;
+  std::optional<double> budget_usd_per_month = std::nullopt;
 };
 
 Digest sha256(std::string_view data);

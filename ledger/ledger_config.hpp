@@ -1,9 +1,12 @@
 #pragma once
 // Where the gateway keeps its usage ledger (--ledger): the embedded SQLite file in --state-dir
-// (the default; nothing is recorded without a --state-dir), or nowhere.
+// (the default; nothing is written without a --state-dir), or nowhere; and the tenants' default
+// budgets.
 #include <chrono>
 #include <filesystem>
 #include <string>
+
+#include "ledger/budget_book.hpp"
 
 namespace sandgate::ledger {
 
@@ -13,6 +16,8 @@ struct LedgerConfig {
   LedgerKind kind = LedgerKind::sqlite;
   // How often live sandboxes' totals are saved: the most a SIGKILL of the gateway can lose.
   std::chrono::milliseconds save_interval{1000};
+  // Every tenant's budgets unless its tokens-file line or OAuth policy says otherwise.
+  Budget default_budget;
 
   bool operator==(const LedgerConfig&) const = default;
 };

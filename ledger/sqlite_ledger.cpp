@@ -126,9 +126,11 @@ std::string refusal_of_existing(const std::filesystem::path& path) {
 
 SqliteLedger::SqliteLedger(const std::filesystem::path& given, Access access) {
   // Absolute: a relative name starting "file:" would be read as an SQLite URI.
-  const auto path = std::filesystem::absolute(given);
-  if (auto refusal = refusal_of_existing(path); !refusal.empty())
-    throw LedgerError("the ledger " + path.string() + " is not usable: " + refusal);
+  const auto path = access == Access::in_memory ? std::filesystem::path(":memory:")
+                                                : std::filesystem::absolute(given);
+  if (access != Access::in_memory)
+    if (auto refusal = refusal_of_existing(path); !refusal.empty())
+      throw LedgerError("the ledger " + path.string() + " is not usable: " + refusal);
   // One connection, serialized by SQLite itself: the gateway's threads may share it.
   const int mode = access == Access::read_only ? SQLITE_OPEN_READONLY
                                                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;

@@ -31,8 +31,10 @@ class SqliteLedger final : public LedgerStore {
  public:
   // read_write opens (creating if absent) the gateway's ledger; read_only one that exists, for
   // readers beside a running gateway (`sandgate usage`): it takes no lock a save would wait for
-  // and never changes the file. Throws LedgerError saying why not.
-  enum class Access { read_write, read_only };
+  // and never changes the file; in_memory one that is no file at all (the path is ignored),
+  // gone at exit: budgets count there when nothing is to be written. Throws LedgerError saying
+  // why not.
+  enum class Access { read_write, read_only, in_memory };
   explicit SqliteLedger(const std::filesystem::path& path, Access access = Access::read_write);
   ~SqliteLedger() override;
   SqliteLedger(const SqliteLedger&) = delete;

@@ -190,6 +190,21 @@ std::vector<ledger::UsageRecord> Registry::usage_records() const {
   return out;
 }
 
+std::size_t Registry::end_sandboxes_for_budget(const std::string& tenant, const std::string& why) {
+  std::vector<std::shared_ptr<Session>> theirs;
+  {
+    std::lock_guard lock(mutex_);
+    auto mine = per_tenant_.find(tenant);
+    if (mine == per_tenant_.end()) return 0;
+    for (Session* s : mine->second)
+      if (auto it = sessions_.find(s->id()); it != sessions_.end()) theirs.push_back(it->second);
+  }
+  // Outside the registry's lock: ending a sandbox kills its processes.
+  std::size_t ended = 0;
+  for (const auto& s : theirs) ended += s->end_sandbox_for_budget(why) ? 1 : 0;
+  return ended;
+}
+
 std::vector<std::shared_ptr<Session>> Registry::snapshot() const {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<Session>> out;

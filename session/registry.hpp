@@ -173,6 +173,9 @@ class Registry : public TenantSandboxes {
   void report_usage(UsageReporting reporting);
   // Every session's sandbox use so far, as ledger records: the ledger writer's collect hook.
   std::vector<ledger::UsageRecord> usage_records() const;
+  // Ends the live sandboxes of `tenant`'s sessions and handles, whose budget is spent (`why`
+  // says which and when it resets); the sessions stay. Returns how many ended.
+  std::size_t end_sandboxes_for_budget(const std::string& tenant, const std::string& why);
 
   std::size_t size() const;  // sessions and handles
   std::size_t handles() const;

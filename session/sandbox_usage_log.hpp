@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ledger/budget_book.hpp"
 #include "ledger/budget_period.hpp"
 #include "ledger/usage_record.hpp"
 #include "ledger/usage_writer.hpp"
@@ -29,6 +30,8 @@ struct UsageOwner {
 // names. Shared with the sessions, which may outlive the registry in a coroutine frame.
 struct UsageReporting {
   std::shared_ptr<ledger::UsageSink> sink;
+  // The tenants' budgets (null: none): a tenant that spent one runs no new call.
+  std::shared_ptr<ledger::BudgetBook> budgets;
   // This gateway process (random at each start): stretch keys stay unique across restarts and
   // replicas writing to one ledger.
   std::string instance;

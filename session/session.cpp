@@ -194,6 +194,20 @@ bool Session::end_sandbox(std::string why) {
   return was_live || was_hibernated;
 }
 
+bool Session::end_sandbox_for_budget(std::string why) {
+  std::shared_ptr<sandbox::Sandbox> sandbox;
+  {
+    std::lock_guard lock(mutex_);
+    if (!sandbox_ || sandbox_->ended()) return false;
+    sandbox = sandbox_;
+  }
+  // Ended but not let go of, as at its own spend cap: a call running there finds why in its
+  // result ("Sandbox ended: <why>"), and the session's next call settles it (sandbox_need) and
+  // asks the budget again.
+  sandbox->end(sandbox::EndReason::closed, std::move(why));
+  return true;
+}
+
 bool Session::end_sandbox_if_idle(std::string why) {
   // Held while the sandbox is let go of: a call that gets its slot meanwhile waits, then finds
   // no sandbox and makes a fresh one.

@@ -30,6 +30,7 @@ enum class ExecuteStatus {
   cancelled,      // cancelled while waiting its turn
   files_refused,  // the files to write could not all be written: the code did not run
   limit_reached,  // the session's spend cap or lifetime is reached: no sandbox starts (message)
+  budget_spent,   // the tenant's daily or monthly budget is spent until it resets (message)
 };
 
 // Files a call writes into /work before its code runs and reads back after it ran.
@@ -113,6 +114,10 @@ class Session {
   // end(), but a hibernated sandbox's archive stays in the store: for a gateway stopping with
   // its registry saved, whose successor serves this session again.
   void end_keeping_archive(std::string why);
+  // Ends the live sandbox because the tenant's budget is spent (`why` says which, and when it
+  // resets): a call running there is told so; the session stays, and the budget decides whether
+  // its next call runs. False when it had no live sandbox.
+  bool end_sandbox_for_budget(std::string why);
   // Ends the session's sandbox now, keeping the session: its next call starts a fresh one.
   // A hibernated one ends too (its archive is deleted). False when there was neither.
   bool end_sandbox(std::string why);
@@ -183,6 +188,9 @@ class Session {
     std::optional<sandbox::Limits> fresh_limits;
   };
   SandboxNeed sandbox_need(ExecuteResult& out);
+  // Whether the tenant's budgets leave room for a call; if not, `out` says which is spent and
+  // when it resets.
+  bool budget_allows_locked(ExecuteResult& out) const;
   // Makes `fresh` the session's sandbox unless the session ended meanwhile or none was made
   // (`refused` says why); null then, with `out` saying why.
   std::shared_ptr<sandbox::Sandbox> adopt_fresh(std::shared_ptr<sandbox::Sandbox> fresh,

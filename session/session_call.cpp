@@ -35,6 +35,23 @@ void Session::tell_ended_locked(ExecuteResult& out) const {
   out.message = end_why_;
 }
 
+bool Session::budget_allows_locked(ExecuteResult& out) const {
+  if (!usage_ || !usage_->budgets) return true;
+  std::optional<ledger::BudgetSpent> spent;
+  try {
+    spent = usage_->budgets->refusal(tenant_, ledger::Clock::now());
+  } catch (const ledger::LedgerError&) {
+    // Fail closed: a budget that cannot be read is not known to have room.
+    out.status = ExecuteStatus::sandbox_error;
+    out.message = "the gateway cannot read this tenant's budget right now; try again shortly";
+    return false;
+  }
+  if (!spent) return true;
+  out.status = ExecuteStatus::budget_spent;
+  out.message = ledger::budget_spent_text(*spent);
+  return false;
+}
+
 Session::SandboxNeed Session::sandbox_need(ExecuteResult& out) {
   std::lock_guard lock(mutex_);
   if (ended_) {
@@ -42,6 +59,7 @@ Session::SandboxNeed Session::sandbox_need(ExecuteResult& out) {
     tell_ended_locked(out);
     return {};
   }
+  if (!budget_allows_locked(out)) return {};
   auto now = Clock::now();
   std::string closed = account_.closed_reason(now);
   // A live sandbox may outlive the session's lifetime by under a second (its own is whole

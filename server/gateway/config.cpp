@@ -41,7 +41,8 @@ std::vector<Option> option_rows() {
        "Address and port to serve MCP on (HOST:PORT; port 0 picks one).", set_listen},
       {"--token-file", "SANDGATE_TOKEN_FILE", "",
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
-       "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N]'. Refused if "
+       "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N] "
+       "[budget_usd_per_day=X] [budget_usd_per_month=X]'. Refused if "
        "group/world-writable; SIGHUP reloads it.",
        [](Config& c, const std::string& v) { c.auth.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
@@ -111,8 +112,9 @@ std::vector<Option> option_rows() {
        "bytes, the prices applied and the USD) is recorded per tenant and session or handle: "
        "`sqlite`, the embedded ledger `ledger.sqlite` in `--state-dir` (WAL; saved every second "
        "off the request path, so a SIGKILL loses at most the last second; read it with "
-       "`sandgate usage`), or `off`. Without a `--state-dir` nothing is recorded (an info line at "
-       "start says so).",
+       "`sandgate usage`), or `off`. Without a `--state-dir`, or with `off`, nothing is written "
+       "(an info line at start says so) and tenant budgets count in memory, from this start "
+       "on.",
        [](Config& c, const std::string& v) {
          if (v == "sqlite")
            c.ledger.kind = ledger::LedgerKind::sqlite;
@@ -283,6 +285,24 @@ std::vector<Option> option_rows() {
        "sandbox ends, its calls get an error and nothing new starts (the tokens file may "
        "override per tenant).",
        [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
+      {"--budget-usd-per-day", "SANDGATE_BUDGET_USD_PER_DAY", "",
+       "What each tenant may spend (USD) in a UTC calendar day, across all its sessions, "
+       "handles, tasks and restarts (each replica's SQLite ledger counts its own sandboxes), "
+       "unless its tokens-file or OAuth policy line says `budget_usd_per_day=`. Once spent, its "
+       "calls get a tool error naming the budget and when it resets (00:00 UTC), and its "
+       "running sandboxes end within about two seconds. Empty: no daily budget.",
+       [](Config& c, const std::string& v) {
+         c.ledger.default_budget.usd_per_day =
+             v.empty() ? std::nullopt : std::optional<double>(to_positive(v));
+       }},
+      {"--budget-usd-per-month", "SANDGATE_BUDGET_USD_PER_MONTH", "",
+       "What each tenant may spend (USD) in a UTC calendar month, as `--budget-usd-per-day` "
+       "(per tenant: `budget_usd_per_month=`); it resets at 00:00 UTC on the 1st. Empty: no "
+       "monthly budget.",
+       [](Config& c, const std::string& v) {
+         c.ledger.default_budget.usd_per_month =
+             v.empty() ? std::nullopt : std::optional<double>(to_positive(v));
+       }},
       {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800",
        "Seconds from a session's or sandbox handle's creation until it may run no more code, "
        "across every sandbox it had: then its sandbox ends, its calls get an error and nothing "

@@ -340,7 +340,10 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // Before sessions are restored: theirs are recorded too.
   std::unique_ptr<UsageLedger> usage;
   try {
-    usage = UsageLedger::open(config, registry, metrics);
+    usage =
+        UsageLedger::open(config, registry, metrics, [&config, &credentials](const std::string& t) {
+          return tenant_budget(config, credentials, t);
+        });
   } catch (const std::exception& e) {
     std::cerr << "sandgate: " << e.what() << "\n";
     return 2;

@@ -102,4 +102,17 @@ std::optional<session::TenantPolicy> tenant_policy(const Config& config,
   return std::nullopt;
 }
 
+ledger::Budget tenant_budget(const Config& config, const Credentials& credentials,
+                             const std::string& name) {
+  ledger::Budget budget = config.ledger.default_budget;
+  std::shared_ptr<const auth::Tenant> tenant;
+  if (credentials.tokens) tenant = credentials.tokens->find_tenant(name);
+  if (!tenant && credentials.oauth) tenant = credentials.oauth->tenant_named(name);
+  if (tenant) {
+    if (tenant->budget_usd_per_day) budget.usd_per_day = tenant->budget_usd_per_day;
+    if (tenant->budget_usd_per_month) budget.usd_per_month = tenant->budget_usd_per_month;
+  }
+  return budget;
+}
+
 }  // namespace sandgate::server

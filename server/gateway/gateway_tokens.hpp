@@ -9,6 +9,7 @@
 
 #include "auth/oauth_verifier.hpp"
 #include "auth/token_store.hpp"
+#include "ledger/budget_book.hpp"
 #include "server/gateway/config.hpp"
 #include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
@@ -30,5 +31,9 @@ void reload_credentials(const Config& config, Credentials& credentials);
 std::optional<session::TenantPolicy> tenant_policy(const Config& config,
                                                    const Credentials& credentials,
                                                    const std::string& name);
+// A tenant's budgets as its tokens-file line or OAuth policy says now, else the defaults
+// (--budget-usd-per-day, --budget-usd-per-month).
+ledger::Budget tenant_budget(const Config& config, const Credentials& credentials,
+                             const std::string& name);
 
 }  // namespace sandgate::server

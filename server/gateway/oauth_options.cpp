@@ -65,7 +65,8 @@ std::vector<Option> oauth_options() {
        }},
       {"--oauth-policy-file", "SANDGATE_OAUTH_POLICY_FILE", "",
        "Limits for OAuth tenants: lines of '<tenant> [max_sessions=N] [spend_cap_usd=X] "
-       "[max_concurrent_calls=N] [max_sandboxes=N]', `*` for every tenant not named. SIGHUP "
+       "[max_concurrent_calls=N] [max_sandboxes=N] [budget_usd_per_day=X] "
+       "[budget_usd_per_month=X]', `*` for every tenant not named. SIGHUP "
        "reloads it. Unset: the server's defaults for all.",
        [](Config& c, const std::string& v) { c.auth.oauth.policy_file = v; }},
       {"--oauth-introspection-url", "SANDGATE_OAUTH_INTROSPECTION_URL", "",

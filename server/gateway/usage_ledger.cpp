@@ -25,25 +25,46 @@ void ensure_state_dir(const std::string& dir) {
 }  // namespace
 
 std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
-                                               Metrics& metrics) {
-  if (config.ledger.kind == ledger::LedgerKind::off) return nullptr;
-  if (config.state.dir.empty()) {
+                                               Metrics& metrics,
+                                               ledger::BudgetBook::BudgetOf budget_of) {
+  std::shared_ptr<ledger::LedgerStore> store;
+  if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
-              {{"why", "no --state-dir: the usage ledger lives there"}});
-    return nullptr;
+              {{"why", config.ledger.kind == ledger::LedgerKind::off
+                           ? "--ledger off"
+                           : "no --state-dir: the usage ledger lives there"},
+               {"budgets", "counted in memory, from this start on"}});
+    store = std::make_shared<ledger::SqliteLedger>("", ledger::SqliteLedger::Access::in_memory);
+  } else {
+    ensure_state_dir(config.state.dir);
+    const auto path = ledger::sqlite_ledger_path(config.state.dir);
+    store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
+    log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
   }
-  ensure_state_dir(config.state.dir);
-  const auto path = ledger::sqlite_ledger_path(config.state.dir);
-  auto store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
-  auto writer = std::make_shared<ledger::UsageWriter>(store, config.ledger.save_interval);
-  log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
+  auto budgets = std::make_shared<ledger::BudgetBook>(store, std::move(budget_of));
+  // A save found tenants over a budget: their running sandboxes end (on the writer's thread;
+  // the registry outlives the writer, see stop()).
+  budgets->on_spent([&registry](const std::vector<ledger::BudgetSpent>& spent) {
+    for (const auto& s : spent) {
+      std::size_t ended = registry.end_sandboxes_for_budget(s.tenant, ledger::budget_spent_text(s));
+      if (ended > 0)
+        log_event(LogLevel::info, "budget_spent",
+                  {{"tenant", s.tenant},
+                   {"period", s.period == ledger::PeriodKind::day ? "day" : "month"},
+                   {"budget_usd", s.budget_usd},
+                   {"spent_usd", s.spent_usd},
+                   {"resets_at", ledger::utc_text(s.resets_at)},
+                   {"sandboxes_ended", ended}});
+    }
+  });
+  auto writer = std::make_shared<ledger::UsageWriter>(budgets, config.ledger.save_interval);
   // Owned (and so stopped) before anything can call into the registry from the writer's thread.
   std::unique_ptr<UsageLedger> opened(new UsageLedger(writer));
   // This gateway process's name in stretch keys: random (the random part of a fresh session
   // id), so that a restarted gateway, or another replica writing to the same ledger, never
   // continues another's stretches.
   registry.report_usage(
-      {writer, session::new_session_id("").substr(0, 12), config.registry.replica_name});
+      {writer, budgets, session::new_session_id("").substr(0, 12), config.registry.replica_name});
   // Failures are logged when they start and when they end, not once a second in between.
   auto failing = std::make_shared<std::atomic<bool>>(false);
   writer->start(

@@ -1,9 +1,10 @@
 #pragma once
 // The gateway's usage ledger (--ledger, issue #28): opened at start in --state-dir, fed by the
 // registry's sessions through a writer on a thread of its own, and stopped — after a last save —
-// once every session has let go of its sandbox.
+// once every session has let go of its sandbox. The tenants' budgets count what it saves.
 #include <memory>
 
+#include "ledger/budget_book.hpp"
 #include "ledger/usage_writer.hpp"
 #include "server/gateway/config.hpp"
 #include "server/metrics/metrics.hpp"
@@ -13,11 +14,13 @@ namespace sandgate::server {
 
 class UsageLedger {
  public:
-  // Null when nothing is recorded (--ledger off, or no --state-dir: said in the log). Throws
-  // std::runtime_error saying why the ledger cannot be used: the gateway does not start, and a
-  // file that is not a sandgate ledger is left as it is.
+  // With --ledger off, or without --state-dir, nothing is written (said in the log): usage is
+  // kept in memory, where tenant budgets count from this start on. Throws std::runtime_error
+  // saying why the ledger cannot be used: the gateway does not start, and a file that is not a
+  // sandgate ledger is left as it is. `budget_of`: a tenant's budgets as its policy says now.
   static std::unique_ptr<UsageLedger> open(const Config& config, session::Registry& registry,
-                                           Metrics& metrics);
+                                           Metrics& metrics,
+                                           ledger::BudgetBook::BudgetOf budget_of);
   ~UsageLedger();
   UsageLedger(const UsageLedger&) = delete;
   UsageLedger& operator=(const UsageLedger&) = delete;

@@ -91,7 +91,8 @@ std::string sandbox_end_text(const sandbox::RunResult& run, bool handle) {
       return "Sandbox ended: " + limit_text(run) + gone + " and no more code runs here. " +
              start_anew_text(handle);
     case EndReason::closed:
-      // The session went with it (DELETE, idle expiry, shutdown): there is no next call here.
+      // The session went with it (DELETE, idle expiry, shutdown), or the tenant's budget is
+      // spent (the failure says which, and when it resets).
       return "Sandbox ended: " +
              (run.failure.empty() ? std::string("its session ended") : run.failure) + gone + ".";
     default:
@@ -168,6 +169,13 @@ std::optional<MappedResult> not_run(session::ExecuteResult& executed,
       if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
       return MappedResult{tool_error(text + ". " + start_anew_text(!sandbox_id.empty())),
                           ExecOutcome::sandbox_failure};
+    }
+    case ExecuteStatus::budget_spent: {
+      // Which budget and when it resets: the model can tell its user, and no new session or
+      // sandbox helps before then.
+      std::string text = executed.message;
+      if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
+      return MappedResult{tool_error(text + "."), ExecOutcome::sandbox_failure};
     }
     case ExecuteStatus::ran:
       break;

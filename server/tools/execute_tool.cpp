@@ -208,6 +208,8 @@ json ExecuteTool::log_fields_for(const session::Session& session, const CallFact
   if (auto failure = sandbox_failure(executed)) fields["failure"] = *failure;
   if (executed.status == session::ExecuteStatus::limit_reached)
     fields["limit_reached"] = executed.message;
+  if (executed.status == session::ExecuteStatus::budget_spent)
+    fields["budget_spent"] = executed.message;
   return fields;
 }
 

@@ -14,11 +14,12 @@
 namespace sandgate::test {
 
 struct TwoTenantDir {
-  explicit TwoTenantDir(const std::string& purpose)
+  // `a_options`: what tenant a's line says after its name (e.g. "budget_usd_per_day=2").
+  explicit TwoTenantDir(const std::string& purpose, const std::string& a_options = "")
       : dir(std::filesystem::temp_directory_path() /
             ("sandgate-" + purpose + "-" + std::to_string(::getpid()))) {
     std::filesystem::create_directories(dir);
-    std::ofstream(tokens) << auth::to_hex(auth::sha256("tok-a")) << " a\n"
+    std::ofstream(tokens) << auth::to_hex(auth::sha256("tok-a")) << " a " << a_options << "\n"
                           << auth::to_hex(auth::sha256("tok-b")) << " b\n";
     ::chmod(tokens.c_str(), 0600);
   }

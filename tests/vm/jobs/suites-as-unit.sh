@@ -36,12 +36,12 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   # live output, files in and out, session caps, hibernation, restarts, tenants, 2026-07-28
   # handles) make no sandbox or
   # cgroup of their own kind: they run natively in every other stage, and leaving them out here
-  # keeps CI within its time. So are the spend-cap tests: their caps are sized for native CPU
+  # keeps CI within its time. So are the spend-cap and budget tests: sized for native CPU
   # speed (under emulation Python'"'"'s start alone crosses them); the sandbox suite above meters
   # memory.peak (v2 only) here. And OAuth ([oauth]): token checks and a Python issuer signing
   # with RSA, nothing of cgroups.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[tenants]~[stateless]~[oauth]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[tenants]~[stateless]~[oauth]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).

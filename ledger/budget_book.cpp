@@ -1,0 +1,150 @@
+#include "ledger/budget_book.hpp"
+
+#include <cstdio>
+#include <set>
+
+namespace sandgate::ledger {
+namespace {
+
+std::string usd(double amount) {
+  char text[32];
+  std::snprintf(text, sizeof text, amount >= 0.01 ? "$%.2f" : "$%.6f", amount);
+  return text;
+}
+
+bool same_period(const Period& a, const Period& b) {
+  return a.start == b.start;
+}
+
+}  // namespace
+
+std::string budget_spent_text(const BudgetSpent& spent) {
+  return std::string("this tenant's ") + (spent.period == PeriodKind::day ? "daily" : "monthly") +
+         " budget of " + usd(spent.budget_usd) + " is spent (" + usd(spent.spent_usd) + " since " +
+         utc_text(period_of(spent.period, spent.resets_at - std::chrono::seconds(1)).start) +
+         "); no code runs for it until the budget resets at " + utc_text(spent.resets_at);
+}
+
+BudgetBook::BudgetBook(std::shared_ptr<LedgerStore> store, BudgetOf budget_of,
+                       std::size_t max_tenants)
+    : store_(std::move(store)), budget_of_(std::move(budget_of)), max_tenants_(max_tenants) {}
+
+std::optional<BudgetSpent> BudgetBook::check(const std::string& tenant, const TenantSpend& spend,
+                                             const Budget& budget) {
+  if (budget.usd_per_day && spend.day_usd >= *budget.usd_per_day)
+    return BudgetSpent{tenant, PeriodKind::day, *budget.usd_per_day, spend.day_usd, spend.day.end};
+  if (budget.usd_per_month && spend.month_usd >= *budget.usd_per_month)
+    return BudgetSpent{tenant, PeriodKind::month, *budget.usd_per_month, spend.month_usd,
+                       spend.month.end};
+  return std::nullopt;
+}
+
+std::optional<BudgetSpent> BudgetBook::refusal(const std::string& tenant, Clock::time_point now) {
+  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+  if (!budget.any()) return std::nullopt;
+  const Period day = period_of(PeriodKind::day, now);
+  {
+    std::lock_guard lock(totals_);
+    auto it = tenants_.find(tenant);
+    if (it != tenants_.end() && same_period(it->second.day, day)) {
+      it->second.asked = now;
+      return check(tenant, it->second, budget);
+    }
+  }
+  // Missing or of an earlier day: from the store, in order with saves.
+  std::lock_guard order(store_order_);
+  return check(tenant, current_locked(tenant, now), budget);
+}
+
+BudgetBook::TenantSpend BudgetBook::current_locked(const std::string& tenant,
+                                                   Clock::time_point now) {
+  const Period day = period_of(PeriodKind::day, now), month = period_of(PeriodKind::month, now);
+  {
+    std::lock_guard lock(totals_);
+    auto it = tenants_.find(tenant);
+    if (it != tenants_.end() && same_period(it->second.day, day)) {
+      it->second.asked = now;
+      return it->second;  // a copy: the totals are read under their lock
+    }
+  }
+  // Outside totals_: a query may take a while, and readers of loaded tenants need not wait.
+  TenantSpend loaded{day, month, store_->spent(tenant, day.start, day.end),
+                     store_->spent(tenant, month.start, month.end), now};
+  std::lock_guard lock(totals_);
+  if (tenants_.size() >= max_tenants_) forget_old_locked(now);
+  return tenants_[tenant] = loaded;
+}
+
+void BudgetBook::forget_old_locked(Clock::time_point now) {
+  for (auto it = tenants_.begin(); it != tenants_.end();)
+    it = now - it->second.asked > std::chrono::hours(1) ? tenants_.erase(it) : std::next(it);
+}
+
+void BudgetBook::save(const std::vector<UsageRecord>& records) {
+  // The tenants whose spend this save grew, with their totals after it.
+  std::vector<std::pair<std::string, TenantSpend>> grown;
+  {
+    std::lock_guard order(store_order_);
+    store_->save(records);  // throws: nothing was written, nothing grows
+    std::set<std::string> grown_names;
+    std::lock_guard lock(totals_);
+    for (const auto& record : records) {
+      auto& seen = stretches_[record.stretch];
+      double added = record.usd - seen.usd;
+      seen.usd = record.usd;
+      seen.day_start = period_of(PeriodKind::day, record.started).start;
+      if (record.final) stretches_.erase(record.stretch);
+      if (added <= 0) continue;
+      auto it = tenants_.find(record.tenant);
+      if (it == tenants_.end()) continue;  // loaded from the store, this save included, if asked
+      // A stretch lies within one UTC day: the one it started in.
+      if (record.started >= it->second.day.start && record.started < it->second.day.end)
+        it->second.day_usd += added;
+      if (record.started >= it->second.month.start && record.started < it->second.month.end)
+        it->second.month_usd += added;
+      grown_names.insert(record.tenant);
+    }
+    for (const auto& name : grown_names) grown.emplace_back(name, tenants_.at(name));
+    // Stretches of days before yesterday get no more records (a live sandbox's day closes at
+    // midnight; its last record comes within a save or two).
+    auto today = period_of(PeriodKind::day, Clock::now()).start;
+    if (today != forgot_at_) {
+      forgot_at_ = today;
+      for (auto it = stretches_.begin(); it != stretches_.end();)
+        it = it->second.day_start < today - std::chrono::days(1) ? stretches_.erase(it)
+                                                                 : std::next(it);
+    }
+  }
+  // Outside the locks: the budget lookup may take the policy's.
+  std::vector<BudgetSpent> spent_now;
+  for (const auto& [tenant, spend] : grown) {
+    Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+    if (auto spent = check(tenant, spend, budget)) spent_now.push_back(*spent);
+  }
+  if (spent_now.empty() || !on_spent_) return;
+  try {
+    on_spent_(spent_now);
+  } catch (const std::exception&) {
+    // The batch is saved and counted: the writer must not take it for a failed save (a final
+    // stretch saved again would be counted again). The next save that grows the tenant's spend
+    // reports it again.
+  }
+}
+
+double BudgetBook::spent(std::string_view tenant, Clock::time_point from,
+                         Clock::time_point until) const {
+  std::lock_guard order(store_order_);
+  return store_->spent(tenant, from, until);
+}
+
+std::vector<UsageRow> BudgetBook::usage(const UsageQuery& query, Grouping grouping) const {
+  std::lock_guard order(store_order_);
+  return store_->usage(query, grouping);
+}
+
+std::size_t BudgetBook::tenants_kept() const {
+  std::lock_guard lock(totals_);
+  return tenants_.size();
+}
+
+}  // namespace sandgate::ledger

@@ -1,0 +1,122 @@
+// Tenant budgets on the real binary (issue #28): a tenant's daily or monthly budget holds across
+// its sessions, handles and a restart of the gateway (SIGTERM and SIGKILL); the call running
+// when it is spent ends with a tool error saying which budget and when it resets, new calls get
+// the same and start no sandbox, and another tenant runs on. Prices make spend fast: $1 per
+// CPU-second, memory nearly free.
+#include <signal.h>
+
+#include "gateway_process.hpp"
+#include "two_tenant_dir.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> priced(const TwoTenantDir& dir, std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {
+      "--token-file", dir.tokens.string(), "--state-dir", dir.state.string(), "--price-vcpu-hour",
+      "3600",         "--price-gib-hour",  "0.000001",    "--spend-cap-usd",  "100"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::string burn(double seconds) {
+  return "import time\nt = time.process_time()\nwhile time.process_time() - t < " +
+         std::to_string(seconds) + ": pass\nprint('burnt')";
+}
+
+std::string text_of(const json& result) {
+  std::string all;
+  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
+  return all;
+}
+
+// tools/call execute in `session` as `token`'s tenant; the CallToolResult.
+json call(GatewayProcess& gw, const std::string& session, const std::string& token,
+          const std::string& code, int id = 1) {
+  auto r = gw.post(tool_call_message(id, "execute", execute_arguments(code, "python", 120)),
+                   session, token);
+  REQUIRE(r.status == 200);
+  return r.json_body()["result"];
+}
+
+bool no_sandbox(GatewayProcess& gw) {
+  return sandbox_cgroups_of(gw.pid()) == 0 && children_of(gw.pid()).empty();
+}
+
+// The tool error a tenant gets once its budget is spent: which one, its amount, and a reset at
+// a UTC midnight.
+void check_spent(const json& result, const std::string& budget) {
+  CHECK(result["isError"] == true);
+  std::string said = text_of(result);
+  INFO(said);
+  CHECK(said.find("his tenant's " + budget + " is spent") != std::string::npos);
+  CHECK(said.find("until the budget resets at ") != std::string::npos);
+  CHECK(said.find("T00:00:00Z") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a tenant's daily budget holds across its sessions, handles and restarts",
+          "[integration][ledger][budget][restart]") {
+  TwoTenantDir dir("budget-day", "budget_usd_per_day=1.5");
+  {
+    GatewayProcess gw(priced(dir));
+    std::string first = gw.initialize("tok-a");
+    auto ran = call(gw, first, "tok-a", burn(0.5));
+    INFO(text_of(ran));
+    REQUIRE(ran["isError"] == false);
+    // A second session of the same tenant: its loop is stopped once the tenant's spend (both
+    // sessions') reaches the budget — its own spend cap is far away.
+    std::string second = gw.initialize("tok-a");
+    auto stopped = call(gw, second, "tok-a", "while True: pass", 2);
+    CHECK(text_of(stopped).find("Sandbox ended: this tenant's daily budget of $1.50 is spent") !=
+          std::string::npos);
+    check_spent(stopped, "daily budget of $1.50");
+    // Every sandbox of the tenant ended, the idle one too; a new session, and a handle on the
+    // 2026-07-28 path, start none.
+    REQUIRE(eventually([&] { return no_sandbox(gw); }));
+    std::string third = gw.initialize("tok-a");
+    check_spent(call(gw, third, "tok-a", "print(1)", 3), "daily budget of $1.50");
+    check_spent(gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}}, "tok-a"),
+                "daily budget of $1.50");
+    CHECK(no_sandbox(gw));
+    // Another tenant runs on.
+    std::string b = gw.initialize("tok-b");
+    auto other = call(gw, b, "tok-b", "print('b runs')", 4);
+    CHECK(other["isError"] == false);
+    CHECK(other["structuredContent"]["stdout"] == "b runs\n");
+    CHECK(gw.stop(SIGTERM) == 0);
+  }
+  {
+    // Started again on the same state directory: the budget is still spent.
+    GatewayProcess again(priced(dir));
+    std::string s = again.initialize("tok-a");
+    check_spent(call(again, s, "tok-a", "print(1)"), "daily budget of $1.50");
+    CHECK(no_sandbox(again));
+    CHECK(again.stop(SIGKILL) == 128 + SIGKILL);
+  }
+  // And after a SIGKILL.
+  GatewayProcess third(priced(dir));
+  std::string s = third.initialize("tok-a");
+  check_spent(call(third, s, "tok-a", "print(1)"), "daily budget of $1.50");
+}
+
+TEST_CASE("the default monthly budget applies to tenants without their own",
+          "[integration][ledger][budget]") {
+  TwoTenantDir dir("budget-month", "budget_usd_per_month=100");
+  GatewayProcess gw(priced(dir, {"--budget-usd-per-month", "0.4"}));
+  std::string b = gw.initialize("tok-b");
+  auto first = call(gw, b, "tok-b", burn(0.1));
+  INFO(text_of(first));
+  REQUIRE(first["isError"] == false);
+  check_spent(call(gw, b, "tok-b", burn(30), 2), "monthly budget of $0.40");
+  check_spent(call(gw, b, "tok-b", "print(1)", 3), "monthly budget of $0.40");
+  // Tenant a's own budget is larger than the default: it runs past $0.40.
+  std::string a = gw.initialize("tok-a");
+  auto ran = call(gw, a, "tok-a", burn(0.6), 4);
+  INFO(text_of(ran));
+  CHECK(ran["isError"] == false);
+  CHECK(ran["structuredContent"]["spend_usd"].get<double>() > 0.4);
+}

@@ -1,0 +1,173 @@
+// Tenant budgets on their own (issue #28): the book over a real SQLite ledger (in memory) —
+// what was spent before it was asked comes from the store, what each save adds is counted once
+// (a live stretch's growing totals by their growth), days and months are UTC calendar periods,
+// and a save that takes a tenant over its budget says so once its spend grew.
+#include "ledger/budget_book.hpp"
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "ledger/sqlite_ledger.hpp"
+
+using namespace sandgate::ledger;
+using namespace std::chrono;
+
+namespace {
+
+Clock::time_point utc(int y, unsigned m, unsigned d, int hh = 0, int mm = 0) {
+  return sys_days{year{y} / month{m} / day{d}} + hours(hh) + minutes(mm);
+}
+
+UsageRecord stretch(const std::string& key, const std::string& tenant, Clock::time_point started,
+                    double usd, bool final = false) {
+  UsageRecord r;
+  r.stretch = key;
+  r.tenant = tenant;
+  r.owner = "0a1b2c3d";
+  r.owner_kind = "session";
+  r.started = started;
+  r.ended = started + minutes(1);
+  r.usd = usd;
+  r.final = final;
+  return r;
+}
+
+// The store the book stands before, counting the book's reads of it.
+struct CountingStore final : LedgerStore {
+  SqliteLedger ledger{"", SqliteLedger::Access::in_memory};
+  mutable int reads = 0;
+  bool failing = false;
+  void save(const std::vector<UsageRecord>& records) override {
+    if (failing) throw LedgerError("the disk is full");
+    ledger.save(records);
+  }
+  double spent(std::string_view tenant, Clock::time_point from,
+               Clock::time_point until) const override {
+    ++reads;
+    return ledger.spent(tenant, from, until);
+  }
+  std::vector<UsageRow> usage(const UsageQuery& query, Grouping grouping) const override {
+    return ledger.usage(query, grouping);
+  }
+};
+
+struct Fixture {
+  std::shared_ptr<CountingStore> store = std::make_shared<CountingStore>();
+  std::map<std::string, Budget> budgets;
+  std::vector<BudgetSpent> reported;
+  BudgetBook book{store, [this](const std::string& t) {
+                    auto it = budgets.find(t);
+                    return it == budgets.end() ? Budget{} : it->second;
+                  }};
+  Fixture() {
+    book.on_spent([this](const std::vector<BudgetSpent>& spent) {
+      reported.insert(reported.end(), spent.begin(), spent.end());
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a tenant without a budget is never refused and costs no read", "[unit][ledger]") {
+  Fixture f;
+  f.book.save({stretch("a", "free", utc(2026, 12, 4, 9), 1000)});
+  CHECK_FALSE(f.book.refusal("free", utc(2026, 12, 4, 10)));
+  CHECK(f.store->reads == 0);
+  CHECK(f.reported.empty());
+}
+
+TEST_CASE(
+    "what a tenant spent before it was asked comes from the store, and each save adds its growth",
+    "[unit][ledger]") {
+  Fixture f;
+  f.budgets["acme"] = {5.0, std::nullopt};
+  const auto morning = utc(2026, 12, 4, 9), now = utc(2026, 12, 4, 12);
+  // Saved before the book knew of acme (another start of the gateway): 4.5 of 5.
+  f.book.save({stretch("old", "acme", morning, 4.5, true)});
+  CHECK_FALSE(f.book.refusal("acme", now));
+  CHECK(f.store->reads == 2);  // its day and its month, once
+  CHECK_FALSE(f.book.refusal("acme", now));
+  CHECK(f.store->reads == 2);
+  // A live stretch saved three times with growing totals adds 0.4, not 0.1 + 0.3 + 0.4.
+  f.book.save({stretch("live", "acme", now, 0.1)});
+  f.book.save({stretch("live", "acme", now, 0.3)});
+  f.book.save({stretch("live", "acme", now, 0.4)});
+  CHECK_FALSE(f.book.refusal("acme", now));
+  CHECK(f.reported.empty());
+  f.book.save({stretch("live", "acme", now, 0.55, true)});
+  auto spent = f.book.refusal("acme", now);
+  REQUIRE(spent);
+  CHECK(spent->period == PeriodKind::day);
+  CHECK(spent->budget_usd == Approx(5.0));
+  CHECK(spent->spent_usd == Approx(5.05));
+  CHECK(spent->resets_at == utc(2026, 12, 5));
+  CHECK(budget_spent_text(*spent) ==
+        "this tenant's daily budget of $5.00 is spent ($5.05 since 2026-12-04T00:00:00Z); no code "
+        "runs for it until the budget resets at 2026-12-05T00:00:00Z");
+  // The save that crossed it said so, once, for acme alone.
+  REQUIRE(f.reported.size() == 1);
+  CHECK(f.reported[0].tenant == "acme");
+  // The book agrees with the store.
+  CHECK(f.store->ledger.spent("acme", utc(2026, 12, 4), utc(2026, 12, 5)) == Approx(5.05));
+}
+
+TEST_CASE("days and months are UTC calendar periods: yesterday counts for the month only",
+          "[unit][ledger]") {
+  Fixture f;
+  f.budgets["acme"] = {2.0, 3.0};
+  f.book.save({stretch("mon", "acme", utc(2026, 12, 3, 23, 30), 1.5, true)});
+  f.book.save({stretch("nov", "acme", utc(2026, 11, 30, 12), 50, true)});  // last month
+  // Today (the 4th): 0 of 2 today, 1.5 of 3 this month.
+  CHECK_FALSE(f.book.refusal("acme", utc(2026, 12, 4, 1)));
+  f.book.save({stretch("tue", "acme", utc(2026, 12, 4, 2), 1.6, true)});
+  auto spent = f.book.refusal("acme", utc(2026, 12, 4, 3));
+  REQUIRE(spent);
+  CHECK(spent->period == PeriodKind::month);
+  CHECK(spent->spent_usd == Approx(3.1));
+  CHECK(spent->resets_at == utc(2027, 1, 1));
+  CHECK(budget_spent_text(*spent).find("monthly budget of $3.00") != std::string::npos);
+  // Another tenant is unaffected.
+  f.budgets["beta"] = {2.0, 3.0};
+  CHECK_FALSE(f.book.refusal("beta", utc(2026, 12, 4, 3)));
+  // A new day: the daily budget has room again (read again from the store), the month not.
+  f.budgets["acme"] = {2.0, std::nullopt};
+  CHECK_FALSE(f.book.refusal("acme", utc(2026, 12, 5, 0, 1)));
+}
+
+TEST_CASE("a failed save adds nothing, and a budget lowered by a reload applies at once",
+          "[unit][ledger]") {
+  Fixture f;
+  f.budgets["acme"] = {10.0, std::nullopt};
+  const auto now = utc(2026, 12, 4, 12);
+  CHECK_FALSE(f.book.refusal("acme", now));
+  f.store->failing = true;
+  CHECK_THROWS_AS(f.book.save({stretch("s", "acme", now, 20)}), LedgerError);
+  CHECK_FALSE(f.book.refusal("acme", now));
+  f.store->failing = false;
+  f.book.save({stretch("s", "acme", now, 2)});
+  CHECK_FALSE(f.book.refusal("acme", now));
+  f.budgets["acme"] = {1.5, std::nullopt};
+  auto spent = f.book.refusal("acme", now);
+  REQUIRE(spent);
+  CHECK(spent->budget_usd == Approx(1.5));
+  CHECK(spent->spent_usd == Approx(2));
+}
+
+TEST_CASE("the book keeps a bounded number of tenants' totals", "[unit][ledger]") {
+  auto store = std::make_shared<CountingStore>();
+  BudgetBook book(
+      store,
+      [](const std::string&) {
+        return Budget{1.0, std::nullopt};
+      },
+      3);
+  const auto now = utc(2026, 12, 4, 12);
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(book.refusal("t" + std::to_string(i), now));
+  CHECK(book.tenants_kept() == 3);
+  // Two hours on, a fourth tenant: the three not asked about for an hour are forgotten.
+  CHECK_FALSE(book.refusal("t3", now + hours(2)));
+  CHECK(book.tenants_kept() == 1);
+  // A forgotten tenant's totals come back from the store when asked.
+  book.save({stretch("x", "t0", now, 1.2, true)});
+  CHECK(book.refusal("t0", now + hours(2)));
+}
