@@ -1,6 +1,7 @@
 #include "ledger/budget_book.hpp"
 
 #include <cstdio>
+#include <exception>
 #include <set>
 
 namespace sandgate::ledger {
@@ -81,40 +82,92 @@ void BudgetBook::forget_old_locked(Clock::time_point now) {
 }
 
 void BudgetBook::save(const std::vector<UsageRecord>& records) {
+  save(records, Clock::now());
+}
+
+void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point now) {
+  const Period today = period_of(PeriodKind::day, now);
+  const Period this_month = period_of(PeriodKind::month, now);
   // The tenants whose spend this save grew, with their totals after it.
   std::vector<std::pair<std::string, TenantSpend>> grown;
+  std::exception_ptr failed;
   {
     std::lock_guard order(store_order_);
-    store_->save(records);  // throws: nothing was written, nothing grows
+    try {
+      store_->save(records);
+    } catch (const std::exception&) {
+      // Counted all the same, so that budgets hold while the store is out: the writer saves
+      // these totals again, and a stretch's growth is counted once whenever it is saved.
+      failed = std::current_exception();
+    }
     std::set<std::string> grown_names;
+    // Tenants whose totals are of an earlier day, or missed a stretch the book forgot: read
+    // again from the store (this save included) rather than grown.
+    std::set<std::string> stale;
+    {
+      std::lock_guard lock(totals_);
+      for (const auto& record : records) {
+        auto tenant = tenants_.find(record.tenant);
+        bool counted = tenant != tenants_.end();
+        if (counted && !same_period(tenant->second.day, today)) {
+          stale.insert(record.tenant);
+          counted = false;
+        }
+        auto seen = stretches_.find(record.stretch);
+        if (seen == stretches_.end()) {
+          if (record.started < today.start - std::chrono::days(1)) {
+            // A stretch of a day the book no longer remembers (a session let go of a sandbox
+            // long after it ended): the store holds its totals.
+            if (counted) stale.insert(record.tenant);
+            continue;
+          }
+          // Kept after a final record too: the same final record may come again (collected
+          // once, then put when the session lets go of the sandbox).
+          seen = stretches_
+                     .emplace(record.stretch,
+                              StretchSeen{0, period_of(PeriodKind::day, record.started).start})
+                     .first;
+        }
+        double added = record.usd - seen->second.usd;
+        if (added <= 0) continue;
+        seen->second.usd = record.usd;
+        if (!counted || stale.count(record.tenant)) continue;
+        // A stretch lies within one UTC day: the one it started in.
+        TenantSpend& spend = tenant->second;
+        if (record.started >= spend.day.start && record.started < spend.day.end)
+          spend.day_usd += added;
+        if (record.started >= spend.month.start && record.started < spend.month.end)
+          spend.month_usd += added;
+        grown_names.insert(record.tenant);
+      }
+      // Stretches of days before yesterday get no more records but late final ones, which the
+      // store answers for (above).
+      if (today.start != forgot_at_) {
+        forgot_at_ = today.start;
+        for (auto it = stretches_.begin(); it != stretches_.end();)
+          it = it->second.day_start < today.start - std::chrono::days(1) ? stretches_.erase(it)
+                                                                         : std::next(it);
+      }
+      // Read again when next asked if the store does not have this save.
+      if (failed)
+        for (const auto& name : stale) tenants_.erase(name);
+    }
+    if (!failed)
+      for (const auto& name : stale) {
+        TenantSpend loaded{today, this_month, store_->spent(name, today.start, today.end),
+                           store_->spent(name, this_month.start, this_month.end), now};
+        std::lock_guard lock(totals_);
+        tenants_[name] = loaded;
+        grown_names.insert(name);
+      }
     std::lock_guard lock(totals_);
-    for (const auto& record : records) {
-      auto& seen = stretches_[record.stretch];
-      double added = record.usd - seen.usd;
-      seen.usd = record.usd;
-      seen.day_start = period_of(PeriodKind::day, record.started).start;
-      if (record.final) stretches_.erase(record.stretch);
-      if (added <= 0) continue;
-      auto it = tenants_.find(record.tenant);
-      if (it == tenants_.end()) continue;  // loaded from the store, this save included, if asked
-      // A stretch lies within one UTC day: the one it started in.
-      if (record.started >= it->second.day.start && record.started < it->second.day.end)
-        it->second.day_usd += added;
-      if (record.started >= it->second.month.start && record.started < it->second.month.end)
-        it->second.month_usd += added;
-      grown_names.insert(record.tenant);
-    }
     for (const auto& name : grown_names) grown.emplace_back(name, tenants_.at(name));
-    // Stretches of days before yesterday get no more records (a live sandbox's day closes at
-    // midnight; its last record comes within a save or two).
-    auto today = period_of(PeriodKind::day, Clock::now()).start;
-    if (today != forgot_at_) {
-      forgot_at_ = today;
-      for (auto it = stretches_.begin(); it != stretches_.end();)
-        it = it->second.day_start < today - std::chrono::days(1) ? stretches_.erase(it)
-                                                                 : std::next(it);
-    }
   }
+  report_spent(grown);
+  if (failed) std::rethrow_exception(failed);
+}
+
+void BudgetBook::report_spent(const std::vector<std::pair<std::string, TenantSpend>>& grown) {
   // Outside the locks: the budget lookup may take the policy's.
   std::vector<BudgetSpent> spent_now;
   for (const auto& [tenant, spend] : grown) {
@@ -125,9 +178,8 @@ void BudgetBook::save(const std::vector<UsageRecord>& records) {
   try {
     on_spent_(spent_now);
   } catch (const std::exception&) {
-    // The batch is saved and counted: the writer must not take it for a failed save (a final
-    // stretch saved again would be counted again). The next save that grows the tenant's spend
-    // reports it again.
+    // The batch is counted: the writer must not take it for a failed save. The next save that
+    // grows the tenant's spend reports it again.
   }
 }
 

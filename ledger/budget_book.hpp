@@ -8,7 +8,8 @@
 // A tenant whose budget is spent is refused new calls (refusal()); the save that finds a
 // tenant over a budget reports it (the on_spent hook), and the gateway ends its running
 // sandboxes. So what a tenant can spend past its budget is what its running sandboxes meter in
-// one save interval and one save, and what a SIGKILL lost (the same bound).
+// one save interval and one save, and what a SIGKILL lost (the same bound). A batch the store
+// refuses is counted all the same: budgets hold while the disk is out.
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -66,6 +67,9 @@ class BudgetBook final : public LedgerStore {
   // LedgerStore: save passes to the store, then adds what the batch grew to the tenants'
   // totals; the reads pass through.
   void save(const std::vector<UsageRecord>& records) override;
+  // save(), at `now` (which day and month are current): for tests. A batch the store refuses
+  // (LedgerError, rethrown) is counted all the same, so a budget holds while the store is out.
+  void save(const std::vector<UsageRecord>& records, Clock::time_point now);
   double spent(std::string_view tenant, Clock::time_point from,
                Clock::time_point until) const override;
   std::vector<UsageRow> usage(const UsageQuery& query, Grouping grouping) const override;
@@ -85,6 +89,8 @@ class BudgetBook final : public LedgerStore {
   // The tenant's totals for the periods `now` is in, loaded from the store when missing or
   // stale, as they are now. Needs store_order_ held.
   TenantSpend current_locked(const std::string& tenant, Clock::time_point now);
+  // Tells on_spent which of the `grown` tenants a budget now stops.
+  void report_spent(const std::vector<std::pair<std::string, TenantSpend>>& grown);
   // What `budget` says of `spend`: the first period spent, if any.
   static std::optional<BudgetSpent> check(const std::string& tenant, const TenantSpend& spend,
                                           const Budget& budget);
@@ -99,8 +105,8 @@ class BudgetBook final : public LedgerStore {
   mutable std::mutex store_order_;
   mutable std::mutex totals_;
   std::unordered_map<std::string, TenantSpend> tenants_;
-  // Each stretch's spend as last saved (what a new total adds is the difference); a final record
-  // forgets its stretch, and stretches of days before yesterday are forgotten.
+  // Each stretch's spend as last saved (what a new total adds is the difference); stretches of
+  // days before yesterday are forgotten (at most two days' sandboxes are remembered).
   std::unordered_map<std::string, StretchSeen> stretches_;
   Clock::time_point forgot_at_;
 };

@@ -245,6 +245,12 @@ double SqliteLedger::spent(std::string_view tenant, Clock::time_point from,
   return sum.step() ? sum.real(0) : 0;
 }
 
+void SqliteLedger::forget_before(Clock::time_point before) {
+  Statement drop(db_, "DELETE FROM usage WHERE ended_ms < ?1");
+  drop.bind(1, unix_ms(before));
+  drop.step();
+}
+
 std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grouping) const {
   // The group is a fixed expression per grouping, never text from the query.
   const char* group = grouping == Grouping::day

@@ -47,6 +47,9 @@ class SqliteLedger final : public LedgerStore {
   double spent(std::string_view tenant, Clock::time_point from,
                Clock::time_point until) const override;
   std::vector<UsageRow> usage(const UsageQuery& query, Grouping grouping) const override;
+  // Drops the records that ended before `before`: for the in-memory ledger, which only budgets
+  // read (the current day and month), so that it does not grow for as long as the gateway runs.
+  void forget_before(Clock::time_point before);
 
  private:
   void prepare_schema();

@@ -189,8 +189,8 @@ class Session {
   };
   SandboxNeed sandbox_need(ExecuteResult& out);
   // Whether the tenant's budgets leave room for a call; if not, `out` says which is spent and
-  // when it resets.
-  bool budget_allows_locked(ExecuteResult& out) const;
+  // when it resets. Takes the session's lock only to read where usage goes.
+  bool budget_allows(ExecuteResult& out) const;
   // Makes `fresh` the session's sandbox unless the session ended meanwhile or none was made
   // (`refused` says why); null then, with `out` saying why.
   std::shared_ptr<sandbox::Sandbox> adopt_fresh(std::shared_ptr<sandbox::Sandbox> fresh,

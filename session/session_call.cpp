@@ -35,11 +35,18 @@ void Session::tell_ended_locked(ExecuteResult& out) const {
   out.message = end_why_;
 }
 
-bool Session::budget_allows_locked(ExecuteResult& out) const {
-  if (!usage_ || !usage_->budgets) return true;
+bool Session::budget_allows(ExecuteResult& out) const {
+  std::shared_ptr<const UsageReporting> usage;
+  {
+    std::lock_guard lock(mutex_);
+    usage = usage_;
+  }
+  if (!usage || !usage->budgets) return true;
   std::optional<ledger::BudgetSpent> spent;
   try {
-    spent = usage_->budgets->refusal(tenant_, ledger::Clock::now());
+    // Outside the session's lock: the first ask of a tenant in a day reads the store, and
+    // waits for a save under way.
+    spent = usage->budgets->refusal(tenant_, ledger::Clock::now());
   } catch (const ledger::LedgerError&) {
     // Fail closed: a budget that cannot be read is not known to have room.
     out.status = ExecuteStatus::sandbox_error;
@@ -59,7 +66,6 @@ Session::SandboxNeed Session::sandbox_need(ExecuteResult& out) {
     tell_ended_locked(out);
     return {};
   }
-  if (!budget_allows_locked(out)) return {};
   auto now = Clock::now();
   std::string closed = account_.closed_reason(now);
   // A live sandbox may outlive the session's lifetime by under a second (its own is whole
@@ -103,6 +109,7 @@ std::shared_ptr<sandbox::Sandbox> Session::adopt_fresh(std::shared_ptr<sandbox::
 }
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(ExecuteResult& out) {
+  if (!budget_allows(out)) co_return nullptr;
   SandboxNeed need = sandbox_need(out);
   // No fresh one is needed: the live sandbox, or null when the call does not run.
   if (!need.fresh_limits) co_return need.live;

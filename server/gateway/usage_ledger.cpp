@@ -28,13 +28,15 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
                                                Metrics& metrics,
                                                ledger::BudgetBook::BudgetOf budget_of) {
   std::shared_ptr<ledger::LedgerStore> store;
+  std::shared_ptr<ledger::SqliteLedger> in_memory;
   if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
               {{"why", config.ledger.kind == ledger::LedgerKind::off
                            ? "--ledger off"
                            : "no --state-dir: the usage ledger lives there"},
                {"budgets", "counted in memory, from this start on"}});
-    store = std::make_shared<ledger::SqliteLedger>("", ledger::SqliteLedger::Access::in_memory);
+    in_memory = std::make_shared<ledger::SqliteLedger>("", ledger::SqliteLedger::Access::in_memory);
+    store = in_memory;
   } else {
     ensure_state_dir(config.state.dir);
     const auto path = ledger::sqlite_ledger_path(config.state.dir);
@@ -69,8 +71,18 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
   auto failing = std::make_shared<std::atomic<bool>>(false);
   writer->start(
       [&registry] { return registry.usage_records(); },
-      [&metrics, failing](const ledger::UsageWriter::SaveOutcome& outcome) {
+      [&metrics, failing, in_memory, pruned = ledger::Clock::time_point()](
+          const ledger::UsageWriter::SaveOutcome& outcome) mutable {
         metrics.count_ledger_save(outcome.saved);
+        // In memory only budgets read it: what ended before this month goes, once an hour.
+        if (auto now = ledger::Clock::now(); in_memory && now - pruned > std::chrono::hours(1)) {
+          pruned = now;
+          try {
+            in_memory->forget_before(ledger::period_of(ledger::PeriodKind::month, now).start);
+          } catch (const std::exception&) {
+            // Tried again in an hour; nothing depends on it but memory.
+          }
+        }
         if (!outcome.saved && !failing->exchange(true))
           log_event(LogLevel::error, "ledger_save_failed",
                     {{"error", outcome.error}, {"records", outcome.records}});

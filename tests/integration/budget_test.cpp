@@ -87,7 +87,8 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
     auto other = call(gw, b, "tok-b", "print('b runs')", 4);
     CHECK(other["isError"] == false);
     CHECK(other["structuredContent"]["stdout"] == "b runs\n");
-    CHECK(gw.stop(SIGTERM) == 0);
+    // Killed without warning: what it saved (every second) is what the next start reads.
+    CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
   }
   {
     // Started again on the same state directory: the budget is still spent.
@@ -95,9 +96,9 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
     std::string s = again.initialize("tok-a");
     check_spent(call(again, s, "tok-a", "print(1)"), "daily budget of $1.50");
     CHECK(no_sandbox(again));
-    CHECK(again.stop(SIGKILL) == 128 + SIGKILL);
+    CHECK(again.stop(SIGTERM) == 0);
   }
-  // And after a SIGKILL.
+  // And after a SIGTERM.
   GatewayProcess third(priced(dir));
   std::string s = third.initialize("tok-a");
   check_spent(call(third, s, "tok-a", "print(1)"), "daily budget of $1.50");
@@ -111,12 +112,25 @@ TEST_CASE("the default monthly budget applies to tenants without their own",
   auto first = call(gw, b, "tok-b", burn(0.1));
   INFO(text_of(first));
   REQUIRE(first["isError"] == false);
-  check_spent(call(gw, b, "tok-b", burn(30), 2), "monthly budget of $0.40");
+  // The running call is ended (not refused before it ran).
+  auto stopped = call(gw, b, "tok-b", burn(30), 2);
+  CHECK(text_of(stopped).find("Sandbox ended: this tenant's monthly budget of $0.40 is spent") !=
+        std::string::npos);
+  check_spent(stopped, "monthly budget of $0.40");
   check_spent(call(gw, b, "tok-b", "print(1)", 3), "monthly budget of $0.40");
-  // Tenant a's own budget is larger than the default: it runs past $0.40.
+  // Tenant a's own budget is larger than the default: past $0.40 its calls still run.
   std::string a = gw.initialize("tok-a");
   auto ran = call(gw, a, "tok-a", burn(0.6), 4);
   INFO(text_of(ran));
   CHECK(ran["isError"] == false);
   CHECK(ran["structuredContent"]["spend_usd"].get<double>() > 0.4);
+  // Once the ledger has saved it twice more (the book counts what is saved), a call is still
+  // let in.
+  const std::string saves = "sandgate_ledger_saves_total{outcome=\"ok\"}";
+  const long saved_before = metric(gw, saves);
+  REQUIRE(eventually([&] { return metric(gw, saves) >= saved_before + 2; }));
+  auto again = call(gw, a, "tok-a", "print('still')", 5);
+  INFO(text_of(again));
+  CHECK(again["isError"] == false);
+  CHECK(again["structuredContent"]["stdout"] == "still\n");
 }
