@@ -5,6 +5,7 @@
 // CPU-second, memory nearly free.
 #include <signal.h>
 
+#include "cpu_priced.hpp"
 #include "gateway_process.hpp"
 #include "two_tenant_dir.hpp"
 
@@ -12,19 +13,6 @@ using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
-
-std::vector<std::string> priced(const TwoTenantDir& dir, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {
-      "--token-file", dir.tokens.string(), "--state-dir", dir.state.string(), "--price-vcpu-hour",
-      "3600",         "--price-gib-hour",  "0.000001",    "--spend-cap-usd",  "100"};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-std::string burn(double seconds) {
-  return "import time\nt = time.process_time()\nwhile time.process_time() - t < " +
-         std::to_string(seconds) + ": pass\nprint('burnt')";
-}
 
 std::string text_of(const json& result) {
   std::string all;
@@ -62,9 +50,9 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
           "[integration][ledger][budget][restart]") {
   TwoTenantDir dir("budget-day", "budget_usd_per_day=1.5");
   {
-    GatewayProcess gw(priced(dir));
+    GatewayProcess gw(cpu_priced(dir));
     std::string first = gw.initialize("tok-a");
-    auto ran = call(gw, first, "tok-a", burn(0.5));
+    auto ran = call(gw, first, "tok-a", cpu_burn(0.5));
     INFO(text_of(ran));
     REQUIRE(ran["isError"] == false);
     // A second session of the same tenant: its loop is stopped once the tenant's spend (both
@@ -92,14 +80,14 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
   }
   {
     // Started again on the same state directory: the budget is still spent.
-    GatewayProcess again(priced(dir));
+    GatewayProcess again(cpu_priced(dir));
     std::string s = again.initialize("tok-a");
     check_spent(call(again, s, "tok-a", "print(1)"), "daily budget of $1.50");
     CHECK(no_sandbox(again));
     CHECK(again.stop(SIGTERM) == 0);
   }
   // And after a SIGTERM.
-  GatewayProcess third(priced(dir));
+  GatewayProcess third(cpu_priced(dir));
   std::string s = third.initialize("tok-a");
   check_spent(call(third, s, "tok-a", "print(1)"), "daily budget of $1.50");
 }
@@ -107,20 +95,20 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
 TEST_CASE("the default monthly budget applies to tenants without their own",
           "[integration][ledger][budget]") {
   TwoTenantDir dir("budget-month", "budget_usd_per_month=100");
-  GatewayProcess gw(priced(dir, {"--budget-usd-per-month", "0.4"}));
+  GatewayProcess gw(cpu_priced(dir, {"--budget-usd-per-month", "0.4"}));
   std::string b = gw.initialize("tok-b");
-  auto first = call(gw, b, "tok-b", burn(0.1));
+  auto first = call(gw, b, "tok-b", cpu_burn(0.1));
   INFO(text_of(first));
   REQUIRE(first["isError"] == false);
   // The running call is ended (not refused before it ran).
-  auto stopped = call(gw, b, "tok-b", burn(30), 2);
+  auto stopped = call(gw, b, "tok-b", cpu_burn(30), 2);
   CHECK(text_of(stopped).find("Sandbox ended: this tenant's monthly budget of $0.40 is spent") !=
         std::string::npos);
   check_spent(stopped, "monthly budget of $0.40");
   check_spent(call(gw, b, "tok-b", "print(1)", 3), "monthly budget of $0.40");
   // Tenant a's own budget is larger than the default: past $0.40 its calls still run.
   std::string a = gw.initialize("tok-a");
-  auto ran = call(gw, a, "tok-a", burn(0.6), 4);
+  auto ran = call(gw, a, "tok-a", cpu_burn(0.6), 4);
   INFO(text_of(ran));
   CHECK(ran["isError"] == false);
   CHECK(ran["structuredContent"]["spend_usd"].get<double>() > 0.4);

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <thread>
 
+#include "cpu_priced.hpp"
 #include "gateway_process.hpp"
 #include "two_tenant_dir.hpp"
 
@@ -20,21 +21,6 @@ namespace {
 
 // A call's result tells its spend rounded to a millionth of a dollar; the ledger keeps it whole.
 constexpr double kReportedPrecision = 1e-6;
-
-// $1 per CPU-second, memory nearly free: a call's spend is its CPU time, and a sandbox idle
-// between calls adds next to nothing.
-std::vector<std::string> priced(const TwoTenantDir& dir, std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {
-      "--token-file", dir.tokens.string(), "--state-dir", dir.state.string(), "--price-vcpu-hour",
-      "3600",         "--price-gib-hour",  "0.000001",    "--spend-cap-usd",  "100"};
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
-}
-
-std::string burn(double seconds) {
-  return "import time\nt = time.process_time()\nwhile time.process_time() - t < " +
-         std::to_string(seconds) + ": pass\nprint('burnt')";
-}
 
 // The session's total spend as the call's result reported it.
 double run(GatewayProcess& gw, const std::string& session, const std::string& token,
@@ -86,12 +72,12 @@ double ledger_usd(const TwoTenantDir& dir, const std::string& tenant) {
 TEST_CASE("each tenant's use is in the ledger, equal to what its calls reported",
           "[integration][ledger]") {
   TwoTenantDir dir("ledger-tenants");
-  GatewayProcess gw(priced(dir));
+  GatewayProcess gw(cpu_priced(dir));
   std::string a = gw.initialize("tok-a");
   std::string b = gw.initialize("tok-b");
-  run(gw, a, "tok-a", burn(0.2), 1);
-  double a_spent = run(gw, a, "tok-a", burn(0.2), 2);
-  double b_spent = run(gw, b, "tok-b", burn(0.1), 3);
+  run(gw, a, "tok-a", cpu_burn(0.2), 1);
+  double a_spent = run(gw, a, "tok-a", cpu_burn(0.2), 2);
+  double b_spent = run(gw, b, "tok-b", cpu_burn(0.1), 3);
   CHECK(a_spent >= 0.35);
   CHECK(b_spent >= 0.08);
   // Read while the gateway runs: the live sandboxes' totals are saved every second.
@@ -126,9 +112,9 @@ TEST_CASE("a SIGKILLed gateway's ledger holds what was reported before its last 
   TwoTenantDir dir("ledger-kill");
   double spent = 0;
   {
-    GatewayProcess gw(priced(dir));
+    GatewayProcess gw(cpu_priced(dir));
     std::string a = gw.initialize("tok-a");
-    spent = run(gw, a, "tok-a", burn(0.3), 1);
+    spent = run(gw, a, "tok-a", cpu_burn(0.3), 1);
     // Saved while the sandbox lives (every second), not only when it ends.
     CHECK(eventually([&] { return ledger_usd(dir, "a") >= spent - kReportedPrecision; }));
     CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
@@ -136,9 +122,9 @@ TEST_CASE("a SIGKILLed gateway's ledger holds what was reported before its last 
   CHECK(ledger_usd(dir, "a") >= spent - kReportedPrecision);
   CHECK(ledger_usd(dir, "a") <= spent * 1.1 + 0.02);
   // A gateway started again adds to the same ledger; a SIGTERM right after a call loses nothing.
-  GatewayProcess again(priced(dir));
+  GatewayProcess again(cpu_priced(dir));
   std::string a = again.initialize("tok-a");
-  double more = run(again, a, "tok-a", burn(0.2), 1);
+  double more = run(again, a, "tok-a", cpu_burn(0.2), 1);
   CHECK(again.stop(SIGTERM) == 0);
   CHECK(ledger_usd(dir, "a") >= spent + more - kReportedPrecision);
   // Today's UTC day, as the gateway's clock says it.
@@ -162,7 +148,7 @@ TEST_CASE("a file that is not a sandgate ledger stops the start and is left as i
   auto log = dir.dir / "gateway.log";
   std::vector<std::string> argv_s = {EXEC_WITH_BINARY, "--stderr", log.string(), "--",
                                      SANDGATE_BINARY,  "--listen", "127.0.0.1:0"};
-  for (const auto& a : priced(dir)) argv_s.push_back(a);
+  for (const auto& a : cpu_priced(dir)) argv_s.push_back(a);
   // Bounded: a gateway that started after all would fail the test, not hang it.
   std::string command = "timeout 60 ";
   for (const auto& a : argv_s) command += "'" + a + "' ";
@@ -188,7 +174,7 @@ TEST_CASE("a file that is not a sandgate ledger stops the start and is left as i
 TEST_CASE("sandgate usage: tables, CSV and bad options", "[integration][ledger]") {
   TwoTenantDir dir("ledger-cli");
   {
-    GatewayProcess gw(priced(dir));
+    GatewayProcess gw(cpu_priced(dir));
     std::string a = gw.initialize("tok-a");
     run(gw, a, "tok-a", "print('hi')", 1);
     CHECK(gw.stop(SIGTERM) == 0);
