@@ -1,17 +1,12 @@
 #include "ledger/budget_book.hpp"
 
-#include <cstdio>
 #include <exception>
 #include <set>
 
+#include "common/usd_text.hpp"
+
 namespace sandgate::ledger {
 namespace {
-
-std::string usd(double amount) {
-  char text[32];
-  std::snprintf(text, sizeof text, amount >= 0.01 ? "$%.2f" : "$%.6f", amount);
-  return text;
-}
 
 bool same_period(const Period& a, const Period& b) {
   return a.start == b.start;
@@ -21,7 +16,8 @@ bool same_period(const Period& a, const Period& b) {
 
 std::string budget_spent_text(const BudgetSpent& spent) {
   return std::string("this tenant's ") + (spent.period == PeriodKind::day ? "daily" : "monthly") +
-         " budget of " + usd(spent.budget_usd) + " is spent (" + usd(spent.spent_usd) + " since " +
+         " budget of " + usd_text(spent.budget_usd) + " is spent (" + usd_text(spent.spent_usd) +
+         " since " +
          utc_text(period_of(spent.period, spent.resets_at - std::chrono::seconds(1)).start) +
          "); no code runs for it until the budget resets at " + utc_text(spent.resets_at);
 }
@@ -43,34 +39,34 @@ std::optional<BudgetSpent> BudgetBook::check(const std::string& tenant, const Te
 std::optional<BudgetSpent> BudgetBook::refusal(const std::string& tenant, Clock::time_point now) {
   Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
   if (!budget.any()) return std::nullopt;
-  const Period day = period_of(PeriodKind::day, now);
-  {
-    std::lock_guard lock(totals_);
-    auto it = tenants_.find(tenant);
-    if (it != tenants_.end() && same_period(it->second.day, day)) {
-      it->second.asked = now;
-      return check(tenant, it->second, budget);
-    }
-  }
+  if (auto spend = kept(tenant, now)) return check(tenant, *spend, budget);
   // Missing or of an earlier day: from the store, in order with saves.
   std::lock_guard order(store_order_);
   return check(tenant, current_locked(tenant, now), budget);
 }
 
+std::optional<BudgetBook::TenantSpend> BudgetBook::kept(const std::string& tenant,
+                                                        Clock::time_point now) {
+  std::lock_guard lock(totals_);
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end() || !same_period(it->second.day, period_of(PeriodKind::day, now)))
+    return std::nullopt;
+  it->second.asked = now;
+  return it->second;
+}
+
+BudgetBook::TenantSpend BudgetBook::load(const std::string& tenant, Clock::time_point now) const {
+  const Period day = period_of(PeriodKind::day, now), month = period_of(PeriodKind::month, now);
+  return {day, month, store_->spent(tenant, day.start, day.end),
+          store_->spent(tenant, month.start, month.end), now};
+}
+
 BudgetBook::TenantSpend BudgetBook::current_locked(const std::string& tenant,
                                                    Clock::time_point now) {
-  const Period day = period_of(PeriodKind::day, now), month = period_of(PeriodKind::month, now);
-  {
-    std::lock_guard lock(totals_);
-    auto it = tenants_.find(tenant);
-    if (it != tenants_.end() && same_period(it->second.day, day)) {
-      it->second.asked = now;
-      return it->second;  // a copy: the totals are read under their lock
-    }
-  }
+  // Loaded meanwhile by another caller that held store_order_ first.
+  if (auto spend = kept(tenant, now)) return *spend;
   // Outside totals_: a query may take a while, and readers of loaded tenants need not wait.
-  TenantSpend loaded{day, month, store_->spent(tenant, day.start, day.end),
-                     store_->spent(tenant, month.start, month.end), now};
+  TenantSpend loaded = load(tenant, now);
   std::lock_guard lock(totals_);
   if (tenants_.size() >= max_tenants_) forget_old_locked(now);
   return tenants_[tenant] = loaded;
@@ -87,7 +83,6 @@ void BudgetBook::save(const std::vector<UsageRecord>& records) {
 
 void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point now) {
   const Period today = period_of(PeriodKind::day, now);
-  const Period this_month = period_of(PeriodKind::month, now);
   // The tenants whose spend this save grew, with their totals after it.
   std::vector<std::pair<std::string, TenantSpend>> grown;
   std::exception_ptr failed;
@@ -154,8 +149,7 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
     }
     if (!failed)
       for (const auto& name : stale) {
-        TenantSpend loaded{today, this_month, store_->spent(name, today.start, today.end),
-                           store_->spent(name, this_month.start, this_month.end), now};
+        TenantSpend loaded = load(name, now);
         std::lock_guard lock(totals_);
         tenants_[name] = loaded;
         grown_names.insert(name);

@@ -86,8 +86,11 @@ class BudgetBook final : public LedgerStore {
     double usd = 0;
     Clock::time_point day_start;
   };
-  // The tenant's totals for the periods `now` is in, loaded from the store when missing or
-  // stale, as they are now. Needs store_order_ held.
+  // The tenant's totals kept for the day `now` is in (marked asked), if any.
+  std::optional<TenantSpend> kept(const std::string& tenant, Clock::time_point now);
+  // The tenant's totals for the day and month `now` is in, read from the store.
+  TenantSpend load(const std::string& tenant, Clock::time_point now) const;
+  // kept(), else load() and keep. Needs store_order_ held.
   TenantSpend current_locked(const std::string& tenant, Clock::time_point now);
   // Tells on_spent which of the `grown` tenants a budget now stops.
   void report_spent(const std::vector<std::pair<std::string, TenantSpend>>& grown);

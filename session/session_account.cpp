@@ -1,17 +1,6 @@
 #include "session_account.hpp"
 
-#include <cstdio>
-
 namespace sandgate::session {
-
-std::string usd_text(double usd) {
-  // Cents for an ordinary cap; a tiny one (tests, a cautious tenant) keeps its digits.
-  char text[48];
-  std::snprintf(text, sizeof text, usd >= 0.01 ? "$%.2f" : "$%.6f", usd);
-  std::string s = text;
-  while (usd < 0.01 && s.size() > 5 && s.back() == '0') s.pop_back();
-  return s;
-}
 
 std::string SessionAccount::cap_text() const {
   return "it has spent its " + usd_text(cap_usd_) + " spend cap (spent " + usd_text(settled_usd_) +

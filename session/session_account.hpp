@@ -8,12 +8,12 @@
 #include <chrono>
 #include <string>
 
+#include "common/usd_text.hpp"
 #include "sandbox/limits.hpp"
 
 namespace sandgate::session {
 
-// "$1.00"; below a cent, up to six decimals ("$0.00001").
-std::string usd_text(double usd);
+using sandgate::usd_text;
 
 class SessionAccount {
  public:
