@@ -35,6 +35,8 @@ class OAuthPolicy {
   // The tenant of this name with its limits: its own line, else the `*` line, else none set.
   std::shared_ptr<const Tenant> tenant(const std::string& name) const;
   std::size_t overrides() const { return named_.size(); }
+  // Whether the tenant has a line of its own (not only the `*` defaults).
+  bool names(const std::string& name) const { return named_.count(name) > 0; }
 
  private:
   Tenant defaults_;

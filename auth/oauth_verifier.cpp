@@ -273,6 +273,11 @@ std::shared_ptr<const Tenant> OAuthVerifier::tenant_named(const std::string& nam
   return nullptr;
 }
 
+bool OAuthVerifier::policy_names(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return policy_->names(name);
+}
+
 void OAuthVerifier::replace_policy(OAuthPolicy policy) {
   auto fresh = std::make_shared<const OAuthPolicy>(std::move(policy));
   std::lock_guard lock(mutex_);

@@ -79,6 +79,8 @@ class OAuthVerifier {
   // The tenant of this name with its current limits, when it is one of ours (a restarted
   // gateway's saved sessions name tenants); null otherwise.
   std::shared_ptr<const Tenant> tenant_named(const std::string& name) const;
+  // Whether the policy file has a line of the tenant's own (the operator named it).
+  bool policy_names(const std::string& name) const;
   // A new policy (SIGHUP). Tokens already verified take the new limits at their next request.
   void replace_policy(OAuthPolicy policy);
 

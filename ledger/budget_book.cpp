@@ -1,9 +1,8 @@
 #include "ledger/budget_book.hpp"
 
 #include <exception>
+#include <map>
 #include <set>
-
-#include "common/usd_text.hpp"
 
 namespace sandgate::ledger {
 namespace {
@@ -13,14 +12,6 @@ bool same_period(const Period& a, const Period& b) {
 }
 
 }  // namespace
-
-std::string budget_spent_text(const BudgetSpent& spent) {
-  return std::string("this tenant's ") + (spent.period == PeriodKind::day ? "daily" : "monthly") +
-         " budget of " + usd_text(spent.budget_usd) + " is spent (" + usd_text(spent.spent_usd) +
-         " since " +
-         utc_text(period_of(spent.period, spent.resets_at - std::chrono::seconds(1)).start) +
-         "); no code runs for it until the budget resets at " + utc_text(spent.resets_at);
-}
 
 BudgetBook::BudgetBook(std::shared_ptr<LedgerStore> store, BudgetOf budget_of,
                        std::size_t max_tenants)
@@ -85,6 +76,7 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
   const Period today = period_of(PeriodKind::day, now);
   // The tenants whose spend this save grew, with their totals after it.
   std::vector<std::pair<std::string, TenantSpend>> grown;
+  std::map<std::string, double> growth;  // every tenant's, for on_growth
   std::exception_ptr failed;
   {
     std::lock_guard order(store_order_);
@@ -108,41 +100,24 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
           stale.insert(record.tenant);
           counted = false;
         }
-        auto seen = stretches_.find(record.stretch);
-        if (seen == stretches_.end()) {
-          if (record.started < today.start - std::chrono::days(1)) {
-            // A stretch of a day the book no longer remembers (a session let go of a sandbox
-            // long after it ended): the store holds its totals.
-            if (counted) stale.insert(record.tenant);
-            continue;
-          }
-          // Kept after a final record too: the same final record may come again (collected
-          // once, then put when the session lets go of the sandbox).
-          seen = stretches_
-                     .emplace(record.stretch,
-                              StretchSeen{0, period_of(PeriodKind::day, record.started).start})
-                     .first;
+        auto added = growth_.add(record, today);
+        if (!added) {
+          // A stretch of a day the book no longer remembers: the store holds its totals.
+          if (counted) stale.insert(record.tenant);
+          continue;
         }
-        double added = record.usd - seen->second.usd;
-        if (added <= 0) continue;
-        seen->second.usd = record.usd;
+        if (*added <= 0) continue;
+        growth[record.tenant] += *added;
         if (!counted || stale.count(record.tenant)) continue;
         // A stretch lies within one UTC day: the one it started in.
         TenantSpend& spend = tenant->second;
         if (record.started >= spend.day.start && record.started < spend.day.end)
-          spend.day_usd += added;
+          spend.day_usd += *added;
         if (record.started >= spend.month.start && record.started < spend.month.end)
-          spend.month_usd += added;
+          spend.month_usd += *added;
         grown_names.insert(record.tenant);
       }
-      // Stretches of days before yesterday get no more records but late final ones, which the
-      // store answers for (above).
-      if (today.start != forgot_at_) {
-        forgot_at_ = today.start;
-        for (auto it = stretches_.begin(); it != stretches_.end();)
-          it = it->second.day_start < today.start - std::chrono::days(1) ? stretches_.erase(it)
-                                                                         : std::next(it);
-      }
+      growth_.forget_old(today);
       // Read again when next asked if the store does not have this save.
       if (failed)
         for (const auto& name : stale) tenants_.erase(name);
@@ -157,6 +132,8 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
     std::lock_guard lock(totals_);
     for (const auto& name : grown_names) grown.emplace_back(name, tenants_.at(name));
   }
+  if (on_growth_)
+    for (const auto& [tenant, usd] : growth) on_growth_(tenant, usd);
   report_spent(grown);
   if (failed) std::rethrow_exception(failed);
 }

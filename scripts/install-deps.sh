@@ -10,6 +10,7 @@ apt-get update
 apt-get install -y --no-install-recommends "${vm_packages[@]}" \
   cmake g++ make pkg-config ca-certificates \
   libboost1.81-dev nlohmann-json3-dev libssl-dev libspdlog-dev catch2 libseccomp-dev libsqlite3-dev \
+  libpq-dev postgresql-15 \
   clang libclang-rt-14-dev util-linux mount \
   openssl iproute2 procps \
   python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \

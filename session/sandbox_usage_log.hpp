@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "ledger/budget_book.hpp"
 #include "ledger/budget_period.hpp"
+#include "ledger/budgets.hpp"
 #include "ledger/usage_record.hpp"
 #include "ledger/usage_writer.hpp"
 #include "sandbox/sandbox.hpp"
@@ -31,7 +31,7 @@ struct UsageOwner {
 struct UsageReporting {
   std::shared_ptr<ledger::UsageSink> sink;
   // The tenants' budgets (null: none): a tenant that spent one runs no new call.
-  std::shared_ptr<ledger::BudgetBook> budgets;
+  std::shared_ptr<ledger::Budgets> budgets;
   // This gateway process (random at each start): stretch keys stay unique across restarts and
   // replicas writing to one ledger.
   std::string instance;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "ledger/postgres_ledger.hpp"
 #include "sandbox/file_util.hpp"
 #include "server/gateway/config_option.hpp"
 #include "session/session_id.hpp"
@@ -112,16 +113,45 @@ std::vector<Option> option_rows() {
        "bytes, the prices applied and the USD) is recorded per tenant and session or handle: "
        "`sqlite`, the embedded ledger `ledger.sqlite` in `--state-dir` (WAL; saved every second "
        "off the request path, so a SIGKILL loses at most the last second; read it with "
-       "`sandgate usage`), or `off`. Without a `--state-dir`, or with `off`, nothing is written "
-       "(an info line at start says so) and tenant budgets count in memory, from this start "
-       "on.",
+       "`sandgate usage`); a `postgresql://user@host:port/db` URI, a PostgreSQL database every "
+       "replica of a deployment shares (tables `sandgate_*`, migrated at start; tenant budgets "
+       "hold across the replicas; the password comes from `--ledger-password-file`, a URI "
+       "carrying one is refused); or `off`. Without a `--state-dir` (for `sqlite`), or with "
+       "`off`, nothing is written (an info line at start says so) and tenant budgets count in "
+       "memory, from this start on.",
        [](Config& c, const std::string& v) {
-         if (v == "sqlite")
+         if (v == "sqlite") {
            c.ledger.kind = ledger::LedgerKind::sqlite;
-         else if (v == "off")
+         } else if (v == "off") {
            c.ledger.kind = ledger::LedgerKind::off;
-         else
-           throw std::invalid_argument("expected sqlite or off");
+         } else if (ledger::is_postgres_url(v)) {
+           if (auto refusal = ledger::postgres_url_refusal(v); !refusal.empty())
+             throw std::invalid_argument(refusal);
+           c.ledger.kind = ledger::LedgerKind::postgres;
+           c.ledger.postgres_url = v;
+         } else {
+           throw std::invalid_argument("expected sqlite, off or a postgresql:// URI");
+         }
+       }},
+      {"--ledger-password-file", "SANDGATE_LEDGER_PASSWORD_FILE", "",
+       "File whose first line is the password of the PostgreSQL ledger's user (e.g. a mounted "
+       "Kubernetes Secret); read at start. Empty: no password (peer, certificate or `~/.pgpass` "
+       "authentication).",
+       [](Config& c, const std::string& v) { c.ledger.postgres_password_file = v; }},
+      {"--budget-chunk-usd", "SANDGATE_BUDGET_CHUNK_USD", "0.10",
+       "With a PostgreSQL ledger: how much of a tenant's budget a replica reserves at a time "
+       "(one atomic statement). A replica runs the tenant's calls within its reservation without "
+       "a round trip, so the database is asked about once per chunk spent; unused reservations "
+       "are given back after 5 s without use and at shutdown.",
+       [](Config& c, const std::string& v) { c.ledger.shared.chunk_usd = to_positive(v); }},
+      {"--ledger-unreachable", "SANDGATE_LEDGER_UNREACHABLE", "refuse",
+       "With a PostgreSQL ledger that cannot be reached: `refuse` a budgeted tenant's calls once "
+       "its replica's reservation is used up (a tool error saying to try again; calls within a "
+       "reservation go on, and the gateway reconnects by itself), or `allow` them, unbudgeted "
+       "until the database is back.",
+       [](Config& c, const std::string& v) {
+         if (v != "refuse" && v != "allow") throw std::invalid_argument("expected refuse or allow");
+         c.ledger.shared.allow_when_unreachable = v == "allow";
        }},
       {"--state-max-mb", "SANDGATE_STATE_MAX_MB", "4096",
        "All hibernated archives together, MiB; beyond, the oldest archive of the tenant "
@@ -287,7 +317,7 @@ std::vector<Option> option_rows() {
        [](Config& c, const std::string& v) { c.host.limits.spend_cap_usd = to_positive(v); }},
       {"--budget-usd-per-day", "SANDGATE_BUDGET_USD_PER_DAY", "",
        "What each tenant may spend (USD) in a UTC calendar day, across all its sessions, "
-       "handles, tasks and restarts (each replica's SQLite ledger counts its own sandboxes), "
+       "handles, tasks and restarts (and replicas, with a PostgreSQL `--ledger`), "
        "unless its tokens-file or OAuth policy line says `budget_usd_per_day=`. Once spent, its "
        "calls get a tool error naming the budget and when it resets (00:00 UTC), and its "
        "running sandboxes end within about two seconds. Empty: no daily budget.",

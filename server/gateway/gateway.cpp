@@ -340,10 +340,12 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // Before sessions are restored: theirs are recorded too.
   std::unique_ptr<UsageLedger> usage;
   try {
-    usage =
-        UsageLedger::open(config, registry, metrics, [&config, &credentials](const std::string& t) {
+    usage = UsageLedger::open(
+        config, registry, metrics,
+        [&config, &credentials](const std::string& t) {
           return tenant_budget(config, credentials, t);
-        });
+        },
+        [&credentials](const std::string& t) { return spend_label(credentials, t); });
   } catch (const std::exception& e) {
     std::cerr << "sandgate: " << e.what() << "\n";
     return 2;

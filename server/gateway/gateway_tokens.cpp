@@ -115,4 +115,10 @@ ledger::Budget tenant_budget(const Config& config, const Credentials& credential
   return budget;
 }
 
+std::string spend_label(const Credentials& credentials, const std::string& name) {
+  if (credentials.tokens && credentials.tokens->find_tenant(name)) return name;
+  if (credentials.oauth && credentials.oauth->policy_names(name)) return name;
+  return "other";
+}
+
 }  // namespace sandgate::server

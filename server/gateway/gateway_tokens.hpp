@@ -35,5 +35,9 @@ std::optional<session::TenantPolicy> tenant_policy(const Config& config,
 // (--budget-usd-per-day, --budget-usd-per-month).
 ledger::Budget tenant_budget(const Config& config, const Credentials& credentials,
                              const std::string& name);
+// The tenant's label on the spend metric: its name when the operator named it (a tokens-file
+// line, an OAuth policy line of its own), else "other" — an issuer can mint tenants without end,
+// a metric's labels must not grow with them.
+std::string spend_label(const Credentials& credentials, const std::string& name);
 
 }  // namespace sandgate::server

@@ -12,20 +12,26 @@
 #include <stdexcept>
 
 #include "ledger/ledger_config.hpp"
+#include "ledger/postgres_ledger.hpp"
 #include "ledger/sqlite_ledger.hpp"
+#include "server/gateway/postgres_ledger_open.hpp"
 
 namespace sandgate::server {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: sandgate usage [--state-dir DIR] [--tenant T] [--since DATE] [--until DATE]\n"
+    "usage: sandgate usage [--state-dir DIR | --ledger postgresql://… [--ledger-password-file F]]\n"
+    "                      [--tenant T] [--since DATE] [--until DATE]\n"
     "                      [--by tenant|day|session] [--format table|csv|json]\n"
-    "Reads the usage ledger in DIR (default: $SANDGATE_STATE_DIR) — also while the gateway runs.\n"
+    "Reads the usage ledger the gateway writes (also while it runs): in DIR (default:\n"
+    "$SANDGATE_STATE_DIR), or the PostgreSQL database --ledger names (default: $SANDGATE_LEDGER;\n"
+    "the password from F, default $SANDGATE_LEDGER_PASSWORD_FILE).\n"
     "DATE: a UTC day (2026-12-01) or instant (2026-12-01T12:00:00Z); --since inclusive,\n"
     "--until exclusive. Days are UTC calendar days.\n";
 
 struct UsageArgs {
   std::string state_dir;
+  ledger::LedgerConfig ledger;  // postgres_url set: that database, not the state directory
   ledger::UsageQuery query;
   ledger::Grouping grouping = ledger::Grouping::tenant;
   std::string format = "table";
@@ -63,6 +69,8 @@ std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp
                                std::string& message) {
   UsageArgs out;
   out.state_dir = env_value(envp, "SANDGATE_STATE_DIR");
+  std::string ledger = env_value(envp, "SANDGATE_LEDGER");
+  out.ledger.postgres_password_file = env_value(envp, "SANDGATE_LEDGER_PASSWORD_FILE");
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -76,6 +84,10 @@ std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp
     const std::string& value = args[++i];
     if (flag == "--state-dir") {
       out.state_dir = value;
+    } else if (flag == "--ledger") {
+      ledger = value;
+    } else if (flag == "--ledger-password-file") {
+      out.ledger.postgres_password_file = value;
     } else if (flag == "--tenant") {
       out.query.tenant = value;
     } else if (flag == "--since" || flag == "--until") {
@@ -107,6 +119,20 @@ std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp
       message = "sandgate usage: unknown option " + flag + "\n" + kHelp;
       return std::nullopt;
     }
+  }
+  if (ledger::is_postgres_url(ledger)) {
+    if (auto refusal = ledger::postgres_url_refusal(ledger); !refusal.empty()) {
+      message = "sandgate usage: --ledger: " + refusal + "\n";
+      return std::nullopt;
+    }
+    out.ledger.kind = ledger::LedgerKind::postgres;
+    out.ledger.postgres_url = ledger;
+    return out;
+  }
+  if (!ledger.empty() && ledger != "sqlite") {
+    message = "sandgate usage: --ledger " + std::string(ledger == "off" ? "off" : "value") +
+              ": expected sqlite or a postgresql:// URI (with off nothing is recorded)\n";
+    return std::nullopt;
   }
   if (out.state_dir.empty()) {
     message = "sandgate usage: no --state-dir (or SANDGATE_STATE_DIR): the ledger is there\n";
@@ -221,17 +247,22 @@ int usage_command(const std::vector<std::string>& args, char** envp, std::ostrea
     (help ? out : err) << message;
     return help ? 0 : 2;
   }
-  const auto path = ledger::sqlite_ledger_path(parsed->state_dir);
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    // Opening would make an empty ledger: a reader never writes.
-    err << "sandgate usage: no ledger at " << path.string()
-        << " (nothing recorded yet, or another --state-dir)\n";
-    return 1;
-  }
   try {
-    ledger::SqliteLedger ledger(path, ledger::SqliteLedger::Access::read_only);
-    auto rows = ledger.usage(parsed->query, parsed->grouping);
+    std::shared_ptr<ledger::LedgerStore> store;
+    if (parsed->ledger.kind == ledger::LedgerKind::postgres) {
+      store = open_postgres_ledger(parsed->ledger, ledger::PostgresLedger::Access::read_only);
+    } else {
+      const auto path = ledger::sqlite_ledger_path(parsed->state_dir);
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) {
+        // Opening would make an empty ledger: a reader never writes.
+        err << "sandgate usage: no ledger at " << path.string()
+            << " (nothing recorded yet, or another --state-dir)\n";
+        return 1;
+      }
+      store = std::make_shared<ledger::SqliteLedger>(path, ledger::SqliteLedger::Access::read_only);
+    }
+    auto rows = store->usage(parsed->query, parsed->grouping);
     if (parsed->format == "json")
       write_json(rows, parsed->grouping, out);
     else if (parsed->format == "csv")

@@ -7,6 +7,7 @@
 
 #include "common/logging.hpp"
 #include "ledger/sqlite_ledger.hpp"
+#include "server/gateway/postgres_ledger_open.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -26,10 +27,20 @@ void ensure_state_dir(const std::string& dir) {
 
 std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
                                                Metrics& metrics,
-                                               ledger::BudgetBook::BudgetOf budget_of) {
+                                               ledger::Budgets::BudgetOf budget_of,
+                                               SpendLabel spend_label) {
   std::shared_ptr<ledger::LedgerStore> store;
   std::shared_ptr<ledger::SqliteLedger> in_memory;
-  if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
+  std::shared_ptr<ledger::Budgets> budgets;
+  if (config.ledger.kind == ledger::LedgerKind::postgres) {
+    // Throws LedgerError: why not (unreachable, a password file unread, a schema not ours).
+    auto shared = open_postgres_ledger(config.ledger, ledger::PostgresLedger::Access::read_write);
+    log_event(LogLevel::info, "ledger_opened",
+              {{"database", ledger::postgres_url_for_log(config.ledger.postgres_url)},
+               {"budget_chunk_usd", config.ledger.shared.chunk_usd}});
+    budgets = std::make_shared<ledger::SharedBudgets>(shared, shared, std::move(budget_of),
+                                                      config.ledger.shared);
+  } else if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
               {{"why", config.ledger.kind == ledger::LedgerKind::off
                            ? "--ledger off"
@@ -43,7 +54,12 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
     store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
     log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
   }
-  auto budgets = std::make_shared<ledger::BudgetBook>(store, std::move(budget_of));
+  if (!budgets) budgets = std::make_shared<ledger::BudgetBook>(store, std::move(budget_of));
+  // Spend per tenant, for Prometheus, under labels the operator chose (the hook runs on the
+  // writer's thread).
+  budgets->on_growth([&metrics, spend_label](const std::string& tenant, double usd) {
+    metrics.count_tenant_spend(spend_label ? spend_label(tenant) : "other", usd);
+  });
   // A save found tenants over a budget: their running sandboxes end (on the writer's thread;
   // the registry outlives the writer, see stop()).
   budgets->on_spent([&registry](const std::vector<ledger::BudgetSpent>& spent) {
@@ -61,7 +77,7 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
   });
   auto writer = std::make_shared<ledger::UsageWriter>(budgets, config.ledger.save_interval);
   // Owned (and so stopped) before anything can call into the registry from the writer's thread.
-  std::unique_ptr<UsageLedger> opened(new UsageLedger(writer));
+  std::unique_ptr<UsageLedger> opened(new UsageLedger(writer, budgets));
   // This gateway process's name in stretch keys: random (the random part of a fresh session
   // id), so that a restarted gateway, or another replica writing to the same ledger, never
   // continues another's stretches.
@@ -98,6 +114,11 @@ UsageLedger::~UsageLedger() {
 
 void UsageLedger::stop() {
   writer_->stop();
+  // What this replica reserved of tenants' budgets and did not use goes back to the others.
+  if (!released_) {
+    released_ = true;
+    budgets_->release();
+  }
   // The last save failed too: what it held is not in the ledger, and the log says how much.
   if (std::size_t lost = writer_->pending() + writer_->dropped(); lost > 0 && !lost_told_) {
     lost_told_ = true;

@@ -1,10 +1,13 @@
 #pragma once
-// The gateway's usage ledger (--ledger, issue #28): opened at start in --state-dir, fed by the
-// registry's sessions through a writer on a thread of its own, and stopped — after a last save —
-// once every session has let go of its sandbox. The tenants' budgets count what it saves.
+// The gateway's usage ledger (--ledger, issue #28): opened at start (in --state-dir, or the
+// PostgreSQL database replicas share), fed by the registry's sessions through a writer on a
+// thread of its own, and stopped — after a last save — once every session has let go of its
+// sandbox. The tenants' budgets count what it saves.
+#include <functional>
 #include <memory>
+#include <string>
 
-#include "ledger/budget_book.hpp"
+#include "ledger/budgets.hpp"
 #include "ledger/usage_writer.hpp"
 #include "server/gateway/config.hpp"
 #include "server/metrics/metrics.hpp"
@@ -18,9 +21,11 @@ class UsageLedger {
   // kept in memory, where tenant budgets count from this start on. Throws std::runtime_error
   // saying why the ledger cannot be used: the gateway does not start, and a file that is not a
   // sandgate ledger is left as it is. `budget_of`: a tenant's budgets as its policy says now.
+  // A tenant's label on the spend metric (a bounded set).
+  using SpendLabel = std::function<std::string(const std::string& tenant)>;
   static std::unique_ptr<UsageLedger> open(const Config& config, session::Registry& registry,
-                                           Metrics& metrics,
-                                           ledger::BudgetBook::BudgetOf budget_of);
+                                           Metrics& metrics, ledger::Budgets::BudgetOf budget_of,
+                                           SpendLabel spend_label);
   ~UsageLedger();
   UsageLedger(const UsageLedger&) = delete;
   UsageLedger& operator=(const UsageLedger&) = delete;
@@ -29,9 +34,12 @@ class UsageLedger {
   void stop();
 
  private:
-  explicit UsageLedger(std::shared_ptr<ledger::UsageWriter> writer) : writer_(std::move(writer)) {}
+  UsageLedger(std::shared_ptr<ledger::UsageWriter> writer, std::shared_ptr<ledger::Budgets> budgets)
+      : writer_(std::move(writer)), budgets_(std::move(budgets)) {}
   std::shared_ptr<ledger::UsageWriter> writer_;
+  std::shared_ptr<ledger::Budgets> budgets_;
   bool lost_told_ = false;
+  bool released_ = false;
 };
 
 }  // namespace sandgate::server

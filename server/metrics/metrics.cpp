@@ -1,5 +1,6 @@
 #include "server/metrics/metrics.hpp"
 
+#include <cstdio>
 #include <sstream>
 #include <string_view>
 
@@ -10,6 +11,26 @@ const char* outcome_label(std::size_t i) {
   static const char* names[] = {
       "ok", "nonzero_exit", "timeout", "cancelled", "sandbox_failure", "invalid_arguments", "busy"};
   return names[i];
+}
+
+// A label value as Prometheus's text format writes it: backslash, quote and newline escaped.
+std::string prometheus_label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string usd_number(double usd) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", usd);
+  return text;
 }
 }  // namespace
 
@@ -28,6 +49,15 @@ void Metrics::count_execution(ExecOutcome outcome, double seconds) {
 void Metrics::count_auth(const char* kind, const char* outcome) {
   std::lock_guard lock(auth_mutex_);
   ++auth_outcomes_[{kind, outcome}];
+}
+
+void Metrics::count_tenant_spend(const std::string& label, double usd) {
+  std::lock_guard lock(spend_mutex_);
+  auto it = tenant_spend_.find(label);
+  if (it == tenant_spend_.end())
+    it = tenant_spend_.size() < kMaxSpendLabels ? tenant_spend_.emplace(label, 0.0).first
+                                                : tenant_spend_.try_emplace("other", 0.0).first;
+  it->second += usd;
 }
 
 void Metrics::count_eviction(const char* reason) {
@@ -147,7 +177,17 @@ std::string Metrics::render(const Gauges& g) const {
       << "# TYPE sandgate_ledger_saves_total counter\n"
       << "sandgate_ledger_saves_total{outcome=\"ok\"} " << ledger_saved_ << "\n"
       << "sandgate_ledger_saves_total{outcome=\"failed\"} " << ledger_save_failed_ << "\n"
-      << "# HELP sandgate_http_responses_total HTTP responses by class.\n"
+      << "# HELP sandgate_tenant_spend_usd_total USD spent by tenants' sandboxes, as saved to "
+         "the ledger; tenants without a line of their own in the tokens file or OAuth policy "
+         "are \"other\".\n"
+      << "# TYPE sandgate_tenant_spend_usd_total counter\n";
+  {
+    std::lock_guard lock(spend_mutex_);
+    for (const auto& [label, usd] : tenant_spend_)
+      out << "sandgate_tenant_spend_usd_total{tenant=\"" << prometheus_label(label) << "\"} "
+          << usd_number(usd) << "\n";
+  }
+  out << "# HELP sandgate_http_responses_total HTTP responses by class.\n"
       << "# TYPE sandgate_http_responses_total counter\n"
       << "sandgate_http_responses_total{class=\"2xx\"} " << http_2xx_ << "\n"
       << "sandgate_http_responses_total{class=\"4xx\"} " << http_4xx_ << "\n"

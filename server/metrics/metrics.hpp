@@ -50,6 +50,11 @@ class Metrics {
   void count_jwks_refresh(bool ok) { (ok ? jwks_refreshed_ : jwks_refresh_failed_)++; }
   // A save of the usage ledger (a batch of stretches), by outcome.
   void count_ledger_save(bool ok) { (ok ? ledger_saved_ : ledger_save_failed_)++; }
+  // What a tenant's sandboxes spent, as the ledger saved it. `label`: the tenant's name for
+  // tenants the operator named (a tokens-file or OAuth policy line), else "other"; at most
+  // kMaxSpendLabels labels, later ones counted as "other".
+  static constexpr std::size_t kMaxSpendLabels = 1000;
+  void count_tenant_spend(const std::string& label, double usd);
   void count_session_created() { sessions_created_++; }
   void count_session_refused() { sessions_refused_++; }
   // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap, memory_budget,
@@ -79,6 +84,8 @@ class Metrics {
   std::atomic<std::uint64_t> ledger_saved_{0}, ledger_save_failed_{0};
   mutable std::mutex auth_mutex_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> auth_outcomes_;
+  mutable std::mutex spend_mutex_;
+  std::map<std::string, double> tenant_spend_;
 };
 
 }  // namespace sandgate::server

@@ -30,7 +30,7 @@ guest_packages=(
 # Shared libraries the sandgate binaries link (by `ldd build/sandgate`), so a binary built on
 # the host runs in the guest straight from the 9p share. Extended below from whatever ELF
 # files exist in the build folders, so a new dependency does not go unnoticed.
-project_libs=(libssl3 libseccomp2 libspdlog1.10 libfmt9 libsqlite3-0 libstdc++6 libgcc-s1 libc6)
+project_libs=(libssl3 libseccomp2 libspdlog1.10 libfmt9 libsqlite3-0 libpq5 libstdc++6 libgcc-s1 libc6)
 host_packages=(qemu-system-x86 debootstrap e2fsprogs)
 
 # --- host packages: apt-get update only when something is missing (it is slow and needs the net)

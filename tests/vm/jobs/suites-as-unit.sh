@@ -41,7 +41,7 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   # memory.peak (v2 only) here. And OAuth ([oauth]): token checks and a Python issuer signing
   # with RSA, nothing of cgroups.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[tenants]~[stateless]~[oauth]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).

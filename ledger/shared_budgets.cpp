@@ -1,0 +1,262 @@
+#include "ledger/shared_budgets.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <tuple>
+
+namespace sandgate::ledger {
+namespace {
+
+constexpr PeriodKind kKinds[] = {PeriodKind::day, PeriodKind::month};
+
+bool within(Clock::time_point at, const Period& period) {
+  return at >= period.start && at < period.end;
+}
+
+}  // namespace
+
+SharedBudgets::SharedBudgets(std::shared_ptr<LedgerStore> store,
+                             std::shared_ptr<ReservationStore> reservations, BudgetOf budget_of,
+                             SharedBudgetOptions options)
+    : store_(std::move(store)),
+      reservations_(std::move(reservations)),
+      budget_of_(std::move(budget_of)),
+      options_(options) {}
+
+SharedBudgets::TenantShares& SharedBudgets::tenant_locked(const std::string& tenant,
+                                                          Clock::time_point now) {
+  TenantShares& t = tenants_[tenant];
+  for (PeriodKind kind : kKinds) {
+    Share& s = share(t, kind);
+    Period current = period_of(kind, now);
+    // A new period: nothing used or reserved in it yet (what was reserved in the last one
+    // stays there; the budget resets).
+    if (s.period.start != current.start || s.period.kind != kind) {
+      s = Share();
+      s.period = current;
+    }
+  }
+  return t;
+}
+
+std::optional<BudgetSpent> SharedBudgets::refusal(const std::string& tenant,
+                                                  Clock::time_point now) {
+  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+  if (!budget.any()) return std::nullopt;
+  for (PeriodKind kind : kKinds) {
+    auto limit = budget.of(kind);
+    if (!limit) continue;
+    Period period;
+    {
+      std::lock_guard lock(mutex_);
+      Share& s = share(tenant_locked(tenant, now), kind);
+      // Within this replica's reservation: no round trip.
+      if (!s.exhausted && s.used < s.reserved) continue;
+      // Stopped here a moment ago: refused without asking the database again.
+      if (s.exhausted && now - s.asked_database < std::chrono::seconds(1))
+        return BudgetSpent{tenant, kind, *limit, std::max(s.claimed, s.used), s.period.end};
+      s.asked_database = now;
+      period = s.period;
+    }
+    // Used up here: another chunk, or the budget is spent.
+    ReservationStore::Grant grant;
+    try {
+      grant = reservations_->reserve(tenant, period, options_.chunk_usd, *limit);
+    } catch (const LedgerError&) {
+      if (options_.allow_when_unreachable) continue;
+      throw;
+    }
+    std::lock_guard lock(mutex_);
+    Share& s = share(tenant_locked(tenant, now), kind);
+    if (s.period.start != period.start) continue;  // a new period began meanwhile
+    s.reserved += grant.granted;
+    s.claimed = grant.claimed;
+    if (s.used < s.reserved && (!s.exhausted || grant.granted > 0)) {
+      s.exhausted = false;
+      continue;
+    }
+    s.exhausted = true;
+    return BudgetSpent{tenant, kind, *limit, std::max(s.claimed, s.used), period.end};
+  }
+  // A call runs: what this replica holds for the tenant is in use (a refused call does not
+  // keep a reservation from going back).
+  std::lock_guard lock(mutex_);
+  tenant_locked(tenant, now).asked = now;
+  return std::nullopt;
+}
+
+void SharedBudgets::save(const std::vector<UsageRecord>& records) {
+  save(records, Clock::now());
+}
+
+void SharedBudgets::save(const std::vector<UsageRecord>& records, Clock::time_point now) {
+  std::lock_guard order(store_order_);
+  std::exception_ptr failed;
+  try {
+    store_->save(records);
+  } catch (const std::exception&) {
+    // Counted all the same: budgets hold while the database is out, and the writer saves these
+    // totals again (a stretch's growth counts once).
+    failed = std::current_exception();
+  }
+  const Period today = period_of(PeriodKind::day, now);
+  std::map<std::string, double> growth;  // every tenant's, for on_growth
+  std::vector<std::string> grown;        // tenants with a budget, whose use grew
+  std::map<std::pair<std::string, PeriodKind>, double> paced;  // what this save added to each
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& record : records) {
+      auto added = growth_.add(record, today);
+      if (!added || *added <= 0) continue;
+      growth[record.tenant] += *added;
+      if (!tenants_.count(record.tenant)) continue;  // never asked about: no budget here
+      TenantShares& t = tenant_locked(record.tenant, now);
+      // A stretch lies within one UTC day: the one it started in.
+      for (PeriodKind kind : kKinds)
+        if (Share& s = share(t, kind); within(record.started, s.period)) {
+          s.used += *added;
+          paced[{record.tenant, kind}] += *added;
+        }
+      t.grew = now;
+    }
+    for (const auto& [key, usd] : paced) share(tenants_.at(key.first), key.second).recent = usd;
+    growth_.forget_old(today);
+    for (const auto& entry : growth)
+      if (tenants_.count(entry.first)) grown.push_back(entry.first);
+  }
+  if (on_growth_)
+    for (const auto& [tenant, usd] : growth) on_growth_(tenant, usd);
+  std::vector<BudgetSpent> spent_now;
+  for (const auto& tenant : grown)
+    if (auto spent = top_up(tenant, now)) spent_now.push_back(*spent);
+  give_back(now - options_.idle_return, now);
+  if (!spent_now.empty() && on_spent_) {
+    try {
+      on_spent_(spent_now);
+    } catch (const std::exception&) {
+      // Reported again by the next save that grows the tenant's use.
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
+std::optional<BudgetSpent> SharedBudgets::top_up(const std::string& tenant, Clock::time_point now) {
+  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+  for (PeriodKind kind : kKinds) {
+    auto limit = budget.of(kind);
+    if (!limit) continue;
+    Period period;
+    double left = 0, forecast = 0;
+    {
+      std::lock_guard lock(mutex_);
+      const Share& s = share(tenant_locked(tenant, now), kind);
+      period = s.period;
+      left = s.reserved - s.used;
+      // What the running sandboxes may use before a save has seen it and they are ended: their
+      // meter's sample (a second old at most), the save interval and the teardown — three
+      // save intervals at the pace of the last.
+      forecast = 3 * s.recent;
+    }
+    if (left >= std::max(options_.chunk_usd / 2, forecast)) continue;
+    try {
+      // Running low: the next chunk now, rather than on a call's path; and what was used past
+      // the reservation, if it fits.
+      const double wanted = std::max(options_.chunk_usd, forecast) + std::max(0.0, -left);
+      auto grant = reservations_->reserve(tenant, period, wanted, *limit);
+      double over = 0;
+      {
+        std::lock_guard lock(mutex_);
+        Share& s = share(tenant_locked(tenant, now), kind);
+        if (s.period.start != period.start) continue;
+        s.reserved += grant.granted;
+        s.claimed = grant.claimed;
+        over = s.used - s.reserved;
+      }
+      if (over > 0) {
+        // Used past all that could be reserved: claimed all the same, so that the claims say
+        // what was spent.
+        double claimed = reservations_->settle(tenant, period, over);
+        std::lock_guard lock(mutex_);
+        Share& s = share(tenant_locked(tenant, now), kind);
+        if (s.period.start != period.start) continue;
+        s.reserved += over;
+        s.claimed = claimed;
+      }
+      std::lock_guard lock(mutex_);
+      Share& s = share(tenant_locked(tenant, now), kind);
+      // The budget gave what it had: the tenant's sandboxes here end before they pass it.
+      if (grant.granted < wanted && s.reserved - s.used <= forecast) {
+        s.exhausted = true;
+        return BudgetSpent{tenant, kind, *limit, std::max(s.claimed, s.used), period.end};
+      }
+    } catch (const LedgerError&) {
+      // The database is out: the next save tries again; calls past the reservation are refused
+      // (or allowed, as configured) meanwhile.
+    }
+  }
+  return std::nullopt;
+}
+
+void SharedBudgets::give_back(std::optional<Clock::time_point> idle_before, Clock::time_point now) {
+  std::vector<std::tuple<std::string, Period, double>> unused;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = tenants_.begin(); it != tenants_.end();) {
+      TenantShares& t = it->second;
+      const auto last = std::max(t.asked, t.grew);
+      if (idle_before && last >= *idle_before) {
+        ++it;
+        continue;
+      }
+      bool holds = false;
+      for (PeriodKind kind : kKinds) {
+        const Share& s = share(t, kind);
+        if (s.reserved > s.used && within(now, s.period)) {
+          unused.emplace_back(it->first, s.period, s.reserved - s.used);
+          holds = true;
+        }
+      }
+      // Idle for an hour and holding nothing: forgotten (made again when next asked).
+      if (idle_before && !holds && now - last > std::chrono::hours(1))
+        it = tenants_.erase(it);
+      else
+        ++it;
+    }
+  }
+  for (const auto& [tenant, period, amount] : unused) {
+    try {
+      double claimed = reservations_->settle(tenant, period, -amount);
+      std::lock_guard lock(mutex_);
+      Share& s = share(tenant_locked(tenant, now), period.kind);
+      if (s.period.start != period.start) continue;
+      s.reserved -= amount;
+      s.claimed = claimed;
+    } catch (const LedgerError&) {
+      // Still held: tried again after the next save (or left claimed until the period ends).
+    }
+  }
+}
+
+void SharedBudgets::release() {
+  std::lock_guard order(store_order_);
+  give_back(std::nullopt, Clock::now());
+}
+
+double SharedBudgets::spent(std::string_view tenant, Clock::time_point from,
+                            Clock::time_point until) const {
+  return store_->spent(tenant, from, until);
+}
+
+std::vector<UsageRow> SharedBudgets::usage(const UsageQuery& query, Grouping grouping) const {
+  return store_->usage(query, grouping);
+}
+
+SharedBudgets::ShareView SharedBudgets::share_of(const std::string& tenant, PeriodKind kind,
+                                                 Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  const Share& s = share(tenant_locked(tenant, now), kind);
+  return {s.used, s.reserved, s.claimed};
+}
+
+}  // namespace sandgate::ledger
