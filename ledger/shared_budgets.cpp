@@ -239,8 +239,12 @@ void SharedBudgets::give_back(std::optional<Clock::time_point> idle_before, Cloc
 }
 
 void SharedBudgets::release() {
+  release(Clock::now());
+}
+
+void SharedBudgets::release(Clock::time_point now) {
   std::lock_guard order(store_order_);
-  give_back(std::nullopt, Clock::now());
+  give_back(std::nullopt, now);
 }
 
 double SharedBudgets::spent(std::string_view tenant, Clock::time_point from,

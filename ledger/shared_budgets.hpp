@@ -58,8 +58,9 @@ class SharedBudgets final : public Budgets {
   double spent(std::string_view tenant, Clock::time_point from,
                Clock::time_point until) const override;
   std::vector<UsageRow> usage(const UsageQuery& query, Grouping grouping) const override;
-  // Gives back every unused reservation.
+  // Gives back every unused reservation of the periods current at `now`.
   void release() override;
+  void release(Clock::time_point now);
 
   // This replica's view of `tenant` in the period of `kind` at `now`: used and reserved (tests).
   struct ShareView {
