@@ -30,9 +30,13 @@ struct BudgetSpent {
   double budget_usd = 0;
   double spent_usd = 0;
   Clock::time_point resets_at;
+  // Not known to be spent: the ledger database cannot be reached and this replica's
+  // reservation is used up (--ledger-unreachable refuse).
+  bool unknown = false;
 };
 // What the model is told: "this tenant's daily budget of $5.00 is spent ($5.01 since
-// 2026-12-04T00:00:00Z); no code runs for it until the budget resets at 2026-12-05T00:00:00Z".
+// 2026-12-04T00:00:00Z); no code runs for it until the budget resets at 2026-12-05T00:00:00Z";
+// or, unknown, that it cannot be checked right now.
 std::string budget_spent_text(const BudgetSpent& spent);
 
 class Budgets : public LedgerStore {

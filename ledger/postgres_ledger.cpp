@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <utility>
 
 namespace sandgate::ledger {
 namespace {
@@ -73,16 +74,15 @@ CREATE TABLE sandgate_budget_claims (
   claimed_usd DOUBLE PRECISION NOT NULL,
   PRIMARY KEY (tenant, period_kind, period_start_ms)
 );
--- One reservation, atomically: the period's row (first made from what the ledger holds for
--- it), locked, then grown by what fits under the budget.
-CREATE FUNCTION sandgate_reserve(p_tenant TEXT, p_kind TEXT, p_start BIGINT, p_end BIGINT,
+-- One reservation, atomically: the period's row (made at nothing claimed: every replica claims
+-- what its own sandboxes use), locked, then grown by what fits under the budget.
+CREATE FUNCTION sandgate_reserve(p_tenant TEXT, p_kind TEXT, p_start BIGINT,
                                  p_chunk DOUBLE PRECISION, p_budget DOUBLE PRECISION,
                                  OUT granted DOUBLE PRECISION, OUT claimed DOUBLE PRECISION)
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO sandgate_budget_claims (tenant, period_kind, period_start_ms, claimed_usd)
-    SELECT p_tenant, p_kind, p_start, COALESCE(sum(u.usd), 0) FROM sandgate_usage u
-     WHERE u.tenant = p_tenant AND u.ended_ms >= p_start AND u.ended_ms < p_end
+    VALUES (p_tenant, p_kind, p_start, 0)
   ON CONFLICT DO NOTHING;
   SELECT c.claimed_usd INTO claimed FROM sandgate_budget_claims c
    WHERE c.tenant = p_tenant AND c.period_kind = p_kind AND c.period_start_ms = p_start
@@ -110,9 +110,10 @@ std::string postgres_url_refusal(const std::string& url) {
   auto values = conninfo_of(url);
   if (!values) return "it is not a PostgreSQL connection URI";
   for (const auto& [key, value] : *values)
-    if (key == "password")
-      return "it carries a password: give the password in --ledger-password-file instead (a "
-             "command line is readable by every local user)";
+    if (key == "password" || key == "sslpassword")
+      return "it carries a " + key +
+             ": give the password in --ledger-password-file instead (a command line is readable "
+             "by every local user)";
   return "";
 }
 
@@ -133,6 +134,11 @@ class PostgresLedger::Connection {
  public:
   struct Result {
     PGresult* r;
+    explicit Result(PGresult* result) : r(result) {}
+    Result(Result&& other) noexcept : r(std::exchange(other.r, nullptr)) {}
+    Result(const Result&) = delete;
+    Result& operator=(const Result&) = delete;
+    Result& operator=(Result&&) = delete;
     ~Result() { PQclear(r); }
     int rows() const { return PQntuples(r); }
     std::string text(int row, int col) const { return PQgetvalue(r, row, col); }
@@ -198,7 +204,7 @@ class PostgresLedger::Connection {
 
   // Several statements, no parameters (a migration).
   void exec_script(const char* sql) {
-    Result result{PQexec(conn_, sql)};
+    Result result(PQexec(conn_, sql));
     auto status = PQresultStatus(result.r);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       std::string why = result.r ? PQresultErrorMessage(result.r) : PQerrorMessage(conn_);
@@ -261,17 +267,22 @@ PostgresLedger::Connection& PostgresLedger::connection_locked() const {
 }
 
 template <class Use>
-auto PostgresLedger::with_connection(Use&& use) const {
+auto PostgresLedger::with_connection(Use&& use, bool again_if_broken) const {
   std::lock_guard lock(mutex_);
-  Connection& c = connection_locked();
-  try {
-    return use(c);
-  } catch (const LedgerError&) {
-    if (c.broken()) connection_.reset();
-    throw;
+  for (int attempt = 0;; ++attempt) {
+    Connection& c = connection_locked();
+    try {
+      return use(c);
+    } catch (const LedgerError&) {
+      if (!c.broken()) throw;
+      connection_.reset();
+      // A connection the server dropped while it was idle (a restart, a failover) fails its
+      // next statement before the server runs it: once more on a fresh one. Not for what must
+      // not run twice should the server have run it after all.
+      if (!again_if_broken || attempt > 0) throw;
+    }
   }
 }
-
 void PostgresLedger::check_schema(Connection& c) const {
   auto schema = c.exec("SELECT to_regclass('sandgate_schema') IS NOT NULL");
   if (schema.text(0, 0) != "t")
@@ -380,25 +391,30 @@ ReservationStore::Grant PostgresLedger::reserve(const std::string& tenant, const
                                                 double chunk, double budget) {
   return with_connection([&](Connection& c) {
     auto result = c.exec(
-        "SELECT granted, claimed FROM sandgate_reserve($1, $2, $3::bigint, $4::bigint, "
-        "$5::float8, $6::float8)",
-        {tenant, std::string(kind_name(period.kind)), ms(period.start), ms(period.end),
-         number(chunk), number(budget)});
+        "SELECT granted, claimed FROM sandgate_reserve($1, $2, $3::bigint, $4::float8, "
+        "$5::float8)",
+        {tenant, std::string(kind_name(period.kind)), ms(period.start), number(chunk),
+         number(budget)});
     return Grant{result.real(0, 0), result.real(0, 1)};
   });
 }
 
 double PostgresLedger::settle(const std::string& tenant, const Period& period, double usd) {
-  return with_connection([&](Connection& c) {
-    return c
-        .exec(
-            "INSERT INTO sandgate_budget_claims AS c (tenant, period_kind, period_start_ms, "
-            "claimed_usd) VALUES ($1, $2, $3::bigint, GREATEST(0, $4::float8)) ON CONFLICT "
-            "(tenant, period_kind, period_start_ms) DO UPDATE SET claimed_usd = "
-            "GREATEST(0, c.claimed_usd + $4::float8) RETURNING claimed_usd",
-            {tenant, std::string(kind_name(period.kind)), ms(period.start), number(usd)})
-        .real(0, 0);
-  });
+  // A claim made twice errs on the safe side (refused early); a give-back made twice would let
+  // a tenant past its budget.
+  const bool again_if_broken = usd > 0;
+  return with_connection(
+      [&](Connection& c) {
+        return c
+            .exec(
+                "INSERT INTO sandgate_budget_claims AS c (tenant, period_kind, period_start_ms, "
+                "claimed_usd) VALUES ($1, $2, $3::bigint, GREATEST(0, $4::float8)) ON CONFLICT "
+                "(tenant, period_kind, period_start_ms) DO UPDATE SET claimed_usd = "
+                "GREATEST(0, c.claimed_usd + $4::float8) RETURNING claimed_usd",
+                {tenant, std::string(kind_name(period.kind)), ms(period.start), number(usd)})
+            .real(0, 0);
+      },
+      again_if_broken);
 }
 
 }  // namespace sandgate::ledger

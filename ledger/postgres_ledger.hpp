@@ -60,9 +60,10 @@ class PostgresLedger final : public LedgerStore, public ReservationStore {
   class Connection;
   // The connection, made again if it broke; throws LedgerError when it cannot be.
   Connection& connection_locked() const;
-  // Runs `use` on the connection under the lock; a broken connection is dropped for the next.
+  // Runs `use` on the connection under the lock; a broken connection is dropped, and `use` run
+  // once more on a fresh one when `again_if_broken`.
   template <class Use>
-  auto with_connection(Use&& use) const;
+  auto with_connection(Use&& use, bool again_if_broken = true) const;
   void migrate(Connection& c);
   void check_schema(Connection& c) const;
 

@@ -10,13 +10,14 @@
 //
 // So the claims never pass a budget but by what running sandboxes used past their replica's
 // reservation before a save ended them — and a replica ends them early, once what is left of
-// its last reservation is less than twice what they used in the last save interval: a tenant's
+// its reservation is less than twice what they used in the last save interval: a tenant's
 // spend stays within its budget plus, per replica, what its sandboxes use beyond that forecast
 // (at most a chunk when they use less than a chunk per save interval; docs/operations.md). A
 // replica
 // killed without warning leaves its unused reservation claimed until the period ends: a tenant
 // may then be refused before its budget is spent, never the other way round.
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -79,6 +80,7 @@ class SharedBudgets final : public Budgets {
     // refused, the database asked again at most once a second (another replica may give back).
     bool exhausted = false;
     Clock::time_point asked_database;
+    bool reserving = false;  // a call's reservation is on its way
   };
   struct TenantShares {
     Share day, month;
@@ -87,8 +89,17 @@ class SharedBudgets final : public Budgets {
   static Share& share(TenantShares& t, PeriodKind kind) {
     return kind == PeriodKind::day ? t.day : t.month;
   }
+  // Saves to the store; what it threw, if anything (counted all the same).
+  std::exception_ptr save_to_store(const std::vector<UsageRecord>& records);
+  // Grows what tenants used by what `records` add, reserves ahead, reports spent tenants and
+  // gives back what quiet tenants hold.
+  void account(const std::vector<UsageRecord>& records, Clock::time_point now);
   // The tenant's shares, made or moved to the periods `now` is in. Needs mutex_.
   TenantShares& tenant_locked(const std::string& tenant, Clock::time_point now);
+  // reserve(), with the share marked as reserving meanwhile.
+  ReservationStore::Grant reserve_marked(const std::string& tenant, PeriodKind kind,
+                                         const Period& period, double wanted, double limit,
+                                         Clock::time_point now);
   // After a save grew `tenant`'s use: reserves ahead, settles use past the reservation, and says
   // which budget is spent, if one is.
   std::optional<BudgetSpent> top_up(const std::string& tenant, Clock::time_point now);

@@ -65,7 +65,15 @@ bool UsageWriter::save_now() {
     for (auto& r : live) merge_locked(std::move(r));
     batch.swap(pending_);
   }
-  if (batch.empty()) return true;
+  if (batch.empty()) {
+    // Nothing to save, but the store still hears the tick: budgets kept across replicas give
+    // back what quiet tenants hold (an empty batch writes nothing).
+    try {
+      store_->save({});
+    } catch (const std::exception&) {
+    }
+    return true;
+  }
   std::vector<UsageRecord> records;
   records.reserve(batch.size());
   for (const auto& [stretch, record] : batch) records.push_back(record);

@@ -38,7 +38,11 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
     log_event(LogLevel::info, "ledger_opened",
               {{"database", ledger::postgres_url_for_log(config.ledger.postgres_url)},
                {"budget_chunk_usd", config.ledger.shared.chunk_usd}});
-    budgets = std::make_shared<ledger::SharedBudgets>(shared, shared, std::move(budget_of),
+    // Reservations on a connection of their own: a call that needs one does not wait behind a
+    // save's transaction.
+    auto reservations =
+        open_postgres_ledger(config.ledger, ledger::PostgresLedger::Access::read_write);
+    budgets = std::make_shared<ledger::SharedBudgets>(shared, reservations, std::move(budget_of),
                                                       config.ledger.shared);
   } else if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
@@ -72,6 +76,7 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
                    {"budget_usd", s.budget_usd},
                    {"spent_usd", s.spent_usd},
                    {"resets_at", ledger::utc_text(s.resets_at)},
+                   {"ledger_unreachable", s.unknown},
                    {"sandboxes_ended", ended}});
     }
   });

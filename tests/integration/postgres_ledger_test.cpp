@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <latch>
 #include <thread>
 
 #include "cpu_priced.hpp"
@@ -48,9 +49,10 @@ std::string text_of(const json& result) {
 }
 
 // A replica of a deployment: its own state directory, the shared ledger, CPU priced at $1 a
-// second.
+// second unless said otherwise, memory nearly free.
 std::vector<std::string> replica_args(const TwoTenantDir& dir, const PostgresCluster& pg, int n,
-                                      const std::string& chunk) {
+                                      const std::string& chunk,
+                                      const std::string& usd_per_vcpu_hour = "3600") {
   auto state = dir.dir / ("state-" + std::to_string(n));
   return {"--token-file",
           dir.tokens.string(),
@@ -65,7 +67,7 @@ std::vector<std::string> replica_args(const TwoTenantDir& dir, const PostgresClu
           "--budget-chunk-usd",
           chunk,
           "--price-vcpu-hour",
-          "3600",
+          usd_per_vcpu_hour,
           "--price-gib-hour",
           "0.000001",
           "--spend-cap-usd",
@@ -113,9 +115,11 @@ TEST_CASE(
   std::atomic<int> opened{0};
   std::vector<std::string> errors(4);
   {
+    std::latch together(4);
     std::vector<std::thread> starts;
     for (int i = 0; i < 4; ++i)
       starts.emplace_back([&, i] {
+        together.arrive_and_wait();
         try {
           PostgresLedger ledger(options);
           ++opened;
@@ -146,8 +150,8 @@ TEST_CASE(
   CHECK(rows[0].group == "session:abcd1234");
   CHECK(rows[0].calls == 3);
 
-  // Reservations from many threads at once never pass the budget, and a period's first one
-  // starts from what the ledger holds (the $0.50 above).
+  // Reservations from many threads at once never pass the budget (a period's claims start at
+  // nothing: each replica claims what its own sandboxes use).
   const Period day = period_of(PeriodKind::day, now);
   std::atomic<double> granted{0};
   {
@@ -163,7 +167,7 @@ TEST_CASE(
       });
     for (auto& t : replicas) t.join();
   }
-  CHECK(granted.load() == Approx(1.5).margin(1e-9));
+  CHECK(granted.load() == Approx(2.0).margin(1e-9));
   CHECK(ledger.reserve("acme", day, 0.03, 2.0).granted == 0);
   // Given back, it can be reserved again.
   CHECK(ledger.settle("acme", day, -0.2) == Approx(1.8).margin(1e-9));
@@ -206,12 +210,15 @@ TEST_CASE("three replicas sharing a PostgreSQL ledger stop a tenant within its b
           "[integration][ledger][budget][postgres]") {
   auto pg = cluster_or_skip();
   if (!pg) return;
-  constexpr double kBudget = 6.0, kChunk = 0.5;
+  // CPU at $0.50 a second: six burners share this machine's cores (two here), so a replica's
+  // sandboxes use at most about $0.35 in the two seconds before their use is seen — under a
+  // chunk, the regime the bound is stated for (docs/operations.md, "Across replicas").
+  constexpr double kBudget = 6.0, kChunk = 1.0;
   constexpr int kReplicas = 3, kSessionsEach = 2;
   TwoTenantDir dir("pg-budget", "budget_usd_per_day=6");
   std::vector<std::unique_ptr<GatewayProcess>> replicas;
   for (int n = 0; n < kReplicas; ++n)
-    replicas.push_back(std::make_unique<GatewayProcess>(replica_args(dir, *pg, n, "0.5")));
+    replicas.push_back(std::make_unique<GatewayProcess>(replica_args(dir, *pg, n, "1", "1800")));
   // Two sessions of tenant a on each replica burn CPU until the budget stops them.
   struct Burner {
     GatewayProcess* gw;
@@ -309,15 +316,19 @@ TEST_CASE(
   std::string a = gw.initialize("tok-a");
   std::string b = gw.initialize("tok-b");
   auto call = [&](const std::string& session, const std::string& token, int id) {
-    auto r = gw.post(tool_call_message(id, "execute", execute_arguments("print(7)", "python", 30)),
-                     session, token);
+    auto r =
+        gw.post(tool_call_message(id, "execute", execute_arguments(cpu_burn(0.2), "python", 30)),
+                session, token);
     REQUIRE(r.status == 200);
     return r.json_body()["result"];
   };
   REQUIRE(call(a, "tok-a", 1)["isError"] == false);  // a holds a reservation now
   pg->stop();
   // Within its reservation a runs on (its use is saved once the database is back).
-  CHECK(call(a, "tok-a", 2)["isError"] == false);
+  auto ran = call(a, "tok-a", 2);
+  CHECK(ran["isError"] == false);
+  const double a_reported = ran["structuredContent"].value("spend_usd", 0.0);
+  CHECK(a_reported >= 0.35);
   // b has none: refused with an error the model can act on, no sandbox started (fail closed).
   auto refused = call(b, "tok-b", 3);
   CHECK(refused["isError"] == true);
@@ -336,6 +347,7 @@ TEST_CASE(
   // Reconnected by itself: b's call runs, and what a used meanwhile reaches the ledger.
   CHECK(eventually([&] { return call(b, "tok-b", 4)["isError"] == false; }));
   CHECK(gw.stop(SIGTERM) == 0);
-  CHECK(ledger_usd(*pg, "a") > 0);
+  // Nothing used during the outage is missing from the ledger.
+  CHECK(ledger_usd(*pg, "a") >= a_reported - 1e-6);
   CHECK(ledger_usd(*pg, "b") > 0);
 }

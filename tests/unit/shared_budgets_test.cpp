@@ -104,9 +104,9 @@ TEST_CASE("calls within a replica's reservation ask the database nothing", "[uni
   CHECK(claims->reserves == 2);
   auto share = r.budgets.share_of("acme", PeriodKind::day, t);
   CHECK(share.used == Approx(0.6));
-  // Ahead by a chunk, or by three seconds of the pace if more: $1.80.
-  CHECK(share.reserved == Approx(2.8));
-  CHECK(claims->of("acme", t) == Approx(2.8));
+  // Ahead by a chunk, or by two save intervals of the pace if more: $1.20.
+  CHECK(share.reserved == Approx(2.2));
+  CHECK(claims->of("acme", t) == Approx(2.2));
 }
 
 TEST_CASE(
@@ -128,11 +128,11 @@ TEST_CASE(
   REQUIRE(two.reported.size() == 1);
   CHECK(one.reported[0].budget_usd == 2.0);
   CHECK(one.reported[0].resets_at == utc(2026, 12, 6));
-  // Stopped while each still held three seconds of its pace or less: spent ≤ the budget.
+  // Stopped while each still held two seconds of its pace or less: spent ≤ the budget.
   double used = one.budgets.share_of("acme", PeriodKind::day, t).used +
                 two.budgets.share_of("acme", PeriodKind::day, t).used;
   CHECK(used <= 2.0);
-  CHECK(used >= 2.0 - 2 * 3 * 0.1 - 1e-9);
+  CHECK(used >= 2.0 - 2 * 2 * 0.1 - 1e-9);
   // New calls on either replica are refused, saying which budget and when it resets.
   auto spent = one.budgets.refusal("acme", t + seconds(40));
   REQUIRE(spent);
@@ -179,16 +179,26 @@ TEST_CASE("an unreachable database refuses only calls that need a new reservatio
   claims->down = true;
   // Within the reservation: runs.
   CHECK_FALSE(r.budgets.refusal("acme", t + seconds(1)));
-  // Saves go on counting (and fail to reserve ahead, quietly).
+  // Saves go on counting; once the sandboxes have used all this replica reserved, they are
+  // ended: the budget cannot be checked (an outage must not let a running loop spend on).
   r.budgets.save({stretch("s1", "acme", t, 1.2)}, t + seconds(2));
-  CHECK(r.reported.empty());
+  REQUIRE(r.reported.size() == 1);
+  CHECK(r.reported[0].unknown);
+  CHECK(budget_spent_text(r.reported[0]).find("cannot be checked right now") != std::string::npos);
   // Used up: a call needs the database — refused (throws, the call's error says try again).
   CHECK_THROWS_AS(r.budgets.refusal("acme", t + seconds(3)), LedgerError);
-  // Allowed instead when so configured.
+  // Allowed instead when so configured — but never for a tenant already stopped at its budget.
   SharedBudgetOptions open = chunk_of(1.0);
   open.allow_when_unreachable = true;
   Replica lenient(claims, 5.0, open);
   CHECK_FALSE(lenient.budgets.refusal("acme", t + seconds(3)));
+  auto own = std::make_shared<Claims>();
+  Replica spent(own, 0.5, open);
+  CHECK_FALSE(spent.budgets.refusal("acme", t));
+  spent.budgets.save({stretch("s9", "acme", t, 0.6)}, t + seconds(1));
+  REQUIRE(spent.reported.size() == 1);
+  own->down = true;
+  CHECK_THROWS_AS(spent.budgets.refusal("acme", t + seconds(5)), LedgerError);
   // Back: the next save settles the use past the reservation and reserves ahead.
   claims->down = false;
   r.budgets.save({stretch("s1", "acme", t, 1.3)}, t + seconds(4));
@@ -197,4 +207,23 @@ TEST_CASE("an unreachable database refuses only calls that need a new reservatio
   // Shutdown gives back what was not used.
   r.budgets.release(t + seconds(6));
   CHECK(claims->of("acme", t) == Approx(1.3));
+}
+
+TEST_CASE("a budgeted tenant's use is claimed before it asks on this replica, from nothing",
+          "[unit][ledger]") {
+  auto claims = std::make_shared<Claims>();
+  Replica r(claims, 5.0, chunk_of(1.0));
+  // A sandbox alive across midnight: today's stretch is saved before any call asked today.
+  const auto t = utc(2026, 12, 5, 0, 0, 1);
+  r.budgets.save({stretch("s1", "acme", t, 0.7)}, t + seconds(1));
+  CHECK(claims->of("acme", t) >= 0.7);
+  CHECK(r.budgets.share_of("acme", PeriodKind::day, t).used == Approx(0.7));
+  // A tenant without a budget claims nothing.
+  r.budgets.save({stretch("s2", "free", t, 3.0)}, t + seconds(2));
+  CHECK(claims->of("free", t) == 0);
+  // A save that read the clock before a request moved the tenant on does not move it back.
+  CHECK_FALSE(r.budgets.refusal("acme", utc(2026, 12, 6, 0, 0, 1)));
+  r.budgets.save({stretch("s1", "acme", t, 0.8)}, t + seconds(3));
+  CHECK(r.budgets.share_of("acme", PeriodKind::day, utc(2026, 12, 6, 0, 0, 2)).reserved ==
+        Approx(1.0));
 }
