@@ -2,8 +2,9 @@
 # Runs every benchmark and writes bench/results/: the sandbox against the bare floor
 # (sandbox.{md,json}), sandgate against the TypeScript SDK peer and the floor over real
 # loopback HTTP (gateway.{md,json}), and the token-check timing statistic
-# (token_timing.{md,json}), and an OAuth access token against a tokens-file token on warm calls
-# (auth.{md,json}). Release build; run as root on an otherwise idle machine.
+# (token_timing.{md,json}), an OAuth access token against a tokens-file token on warm calls
+# (auth.{md,json}), and warm calls with the usage ledger off, on SQLite and on PostgreSQL
+# (ledger.{md,json}). Release build; run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release > /dev/null
 cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing \
-  auth_bench
+  auth_bench ledger_bench
 (cd bench/peers && npm ci --no-audit --no-fund)
 if [[ "${1:-}" == "--quick" ]]; then
   out=$(mktemp -d)
@@ -20,6 +21,8 @@ if [[ "${1:-}" == "--quick" ]]; then
   ./build-release/bench/token_timing 2000 "$out" || echo "(a quick run has too few samples for a timing verdict)"
   ./build-release/bench/auth_bench --sandgate build-release/sandgate \
     --issuer-script tests/support/test_issuer.py --calls 50 --out "$out"
+  ./build-release/bench/ledger_bench --sandgate build-release/sandgate --calls 50 --seconds 2 \
+    --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
@@ -27,4 +30,5 @@ else
   ./build-release/bench/token_timing 200000 bench/results
   ./build-release/bench/auth_bench --sandgate build-release/sandgate \
     --issuer-script tests/support/test_issuer.py --out bench/results
+  ./build-release/bench/ledger_bench --sandgate build-release/sandgate --out bench/results
 fi

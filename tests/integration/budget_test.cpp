@@ -14,12 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_of(const json& result) {
-  std::string all;
-  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
-  return all;
-}
-
 // tools/call execute in `session` as `token`'s tenant; the CallToolResult.
 json call(GatewayProcess& gw, const std::string& session, const std::string& token,
           const std::string& code, int id = 1) {
@@ -37,7 +31,7 @@ bool no_sandbox(GatewayProcess& gw) {
 // a UTC midnight.
 void check_spent(const json& result, const std::string& budget) {
   CHECK(result["isError"] == true);
-  std::string said = text_of(result);
+  std::string said = tool_text(result);
   INFO(said);
   CHECK(said.find("his tenant's " + budget + " is spent") != std::string::npos);
   CHECK(said.find("until the budget resets at ") != std::string::npos);
@@ -53,13 +47,13 @@ TEST_CASE("a tenant's daily budget holds across its sessions, handles and restar
     GatewayProcess gw(cpu_priced(dir));
     std::string first = gw.initialize("tok-a");
     auto ran = call(gw, first, "tok-a", cpu_burn(0.5));
-    INFO(text_of(ran));
+    INFO(tool_text(ran));
     REQUIRE(ran["isError"] == false);
     // A second session of the same tenant: its loop is stopped once the tenant's spend (both
     // sessions') reaches the budget — its own spend cap is far away.
     std::string second = gw.initialize("tok-a");
     auto stopped = call(gw, second, "tok-a", "while True: pass", 2);
-    CHECK(text_of(stopped).find("Sandbox ended: this tenant's daily budget of $1.50 is spent") !=
+    CHECK(tool_text(stopped).find("Sandbox ended: this tenant's daily budget of $1.50 is spent") !=
           std::string::npos);
     check_spent(stopped, "daily budget of $1.50");
     // Every sandbox of the tenant ended, the idle one too; a new session, and a handle on the
@@ -98,18 +92,18 @@ TEST_CASE("the default monthly budget applies to tenants without their own",
   GatewayProcess gw(cpu_priced(dir, {"--budget-usd-per-month", "0.4"}));
   std::string b = gw.initialize("tok-b");
   auto first = call(gw, b, "tok-b", cpu_burn(0.1));
-  INFO(text_of(first));
+  INFO(tool_text(first));
   REQUIRE(first["isError"] == false);
   // The running call is ended (not refused before it ran).
   auto stopped = call(gw, b, "tok-b", cpu_burn(30), 2);
-  CHECK(text_of(stopped).find("Sandbox ended: this tenant's monthly budget of $0.40 is spent") !=
+  CHECK(tool_text(stopped).find("Sandbox ended: this tenant's monthly budget of $0.40 is spent") !=
         std::string::npos);
   check_spent(stopped, "monthly budget of $0.40");
   check_spent(call(gw, b, "tok-b", "print(1)", 3), "monthly budget of $0.40");
   // Tenant a's own budget is larger than the default: past $0.40 its calls still run.
   std::string a = gw.initialize("tok-a");
   auto ran = call(gw, a, "tok-a", cpu_burn(0.6), 4);
-  INFO(text_of(ran));
+  INFO(tool_text(ran));
   CHECK(ran["isError"] == false);
   CHECK(ran["structuredContent"]["spend_usd"].get<double>() > 0.4);
   // Once the ledger has saved it twice more (the book counts what is saved), a call is still
@@ -118,7 +112,7 @@ TEST_CASE("the default monthly budget applies to tenants without their own",
   const long saved_before = metric(gw, saves);
   REQUIRE(eventually([&] { return metric(gw, saves) >= saved_before + 2; }));
   auto again = call(gw, a, "tok-a", "print('still')", 5);
-  INFO(text_of(again));
+  INFO(tool_text(again));
   CHECK(again["isError"] == false);
   CHECK(again["structuredContent"]["stdout"] == "still\n");
 }

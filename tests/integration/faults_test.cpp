@@ -18,12 +18,6 @@ json structured(const json& result) {
   return result["structuredContent"];
 }
 
-std::string text_of(const json& result) {
-  std::string all;
-  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
-  return all;
-}
-
 int sh(const std::string& command) {
   return std::system(command.c_str());
 }
@@ -62,7 +56,7 @@ TEST_CASE("a supervisor killed mid-call: a sandbox failure, then a fresh sandbox
   REQUIRE(answer.status == 200);
   auto result = answer.json_body()["result"];
   CHECK(result["isError"] == true);
-  CHECK(text_of(result).find("Sandbox ended: the sandbox failed") != std::string::npos);
+  CHECK(tool_text(result).find("Sandbox ended: the sandbox failed") != std::string::npos);
   // The next call runs in a fresh sandbox: the old /work is gone with the old one.
   auto next = gw.execute(id, "ls /work | wc -l", "bash");
   CHECK(next["isError"] == false);
@@ -97,9 +91,9 @@ TEST_CASE("cgroups refused by the host: a clear tool error, and the gateway keep
   remount_cgroups(gw.pid(), "ro");
   auto refused = gw.execute(id, "echo hi", "bash");
   CHECK(refused["isError"] == true);
-  CHECK(text_of(refused).find("Sandbox unavailable: could not create the sandbox") !=
+  CHECK(tool_text(refused).find("Sandbox unavailable: could not create the sandbox") !=
         std::string::npos);
-  CHECK(text_of(refused).find("Read-only file system") != std::string::npos);
+  CHECK(tool_text(refused).find("Read-only file system") != std::string::npos);
   CHECK(gw.request(boost::beast::http::verb::get, "/healthz").status == 200);
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}}, id).status == 200);
   CHECK(children_of(gw.pid()).empty());  // nothing half-made was left running
@@ -126,7 +120,7 @@ TEST_CASE("the sandbox's filesystem cannot be built: a clear tool error, then re
   auto refused = gw.execute(id, "echo hi", "bash");
   std::ofstream("/proc/sys/fs/mount-max") << saved;
   CHECK(refused["isError"] == true);
-  CHECK(text_of(refused).find("Sandbox unavailable") != std::string::npos);
+  CHECK(tool_text(refused).find("Sandbox unavailable") != std::string::npos);
   CHECK(sandbox_cgroups_of(gw.pid()) == 0);
   CHECK(children_of(gw.pid()).empty());
   auto works = gw.execute(id, "echo hi", "bash");
@@ -155,7 +149,7 @@ TEST_CASE("the process limit reached: fork fails in the program, then the call i
   CHECK(hog["isError"] == false);
   auto starved = gw.execute(id, "echo hi", "bash");
   CHECK(starved["isError"] == true);
-  CHECK(text_of(starved).find("process") != std::string::npos);
+  CHECK(tool_text(starved).find("process") != std::string::npos);
   CHECK(gw.request(boost::beast::http::verb::get, "/healthz").status == 200);
   // Another session is not affected.
   std::string other = gw.initialize();
@@ -187,7 +181,7 @@ TEST_CASE("the gateway cannot fork a supervisor: a clear tool error, then recove
   std::ofstream(pids + original + "/cgroup.procs") << gw.pid();
   std::filesystem::remove(jail);
   CHECK(refused["isError"] == true);
-  CHECK(text_of(refused).find("could not create the sandbox") != std::string::npos);
+  CHECK(tool_text(refused).find("could not create the sandbox") != std::string::npos);
   CHECK(sandbox_cgroups_of(gw.pid()) == 0);
   CHECK(structured(gw.execute(id, "echo hi", "bash"))["stdout"] == "hi\n");
 }
@@ -263,7 +257,7 @@ TEST_CASE("SIGTERM under load: every in-flight call is answered, exit 0, nothing
     INFO("reply: " << reply.body.substr(0, 2000));
     auto result = reply.json_body()["result"];
     CHECK(result["isError"] == true);
-    CHECK(text_of(result).find("shutting down") != std::string::npos);
+    CHECK(tool_text(result).find("shutting down") != std::string::npos);
   }
   for (pid_t s : supervisors) CHECK_FALSE(process_alive(s));
   CHECK(cgroups_of(pid) == 0);

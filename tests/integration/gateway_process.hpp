@@ -31,6 +31,13 @@
 
 namespace sandgate::test {
 
+// A CallToolResult's text content, each item on a line of its own.
+inline std::string tool_text(const json& result) {
+  std::string all;
+  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
+  return all;
+}
+
 class GatewayProcess {
  public:
   // `wrapper`, if given, runs the gateway (e.g. {"/usr/bin/unshare", "-m", "--propagation",

@@ -42,12 +42,6 @@ std::string password_of(const PostgresCluster& pg) {
   return line;
 }
 
-std::string text_of(const json& result) {
-  std::string all;
-  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
-  return all;
-}
-
 // A replica of a deployment: its own state directory, the shared ledger, CPU priced at $1 a
 // second unless said otherwise, memory nearly free.
 std::vector<std::string> replica_args(const TwoTenantDir& dir, const PostgresCluster& pg, int n,
@@ -250,7 +244,7 @@ TEST_CASE("three replicas sharing a PostgreSQL ledger stop a tenant within its b
           auto result = r.json_body()["result"];
           ++b.calls;
           if (result["isError"] == true)
-            b.ended = text_of(result);
+            b.ended = tool_text(result);
           else
             b.reported = result["structuredContent"]["spend_usd"].get<double>();
         }
@@ -269,7 +263,7 @@ TEST_CASE("three replicas sharing a PostgreSQL ledger stop a tenant within its b
     auto r = gw->post(tool_call_message(1, "execute", execute_arguments("print(1)", "python", 30)),
                       fresh, "tok-a");
     REQUIRE(r.status == 200);
-    CHECK(text_of(r.json_body()["result"]).find("daily budget of $6.00 is spent") !=
+    CHECK(tool_text(r.json_body()["result"]).find("daily budget of $6.00 is spent") !=
           std::string::npos);
   }
   std::string b = replicas[1]->initialize("tok-b");
@@ -332,7 +326,7 @@ TEST_CASE(
   // b has none: refused with an error the model can act on, no sandbox started (fail closed).
   auto refused = call(b, "tok-b", 3);
   CHECK(refused["isError"] == true);
-  CHECK(text_of(refused).find("cannot read this tenant's budget right now; try again") !=
+  CHECK(tool_text(refused).find("cannot read this tenant's budget right now; try again") !=
         std::string::npos);
   // A replica cannot start without its ledger; the message says why, without the password.
   {

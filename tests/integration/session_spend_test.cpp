@@ -12,12 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_of(const json& result) {
-  std::string all;
-  for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
-  return all;
-}
-
 // About `seconds` of CPU time, then exits by itself.
 std::string burn(double seconds) {
   return "import time\nt = time.process_time()\nwhile time.process_time() - t < " +
@@ -51,13 +45,13 @@ TEST_CASE("a session at its spend cap gets a clear error and starts no sandbox",
   std::string id = gw.initialize();
   auto capped = gw.execute(id, "while True: pass", "python", 30);
   CHECK(capped["isError"] == true);
-  CHECK(text_of(capped).find("spend cap") != std::string::npos);
+  CHECK(tool_text(capped).find("spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   // The next call: the session's cap is spent, so nothing starts (a fresh sandbox with a fresh
   // meter is what a session used to get here).
   auto next = gw.execute(id, "print('again')", "python");
   CHECK(next["isError"] == true);
-  std::string said = text_of(next);
+  std::string said = tool_text(next);
   CHECK(said.find("can run no more code") != std::string::npos);
   CHECK(said.find("its $1.50 spend cap") != std::string::npos);
   CHECK(said.find("Start a new session") != std::string::npos);
@@ -65,7 +59,7 @@ TEST_CASE("a session at its spend cap gets a clear error and starts no sandbox",
   // A new session has a cap of its own.
   std::string other = gw.initialize();
   auto fresh = gw.execute(other, "print('fresh')", "python");
-  INFO(text_of(fresh));
+  INFO(tool_text(fresh));
   CHECK(fresh["isError"] == false);
 }
 
@@ -76,7 +70,7 @@ TEST_CASE("a failed sandbox is replaced on the same account, and the cap holds a
   GatewayProcess gw(cap_in_cpu_seconds("3.5"));
   std::string id = gw.initialize();
   auto first = gw.execute(id, burn(2), "python");
-  INFO(text_of(first));
+  INFO(tool_text(first));
   REQUIRE(first["isError"] == false);
   double spent = first["structuredContent"]["spend_usd"].get<double>();
   CHECK(spent > 0);
@@ -90,11 +84,11 @@ TEST_CASE("a failed sandbox is replaced on the same account, and the cap holds a
   CHECK(fresh["structuredContent"]["spend_usd"].get<double>() >= spent);
   // A second burn crosses the session's cap, though this sandbox alone has spent less.
   auto crossing = gw.execute(id, burn(2), "python");
-  CHECK(text_of(crossing).find("spend cap") != std::string::npos);
+  CHECK(tool_text(crossing).find("spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   auto after = gw.execute(id, "echo no", "bash");
   CHECK(after["isError"] == true);
-  CHECK(text_of(after).find("can run no more code") != std::string::npos);
+  CHECK(tool_text(after).find("can run no more code") != std::string::npos);
   CHECK(no_sandbox(gw));
 }
 
@@ -111,7 +105,7 @@ TEST_CASE("a session's lifetime holds across a failed sandbox", "[lifetime]") {
   // A fresh sandbox would get a fresh lifetime: the session's is over, so none starts.
   auto late = gw.execute(id, "echo two", "bash");
   CHECK(late["isError"] == true);
-  std::string said = text_of(late);
+  std::string said = tool_text(late);
   CHECK(said.find("lifetime of 3 s is over") != std::string::npos);
   CHECK(said.find("Start a new session") != std::string::npos);
   CHECK(no_sandbox(gw));
@@ -122,18 +116,18 @@ TEST_CASE("a sandbox handle at its spend cap is told to start a new sandbox", "[
   // build (whose supervisor spends CPU in the same cgroup); the loop reaches it.
   GatewayProcess gw(cap_in_cpu_seconds("2"));
   auto first = gw.call_stateless("execute", {{"code", "echo hi"}, {"language", "bash"}});
-  INFO(text_of(first));
+  INFO(tool_text(first));
   REQUIRE(first["isError"] == false);
   std::string handle = first["structuredContent"]["sandbox_id"];
   auto capped = gw.call_stateless(
       "execute", {{"code", "while True: pass"}, {"language", "python"}, {"sandbox_id", handle}});
   CHECK(capped["isError"] == true);
-  CHECK(text_of(capped).find("this sandbox reached its $2.00 spend cap") != std::string::npos);
+  CHECK(tool_text(capped).find("this sandbox reached its $2.00 spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   auto after = gw.call_stateless(
       "execute", {{"code", "echo no"}, {"language", "bash"}, {"sandbox_id", handle}});
   CHECK(after["isError"] == true);
-  std::string said = text_of(after);
+  std::string said = tool_text(after);
   CHECK(said.find("This sandbox can run no more code") != std::string::npos);
   CHECK(said.find("Omit sandbox_id to start a new sandbox.") != std::string::npos);
   CHECK(no_sandbox(gw));
@@ -144,7 +138,7 @@ TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
   GatewayProcess gw(cap_in_cpu_seconds("3.5"));
   std::string id = gw.initialize();
   auto first = gw.execute(id, burn(2), "python");
-  INFO(text_of(first));
+  INFO(tool_text(first));
   REQUIRE(first["isError"] == false);
   json end_sandbox = {{"jsonrpc", "2.0"},
                       {"id", 7},
@@ -156,9 +150,9 @@ TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
   // The next sandbox gets what remains of the cap, not a fresh one: a second burn crosses it.
   auto crossing = gw.execute(id, burn(2), "python");
-  CHECK(text_of(crossing).find("spend cap") != std::string::npos);
+  CHECK(tool_text(crossing).find("spend cap") != std::string::npos);
   REQUIRE(eventually([&] { return no_sandbox(gw); }));
-  CHECK(text_of(gw.execute(id, "print(1)", "python")).find("can run no more code") !=
+  CHECK(tool_text(gw.execute(id, "print(1)", "python")).find("can run no more code") !=
         std::string::npos);
   CHECK(no_sandbox(gw));
 }
