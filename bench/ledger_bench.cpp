@@ -154,6 +154,7 @@ int main(int argc, char** argv) try {
   std::unique_ptr<test::PostgresCluster> pg;
   if (!test::PostgresCluster::missing()) pg = std::make_unique<test::PostgresCluster>();
 
+  asio::io_context io;  // before the clients made on it, which go first
   std::vector<std::unique_ptr<Variant>> variants;
   auto start_variant = [&](const std::string& name, std::vector<std::string> args) {
     auto v = std::make_unique<Variant>();
@@ -178,7 +179,6 @@ int main(int argc, char** argv) try {
                                  (dir / "state-pg").string(), "--ledger", pg->url(),
                                  "--ledger-password-file", pg->password_file()});
 
-  asio::io_context io;
   std::vector<Variant*> order;
   for (auto& v : variants) {
     v->client =
@@ -188,6 +188,7 @@ int main(int argc, char** argv) try {
   auto done = asio::co_spawn(io, interleave(order, o.calls), asio::use_future);
   io.run();
   done.get();
+
   for (auto& v : variants) throughput(*v, o.seconds);
 
   const Variant& off = *variants[0];
