@@ -1,5 +1,5 @@
 // Tenant budgets on the real binary (issue #28): a tenant's daily or monthly budget holds across
-// its sessions, handles and a restart of the gateway (SIGTERM and SIGKILL); the call running
+// its sessions, handles, tasks and a restart of the gateway (SIGTERM and SIGKILL); the call running
 // when it is spent ends with a tool error saying which budget and when it resets, new calls get
 // the same and start no sandbox, and another tenant runs on. Prices make spend fast: $1 per
 // CPU-second, memory nearly free.
@@ -21,6 +21,17 @@ json call(GatewayProcess& gw, const std::string& session, const std::string& tok
                    session, token);
   REQUIRE(r.status == 200);
   return r.json_body()["result"];
+}
+
+// The JSON-RPC response a reply carries, as a JSON body or among an event stream's messages.
+json rpc_response(const HttpReply& reply) {
+  if (reply.body.rfind("{", 0) == 0) return reply.json_body();
+  std::istringstream lines(reply.body);
+  json found;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("data: {", 0) == 0)
+      if (json m = json::parse(line.substr(6)); m.contains("id") && m.contains("result")) found = m;
+  return found;
 }
 
 bool no_sandbox(GatewayProcess& gw) {
@@ -100,6 +111,26 @@ TEST_CASE("the default monthly budget applies to tenants without their own",
         std::string::npos);
   check_spent(stopped, "monthly budget of $0.40");
   check_spent(call(gw, b, "tok-b", "print(1)", 3), "monthly budget of $0.40");
+  // Run as a task (2025-11-25's tasks): accepted, and the task's result is the same tool error.
+  auto rpc = [](const std::string& method, json params, int id) {
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+  };
+  auto created = gw.post(rpc("tools/call",
+                             {{"name", "execute"},
+                              {"arguments", {{"code", "echo hi"}, {"language", "bash"}}},
+                              {"task", json::object()}},
+                             10),
+                         b, "tok-b");
+  REQUIRE(created.status == 200);
+  const std::string task = rpc_response(created)["result"]["task"]["taskId"];
+  REQUIRE(eventually([&] {
+    auto got = gw.post(rpc("tasks/get", {{"taskId", task}}, 11), b, "tok-b");
+    return got.status == 200 && rpc_response(got)["result"]["status"] != "working";
+  }));
+  auto from_task = gw.post(rpc("tasks/result", {{"taskId", task}}, 12), b, "tok-b");
+  REQUIRE(from_task.status == 200);
+  check_spent(rpc_response(from_task)["result"], "monthly budget of $0.40");
+  CHECK(eventually([&] { return no_sandbox(gw); }));
   // Tenant a's own budget is larger than the default: past $0.40 its calls still run.
   std::string a = gw.initialize("tok-a");
   auto ran = call(gw, a, "tok-a", cpu_burn(0.6), 4);
