@@ -64,12 +64,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
-
 struct Variant {
   std::string name;
   std::unique_ptr<test::ServerProcess> gateway;
@@ -191,8 +185,7 @@ int main(int argc, char** argv) try {
 
   for (auto& v : variants) throughput(*v, o.seconds);
 
-  const Variant& off = *variants[0];
-  double off50 = percentile(off.ms, 0.5), off90 = percentile(off.ms, 0.9);
+  const double off50 = bench::stats(variants[0]->ms).p50;
   json out = {{"machine", bench::machine()}, {"calls_each", o.calls}, {"seconds", o.seconds}};
   std::string md = "## The usage ledger and budgets on a warm call (`bench/ledger_bench`)\n\n" +
                    bench::machine() + "; " + std::to_string(o.calls) +
@@ -204,7 +197,8 @@ int main(int argc, char** argv) try {
                    "after, MiB |\n|---|---|---|---|---|---|\n";
   int errors = 0;
   for (const auto& v : variants) {
-    double p50 = percentile(v->ms, 0.5), p90 = percentile(v->ms, 0.9);
+    const bench::Stats st = bench::stats(v->ms);
+    const double p50 = st.p50, p90 = st.p90;
     errors += v->errors;
     out[v->name] = {{"p50_ms", p50},
                     {"p90_ms", p90},
@@ -220,7 +214,6 @@ int main(int argc, char** argv) try {
                   static_cast<double>(v->rss_after_kib) / 1024);
     md += row;
   }
-  (void)off90;
   std::ofstream(o.out / "ledger.json", std::ios::trunc) << out.dump(2) << "\n";
   std::ofstream(o.out / "ledger.md", std::ios::trunc) << md;
   std::cout << md;

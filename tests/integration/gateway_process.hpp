@@ -11,6 +11,7 @@
 #include <boost/beast/http/verb.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +37,24 @@ inline std::string tool_text(const json& result) {
   std::string all;
   for (const auto& c : result["content"]) all += c.value("text", "") + "\n";
   return all;
+}
+
+// `sandgate ARGS` run to its end (a subcommand, or a start that fails): exit status and output
+// (stderr with stdout).
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+inline CliRun run_sandgate(const std::string& args) {
+  CliRun c;
+  std::string command = std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) c.out.append(buffer, n);
+  int status = ::pclose(pipe);
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return c;
 }
 
 class GatewayProcess {

@@ -33,22 +33,9 @@ double run(GatewayProcess& gw, const std::string& session, const std::string& to
   return result["structuredContent"]["spend_usd"].get<double>();
 }
 
-struct Command {
-  int status = -1;
-  std::string out;
-};
-
-// `sandgate usage ARGS` (stderr with stdout).
-Command usage(const std::string& args) {
-  Command c;
-  std::string command = std::string(SANDGATE_BINARY) + " usage " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) c.out.append(buffer, n);
-  int status = ::pclose(pipe);
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
+// `sandgate usage ARGS`.
+CliRun usage(const std::string& args) {
+  return run_sandgate("usage " + args);
 }
 
 json usage_json(const TwoTenantDir& dir, const std::string& more = "") {

@@ -68,23 +68,6 @@ std::vector<std::string> replica_args(const TwoTenantDir& dir, const PostgresClu
           "100"};
 }
 
-struct Command {
-  int status = -1;
-  std::string out;
-};
-
-Command run_sandgate(const std::string& args) {
-  Command c;
-  std::string command = std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) c.out.append(buffer, n);
-  int status = ::pclose(pipe);
-  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
-}
-
 // What `sandgate usage` reads from the shared ledger for `tenant`.
 double ledger_usd(const PostgresCluster& pg, const std::string& tenant) {
   auto c = run_sandgate("usage --ledger " + pg.url() + " --ledger-password-file " +
