@@ -135,7 +135,7 @@ TEST_CASE("the CPU quota throttles a busy loop", "[sandbox][limits][cpu]") {
   INFO("cgroup " << cgroup << ", CPU share of the loop " << spun.stdout_text);
   const double share = std::stod(spun.stdout_text);
   CHECK(share < 0.7);
-  // The quota was met (throttled periods) — unless a busy host gave the loop less than the
-  // quota to begin with, which the share shows.
-  CHECK((throttled_periods(cgroup) > before || share < 0.4));
+  // A loop that got more than its quota must have been throttled. One that a busy host (the
+  // suites run in parallel) gave less than the quota never reached it, so nothing throttled it.
+  CHECK((throttled_periods(cgroup) > before || share < config.limits.cpus));
 }
