@@ -2,6 +2,7 @@
 // cgroups when made, starts the meter, and ends every live sandbox at shutdown.
 #include "host.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -17,10 +18,13 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
       config_(config),
       report_(assess_isolation(config)),
       slots_(std::make_shared<Slots>()),
-      meter_timer_(executor) {
+      meter_timer_(executor),
+      refill_timer_(executor) {
   slots_->used.assign(config_.max_sandboxes, false);
   swept_ = sweep_orphan_cgroups(report_.cgroups);
   asio::co_spawn(executor_, meter_loop(), asio::detached);
+  if (config_.pool.size > 0 && report_.usable())
+    asio::co_spawn(executor_, refill_loop(), asio::detached);
 }
 
 SandboxHost::~SandboxHost() {
@@ -38,9 +42,21 @@ std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
 }
 
 std::size_t SandboxHost::live_count() const {
+  std::vector<std::shared_ptr<Sandbox>> ready;
+  {
+    std::lock_guard lock(mutex_);
+    ready = ready_;
+    if (warming_) ready.push_back(warming_);
+  }
   std::size_t n = 0;
-  for (const auto& s : snapshot()) n += s->ended() ? 0 : 1;
+  for (const auto& s : snapshot())
+    if (!s->ended() && std::find(ready.begin(), ready.end(), s) == ready.end()) ++n;
   return n;
+}
+
+std::string SandboxHost::pool_failure() const {
+  std::lock_guard lock(mutex_);
+  return pool_failure_;
 }
 
 const char* pressure_name(Pressure pressure) {
@@ -53,11 +69,16 @@ void SandboxHost::set_make_room(MakeRoom make_room) {
 }
 
 void SandboxHost::shutdown() {
+  std::vector<std::shared_ptr<Sandbox>> ready;  // each is also live: ended below
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;
+    ready.swap(ready_);
   }
-  asio::post(meter_timer_.get_executor(), [this] { meter_timer_.cancel(); });
+  asio::post(meter_timer_.get_executor(), [this] {
+    meter_timer_.cancel();
+    refill_timer_.cancel();
+  });
   for (const auto& s : snapshot()) s->end(EndReason::closed, "the gateway is shutting down");
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "limits.hpp"
+#include "ready_pool.hpp"
 #include "sandbox.hpp"
 #include "sandbox/cgroups/cgroups.hpp"
 
@@ -38,6 +39,8 @@ struct HostConfig {
   // The named weaker mode an operator may accept when cgroups are not writable: sandboxes then
   // run without memory/CPU/process limits and without metered spend (lifetime still applies).
   bool accept_no_cgroups = false;
+  // Ready sandboxes built ahead of need (ready_pool.hpp); size 0: none.
+  PoolConfig pool;
 
   bool operator==(const HostConfig&) const = default;
 };
@@ -95,7 +98,8 @@ class SandboxHost {
   const IsolationReport& isolation() const { return report_; }
   const HostConfig& config() const { return config_; }
 
-  // Creates and starts a sandbox with these limits. Throws SandboxError.
+  // A sandbox with these limits: a ready one from the pool when one serves them (handed over:
+  // its spend and lifetime start now), else one created and started now. Throws SandboxError.
   boost::asio::awaitable<std::shared_ptr<Sandbox>> create(Limits limits);
   // Creates a sandbox, runs `true` in bash, ends it: "" when that worked, else the reason.
   boost::asio::awaitable<std::string> self_test();
@@ -112,7 +116,11 @@ class SandboxHost {
   static constexpr std::chrono::seconds kMakeRoomPatience{20};
 
   void shutdown();  // ends every live sandbox and stops the meter
+  // Live sandboxes that belong to sessions or handles (the pool's ready ones are not counted).
   std::size_t live_count() const;
+  PoolStats pool_stats() const;
+  // Why the pool's last build failed ("" when none has); for the log, never the model.
+  std::string pool_failure() const;
   int swept_at_start() const { return swept_; }
 
  private:
@@ -128,6 +136,24 @@ class SandboxHost {
   // Under the shared memory budget with room to spare, after idle sandboxes made room if they
   // had to; false when they could not.
   boost::asio::awaitable<bool> memory_room();
+  // A sandbox built now, after room was made for it if it had to be. Throws SandboxError.
+  boost::asio::awaitable<std::shared_ptr<Sandbox>> create_new(Limits limits);
+  // Builds a sandbox in slot `slot` (released if it fails). Throws SandboxError.
+  boost::asio::awaitable<std::shared_ptr<Sandbox>> build(Limits limits, std::uint32_t slot);
+
+  // The pool (host_pool.cpp).
+  boost::asio::awaitable<void> refill_loop();
+  // A ready sandbox that serves `limits`, handed over; null when none does.
+  std::shared_ptr<Sandbox> take_ready(const Limits& limits);
+  // Ends one ready sandbox to free its slot and memory for real work; false when there is none.
+  bool drop_ready();
+  // Whether building a ready sandbox now takes nothing real work may need: a slot to spare
+  // beyond it, the memory budget well short of its limit, nobody making room.
+  bool room_for_ready() const;
+  // A sandbox built and warmed for the pool; null when it could not be (the reason in `why`).
+  boost::asio::awaitable<std::shared_ptr<Sandbox>> build_ready(std::string& why);
+  Limits ready_limits() const;
+  void wake_refill();
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
@@ -141,6 +167,12 @@ class SandboxHost {
   bool stopped_ = false;
   MakeRoom make_room_;
   int making_room_ = 0;  // make-room hooks running now (under mutex_)
+  // The pool: ready sandboxes (each also in live_), oldest first, and its counters (mutex_).
+  std::vector<std::shared_ptr<Sandbox>> ready_;
+  std::shared_ptr<Sandbox> warming_;  // the one being built and warmed now, if any
+  PoolStats pool_stats_;
+  std::string pool_failure_;  // why the last failed build of a ready sandbox failed
+  boost::asio::steady_timer refill_timer_;
 };
 
 }  // namespace sandgate::sandbox

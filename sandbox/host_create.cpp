@@ -69,6 +69,11 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
   auto slot = slots_->take();
   auto give_up_at = std::chrono::steady_clock::now() + kMakeRoomPatience;
   while (!slot && std::chrono::steady_clock::now() < give_up_at) {
+    // The pool's ready sandboxes give way first: they hold a slot for nobody yet.
+    if (drop_ready()) {
+      slot = slots_->take();
+      continue;
+    }
     bool freed = co_await make_room(Pressure::sandbox_cap);
     slot = slots_->take();
     if (slot || freed) continue;  // freed but taken by another create: ask again
@@ -88,6 +93,8 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
 asio::awaitable<bool> SandboxHost::memory_room() {
   // Near the memory budget, idle sandboxes make room as at the sandbox cap; refused only when
   // they cannot (every other sandbox in use, or what they held was not enough).
+  while (memory_nearly_used() && drop_ready()) {
+  }
   for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
     bool freed = co_await make_room(Pressure::memory_budget);
     if (!freed) break;
@@ -98,12 +105,27 @@ asio::awaitable<bool> SandboxHost::memory_room() {
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
+  if (auto ready = take_ready(limits)) co_return ready;
+  co_return co_await create_new(limits);
+}
+
+asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create_new(Limits limits) {
   // At the cap, an idle sandbox makes room (its slot comes back when it ends). Bounded: another
   // create may take the freed slot first, and every other sandbox may be in use.
   auto slot = co_await take_slot();
   if (!slot)
     throw SandboxError("the gateway runs its maximum number of sandboxes; try again later");
-  auto release = [slots = slots_, i = *slot] { slots->give_back(i); };
+  if (!co_await memory_room()) {
+    slots_->give_back(*slot);
+    throw SandboxError(
+        "the gateway's sandboxes are using their whole shared memory budget; try again when other "
+        "sessions have ended");
+  }
+  co_return co_await build(limits, *slot);
+}
+
+asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std::uint32_t slot) {
+  auto release = [slots = slots_, slot] { slots->give_back(slot); };
   std::string id;
   {
     std::lock_guard lock(mutex_);
@@ -113,17 +135,11 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
     }
     id = "sb" + std::to_string(next_id_++);
   }
-  if (!co_await memory_room()) {
-    release();
-    throw SandboxError(
-        "the gateway's sandboxes are using their whole shared memory budget; try again when other "
-        "sessions have ended");
-  }
 
   SpawnedSupervisor spawned;
   CgroupSet cgroups;
   try {
-    spawned = start_supervisor(report_, config_.uid_base, id, *slot, limits, cgroups);
+    spawned = start_supervisor(report_, config_.uid_base, id, slot, limits, cgroups);
   } catch (const std::exception& e) {
     cgroups.remove();
     release();
@@ -160,7 +176,7 @@ asio::awaitable<std::string> SandboxHost::self_test() {
     Limits probe = config_.limits;
     probe.spend_cap_usd = std::max(probe.spend_cap_usd, 0.01);
     probe.lifetime = std::max(probe.lifetime, std::chrono::seconds(60));
-    auto sandbox = co_await create(probe);
+    auto sandbox = co_await create_new(probe);  // the probe is of building, not of the pool
     RunRequest request;
     request.language = Language::bash;
     request.code = "true";

@@ -6,7 +6,8 @@ namespace sandgate::sandbox {
 
 void SpendMeter::sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, std::uint64_t memory_peak,
                         Clock::time_point now) {
-  if (cpu_ns > cpu_ns_) cpu_ns_ = cpu_ns;
+  std::uint64_t used = cpu_ns > cpu_base_ns_ ? cpu_ns - cpu_base_ns_ : 0;
+  if (used > cpu_ns_) cpu_ns_ = used;
   // The most held since the last sample: the watermark when known (it covers a spike that
   // came and went between samples), else the larger of the samples at both ends.
   std::uint64_t level = std::max(memory_peak, memory_bytes);
@@ -17,6 +18,14 @@ void SpendMeter::sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, std::u
     gib_seconds_ += static_cast<double>(level) / double(1ull << 30) * seconds;
     last_ = now;
   }
+}
+
+void SpendMeter::restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock::time_point now) {
+  cpu_base_ns_ = cpu_ns;
+  cpu_ns_ = 0;
+  gib_seconds_ = 0;
+  last_memory_ = memory_bytes;
+  last_ = now;
 }
 
 double SpendMeter::usd() const {

@@ -22,6 +22,9 @@ class SpendMeter {
   void sample(std::uint64_t cpu_ns, std::uint64_t memory_bytes, std::uint64_t memory_peak,
               Clock::time_point now);
   double usd() const;
+  // Counts from `now` on, as if made then: a ready sandbox's build is the operator's cost, not
+  // the spend of the session it is handed to. `cpu_ns` is the cgroup's counter at that moment.
+  void restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock::time_point now);
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
   std::uint64_t memory_bytes() const { return last_memory_; }  // as the last sample saw it
@@ -30,6 +33,7 @@ class SpendMeter {
  private:
   Prices prices_;
   Clock::time_point last_;
+  std::uint64_t cpu_base_ns_ = 0;  // the cgroup's counter when counting started
   std::uint64_t cpu_ns_ = 0;
   std::uint64_t last_memory_ = 0;
   double gib_seconds_ = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // The pool of host uid pairs a gateway's sandboxes take theirs from (slot i: host uids
 // uid_base + 2i and + 2i + 1), shared with each sandbox's release callback.
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,10 @@ struct SandboxHost::Slots {
       }
     }
     return std::nullopt;
+  }
+  std::size_t free_count() {
+    std::lock_guard lock(mutex);
+    return static_cast<std::size_t>(std::count(used.begin(), used.end(), false));
   }
   void give_back(std::uint32_t i) {
     std::lock_guard lock(mutex);

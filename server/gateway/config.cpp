@@ -12,6 +12,7 @@
 
 #include "ledger/postgres_ledger.hpp"
 #include "sandbox/file_util.hpp"
+#include "sandbox/ready_pool.hpp"
 #include "server/gateway/config_option.hpp"
 #include "session/session_id.hpp"
 
@@ -373,6 +374,29 @@ std::vector<Option> option_rows() {
        "a call running.",
        [](Config& c, const std::string& v) {
          c.host.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
+       }},
+      {"--pool-size", "SANDGATE_POOL_SIZE", "2",
+       "Ready sandboxes kept built ahead of need (warm starts): each has its Python interpreter "
+       "running with --pool-preload imported and Node started, and is handed to exactly one new "
+       "session's or handle's sandbox (or a resume), never back; a replacement is then built in "
+       "the background. They hold a sandbox slot and memory (about 70 MiB each with the default "
+       "preload, measured on Debian 12) and are the operator's cost, not a tenant's spend; they "
+       "are built only with a "
+       "slot to spare and the sandboxes under 70 % of their memory budget, and are the first to "
+       "go under pressure. 0: none (every sandbox is built on demand).",
+       [](Config& c, const std::string& v) {
+         c.host.pool.size = static_cast<std::uint32_t>(to_u64(v, 0, 64));
+       }},
+      {"--pool-preload", "SANDGATE_POOL_PRELOAD", "numpy,pandas,matplotlib.pyplot",
+       "Comma-separated Python modules each ready sandbox's interpreter imports before it is "
+       "handed out (a session's `import` of them is then a lookup; one that is missing is "
+       "skipped). Empty: the interpreter starts with nothing imported.",
+       [](Config& c, const std::string& v) {
+         auto modules = to_list(v);
+         for (const auto& m : modules)
+           if (auto problem = sandbox::preload_name_problem(m); !problem.empty())
+             throw std::invalid_argument(problem);
+         c.host.pool.preload = std::move(modules);
        }},
       {"--tenant-max-sandboxes", "SANDGATE_TENANT_MAX_SANDBOXES",
        "half of --max-sandboxes (all of it with a single token or --no-auth)",

@@ -20,6 +20,13 @@
 
 namespace sandgate::server {
 
+// The gateway keeps a pool of ready sandboxes (the sandbox library's default is none).
+inline sandbox::HostConfig gateway_host_defaults() {
+  sandbox::HostConfig host;
+  host.pool = {2, {"numpy", "pandas", "matplotlib.pyplot"}};
+  return host;
+}
+
 struct Config {
   // Each layer's settings, with their defaults in the layer's own struct.
   HttpConfig http;
@@ -28,7 +35,7 @@ struct Config {
   TaskLimits tasks;    // calls that run on after their request is answered
   ReplicaPeers peers;  // several replicas; this one's name is registry.replica_name
   session::RegistryConfig registry;
-  sandbox::HostConfig host;
+  sandbox::HostConfig host = gateway_host_defaults();
 
   auth::AuthConfig auth;
 

@@ -38,6 +38,14 @@ struct Gauges {
   std::uint64_t resumes = 0;
   std::uint64_t archives_dropped = 0;
   std::uint64_t idle_sweeps = 0;  // passes of the idle sweep (expiry, hibernation) since start
+  // The pool of ready sandboxes (all 0 when it is off): see sandbox/ready_pool.hpp.
+  std::size_t pool_target = 0;
+  std::size_t pool_ready = 0;
+  std::uint64_t pool_hits = 0;
+  std::uint64_t pool_misses = 0;
+  std::uint64_t pool_refills = 0;
+  std::uint64_t pool_refill_failures = 0;
+  double pool_refill_seconds = 0;
 };
 
 class Metrics {

@@ -8,7 +8,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const binary = process.env.SANDGATE_BINARY ?? path.resolve(here, "../../build/sandgate");
 
 export async function startGateway(args = [], env = { SANDGATE_TOKEN: "e2e-token" }) {
-  const child = spawn(binary, ["--listen", "127.0.0.1:0", "--log-level", "warn", ...args], {
+  // Without the pool of ready sandboxes unless a test asks for it (a later --pool-size wins):
+  // the suites start many gateways side by side on a small machine.
+  const child = spawn(binary, ["--listen", "127.0.0.1:0", "--log-level", "warn", "--pool-size", "0", ...args], {
     env: { PATH: "/usr/bin:/bin", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

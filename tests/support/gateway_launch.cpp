@@ -54,8 +54,9 @@ std::vector<std::string> sandgate_command(const std::string& binary,
                                           const std::string& cgroup) {
   std::vector<std::string> argv = own_cgroup_wrapper(cgroup);
   argv.insert(argv.end(), wrapper.begin(), wrapper.end());
-  for (std::string a : {binary, std::string("--listen"), std::string("127.0.0.1:0"),
-                        std::string("--log-level"), std::string("warn")})
+  for (std::string a :
+       {binary, std::string("--listen"), std::string("127.0.0.1:0"), std::string("--log-level"),
+        std::string("warn"), std::string("--pool-size"), std::string("0")})
     argv.push_back(a);
   argv.insert(argv.end(), args.begin(), args.end());
   bool chosen = false;

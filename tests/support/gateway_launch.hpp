@@ -35,8 +35,11 @@ struct IdRange {
 };
 std::optional<IdRange> own_sandbox_ids();
 
-// `binary` on an ephemeral loopback port, logging warnings and worse, followed by `args`; run
-// by `wrapper` (which must exec it), all of it inside own_cgroup_wrapper(`cgroup`).
+// `binary` on an ephemeral loopback port, logging warnings and worse, without the pool of ready
+// sandboxes (`--pool-size 0`: dozens of gateways side by side each warming two interpreters
+// would load a 2-core machine for nothing; tests of the pool pass their own --pool-size, which
+// comes later and wins), followed by `args`; run by `wrapper` (which must exec it), all of it
+// inside own_cgroup_wrapper(`cgroup`).
 std::vector<std::string> sandgate_command(const std::string& binary,
                                           const std::vector<std::string>& args,
                                           const std::vector<std::string>& wrapper = {},

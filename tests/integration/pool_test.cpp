@@ -1,0 +1,222 @@
+// The pool of ready sandboxes on the real binary (issue #29): a ready sandbox goes to exactly one
+// new session and carries nothing but its preloaded modules; its build is the operator's cost;
+// it honours the limits of the tenant it goes to; the pool refills after a burst without
+// passing the sandbox cap; a hibernated sandbox resumes into a ready one with its files.
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "cpu_priced.hpp"
+#include "gateway_process.hpp"
+#include "tests/support/skip.hpp"
+#include "two_tenant_dir.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+// tools/call execute in `session` as `token`'s tenant; the CallToolResult. Safe on any thread.
+json call(GatewayProcess& gw, const std::string& session, const std::string& token,
+          const std::string& code, int id = 1) {
+  auto r = gw.post(tool_call_message(id, "execute", execute_arguments(code, "python", 120)),
+                   session, token);
+  if (r.status != 200) return {{"isError", true}, {"status", r.status}};
+  std::string body = r.body;
+  auto data = body.rfind("data: ");
+  if (data != std::string::npos) body = body.substr(data + 6, body.find('\n', data) - data - 6);
+  return json::parse(body)["result"];
+}
+
+std::string stdout_of(const json& result) {
+  if (!result.contains("structuredContent")) return "";
+  return result["structuredContent"].value("stdout", "");
+}
+
+// Waits (up to two minutes: the preload imports pandas and matplotlib, slow on a loaded
+// machine) until the pool holds `ready` sandboxes.
+bool pool_holds(GatewayProcess& gw, long ready) {
+  return eventually([&] { return metric(gw, "sandgate_pool_ready") == ready; },
+                    std::chrono::seconds(120));
+}
+
+bool has_data_stack() {
+  for (const char* module : {"numpy", "pandas", "matplotlib"})
+    if (!std::filesystem::exists(std::string("/usr/lib/python3/dist-packages/") + module)) {
+      skip_test("numpy", std::string("python3-") + module + " is not installed");
+      return false;
+    }
+  return true;
+}
+
+// What a sandbox's first cell reports about what it was handed: the names in its namespace,
+// /work's entries, whether the preload's modules are loaded, whether the preload's cache
+// variables leaked, and the host uid its programs run as.
+const char* kWhatWasHanded =
+    "import os, sys\n"
+    "names = sorted(k for k in globals() if not k.startswith('__') and k not in ('os', 'sys'))\n"
+    "print(names, os.listdir('/work'), 'pandas' in sys.modules,\n"
+    "      'matplotlib.pyplot' in sys.modules,\n"
+    "      [v for v in ('MPLCONFIGDIR', 'XDG_CACHE_HOME') if v in os.environ],\n"
+    "      open('/proc/self/uid_map').read().split()[1])\n";
+
+}  // namespace
+
+TEST_CASE("a ready sandbox goes to one new session with nothing but its preloaded modules",
+          "[integration][pool]") {
+  if (!has_data_stack()) return;
+  TwoTenantDir dir("pool-handed");
+  // $1 per CPU-second: the preload's imports (most of a CPU-second) would show in the first
+  // call's spend if the session were charged for the build.
+  GatewayProcess gw(cpu_priced(dir, {"--pool-size", "1"}));
+  REQUIRE(pool_holds(gw, 1));
+  CHECK(metric(gw, "sandgate_pool_size") == 1);
+  CHECK(metric(gw, "sandgate_pool_refills_total{result=\"ok\"}") == 1);
+  CHECK(metric(gw, "sandgate_sandboxes") == 0);  // a ready sandbox is nobody's yet
+
+  std::string session = gw.initialize("tok-a");
+  auto first = call(gw, session, "tok-a", kWhatWasHanded);
+  INFO(first.dump());
+  REQUIRE(first["isError"] == false);
+  std::string said = stdout_of(first);
+  // An empty namespace and /work, the data stack already imported, no trace of the preload.
+  CHECK(said.rfind("[] [] True True [] ", 0) == 0);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 1);
+  CHECK(metric(gw, "sandgate_sandboxes") == 1);
+  // The session pays from the hand-over: this call's few milliseconds, not the imports.
+  CHECK(first["structuredContent"]["spend_usd"].get<double>() < 0.1);
+
+  // The session keeps its sandbox (the pool's replacement is another one, for someone else).
+  auto second =
+      call(gw, session, "tok-a", "import pandas\nprint(len(pandas.DataFrame({'a': [1, 2]})))", 2);
+  CHECK(stdout_of(second) == "2\n");
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 1);
+
+  // The replacement: built in the background, and its host uid is not the first one's.
+  REQUIRE(pool_holds(gw, 1));
+  std::string other = gw.initialize("tok-b");
+  auto theirs = call(gw, other, "tok-b", kWhatWasHanded, 3);
+  CHECK(stdout_of(theirs).rfind("[] [] True True [] ", 0) == 0);
+  auto uid = [](const std::string& text) { return text.substr(text.rfind(' ') + 1); };
+  CHECK(uid(stdout_of(theirs)) != uid(said));
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 2);
+}
+
+TEST_CASE("two tenants racing for the last ready sandbox each get a sandbox of their own",
+          "[integration][pool]") {
+  if (!has_data_stack()) return;
+  TwoTenantDir dir("pool-race");
+  GatewayProcess gw({"--token-file", dir.tokens.string(), "--pool-size", "1"}, {});
+  REQUIRE(pool_holds(gw, 1));
+  std::string a = gw.initialize("tok-a"), b = gw.initialize("tok-b");
+  const std::string code =
+      "import os\nopen('/work/mine', 'w').write(str(os.getpid()))\n"
+      "print(os.listdir('/work'), open('/proc/self/uid_map').read().split()[1])";
+  auto ran_a = std::async(std::launch::async, [&] { return call(gw, a, "tok-a", code); });
+  auto ran_b = std::async(std::launch::async, [&] { return call(gw, b, "tok-b", code); });
+  json result_a = ran_a.get(), result_b = ran_b.get();
+  INFO(result_a.dump() << "\n" << result_b.dump());
+  REQUIRE(result_a["isError"] == false);
+  REQUIRE(result_b["isError"] == false);
+  std::string said_a = stdout_of(result_a), said_b = stdout_of(result_b);
+  // Each sees only its own file, and runs as a host uid of its own.
+  CHECK(said_a.rfind("['mine'] ", 0) == 0);
+  CHECK(said_b.rfind("['mine'] ", 0) == 0);
+  CHECK(said_a != said_b);
+  long hits = metric(gw, "sandgate_pool_takes_total{result=\"hit\"}");
+  long misses = metric(gw, "sandgate_pool_takes_total{result=\"miss\"}");
+  CHECK(hits >= 1);
+  CHECK(hits + misses == 2);
+  CHECK(metric(gw, "sandgate_sandboxes") == 2);
+}
+
+TEST_CASE("a ready sandbox honours the spend cap and memory limit of the session it goes to",
+          "[integration][pool]") {
+  if (!has_data_stack()) return;
+  // Tenant a's sessions may spend $0.30; memory per sandbox 256 MiB.
+  TwoTenantDir dir("pool-limits", "spend_cap_usd=0.3");
+  GatewayProcess gw(cpu_priced(dir, {"--pool-size", "1", "--memory-mb", "256"}));
+  REQUIRE(pool_holds(gw, 1));
+  std::string a = gw.initialize("tok-a");
+  auto stopped = call(gw, a, "tok-a", cpu_burn(3));
+  INFO(stopped.dump());
+  CHECK(stopped["isError"] == true);
+  CHECK(tool_text(stopped).find("spend cap") != std::string::npos);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 1);
+
+  REQUIRE(pool_holds(gw, 1));
+  std::string b = gw.initialize("tok-b");
+  auto big = call(gw, b, "tok-b",
+                  "x = bytearray(400 << 20)\nx[::4096] = b'x' * len(x[::4096])\nprint('held')", 2);
+  INFO(big.dump());
+  CHECK(stdout_of(big).find("held") == std::string::npos);
+  CHECK(big["structuredContent"]["oom_killed"] == true);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 2);
+}
+
+TEST_CASE("the pool refills after a burst without passing the sandbox cap", "[integration][pool]") {
+  if (!has_data_stack()) return;
+  TwoTenantDir dir("pool-burst");
+  GatewayProcess gw({"--token-file", dir.tokens.string(), "--pool-size", "2", "--max-sandboxes",
+                     "4", "--tenant-max-sandboxes", "4", "--sandbox-hibernate-after", "0"},
+                    {});
+  REQUIRE(pool_holds(gw, 2));
+  // Every scrape along the way: the sessions' sandboxes and the ready ones within the cap.
+  std::atomic<bool> done{false};
+  std::atomic<long> most{0};
+  std::thread watch([&] {
+    while (!done) {
+      long held = metric(gw, "sandgate_sandboxes") + metric(gw, "sandgate_pool_ready");
+      if (held > most) most = held;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  std::vector<std::string> sessions;
+  for (int i = 0; i < 4; ++i) sessions.push_back(gw.initialize("tok-a"));
+  std::vector<std::future<json>> burst;
+  for (const auto& s : sessions)
+    burst.push_back(std::async(std::launch::async, [&gw, s] {
+      return call(gw, s, "tok-a", "import time\ntime.sleep(1)\nprint('ok')");
+    }));
+  std::vector<json> results;
+  for (auto& f : burst) results.push_back(f.get());
+  // Four sessions hold the four slots: nothing is left for the pool.
+  long ready_at_cap = metric(gw, "sandgate_pool_ready");
+  long live_at_cap = metric(gw, "sandgate_sandboxes");
+  for (const auto& s : sessions)
+    gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(s, "tok-a"));
+  bool refilled = pool_holds(gw, 2);
+  done = true;
+  watch.join();
+  for (const auto& r : results) CHECK(stdout_of(r) == "ok\n");
+  CHECK(live_at_cap == 4);
+  CHECK(ready_at_cap == 0);
+  CHECK(most <= 4);
+  CHECK(refilled);
+  CHECK(metric(gw, "sandgate_sandboxes") == 0);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") >= 2);
+}
+
+TEST_CASE("a hibernated sandbox resumes into a ready one with its files", "[integration][pool]") {
+  if (!has_data_stack()) return;
+  TwoTenantDir dir("pool-resume");
+  GatewayProcess gw({"--token-file", dir.tokens.string(), "--pool-size", "1",
+                     "--sandbox-hibernate-after", "2", "--state-dir", dir.state.string()},
+                    {});
+  REQUIRE(pool_holds(gw, 1));
+  std::string a = gw.initialize("tok-a");
+  auto wrote = call(gw, a, "tok-a", "open('/work/keep.txt', 'w').write('kept')\nprint('ok')");
+  REQUIRE(stdout_of(wrote) == "ok\n");
+  REQUIRE(eventually([&] { return metric(gw, "sandgate_sandboxes_hibernated") == 1; },
+                     std::chrono::seconds(60)));
+  REQUIRE(pool_holds(gw, 1));
+  long hits = metric(gw, "sandgate_pool_takes_total{result=\"hit\"}");
+  auto resumed = call(gw, a, "tok-a",
+                      "import os, sys\nprint(open('/work/keep.txt').read(), os.listdir('/work'), "
+                      "'pandas' in sys.modules)",
+                      2);
+  INFO(resumed.dump());
+  CHECK(stdout_of(resumed) == "kept ['keep.txt'] True\n");
+  CHECK(resumed.dump().find("resumed from hibernation") != std::string::npos);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == hits + 1);
+}
