@@ -11,10 +11,10 @@
 #include <string>
 
 #include "call_control.hpp"
+#include "common/unique_fd.hpp"
 #include "figure_frames.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
-#include "common/unique_fd.hpp"
 
 namespace sandgate::sandbox {
 

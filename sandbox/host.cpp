@@ -54,11 +54,6 @@ std::size_t SandboxHost::live_count() const {
   return n;
 }
 
-std::string SandboxHost::pool_failure() const {
-  std::lock_guard lock(mutex_);
-  return pool_failure_;
-}
-
 const char* pressure_name(Pressure pressure) {
   return pressure == Pressure::memory_budget ? "memory_budget" : "sandbox_cap";
 }

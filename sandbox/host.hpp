@@ -121,6 +121,12 @@ class SandboxHost {
   PoolStats pool_stats() const;
   // Why the pool's last build failed ("" when none has); for the log, never the model.
   std::string pool_failure() const;
+  // Told (on the host's executor) why a build of a ready sandbox failed: the pool then waits,
+  // longer after each further failure (5 s doubling to 5 min).
+  void set_pool_failure_hook(std::function<void(const std::string&)> hook);
+  // Ends the ready sandboxes and builds no more (a gateway shutting down: its slots and CPU go
+  // to hibernating the sessions' sandboxes).
+  void stop_pool();
   int swept_at_start() const { return swept_; }
 
  private:
@@ -138,8 +144,10 @@ class SandboxHost {
   boost::asio::awaitable<bool> memory_room();
   // A sandbox built now, after room was made for it if it had to be. Throws SandboxError.
   boost::asio::awaitable<std::shared_ptr<Sandbox>> create_new(Limits limits);
-  // Builds a sandbox in slot `slot` (released if it fails). Throws SandboxError.
-  boost::asio::awaitable<std::shared_ptr<Sandbox>> build(Limits limits, std::uint32_t slot);
+  // Builds a sandbox in slot `slot` (released if it fails); `warming`: the pool's, marked as
+  // such under the lock that makes it live. Throws SandboxError.
+  boost::asio::awaitable<std::shared_ptr<Sandbox>> build(Limits limits, std::uint32_t slot,
+                                                         bool warming = false);
 
   // The pool (host_pool.cpp).
   boost::asio::awaitable<void> refill_loop();
@@ -170,6 +178,9 @@ class SandboxHost {
   // The pool: ready sandboxes (each also in live_), oldest first, and its counters (mutex_).
   std::vector<std::shared_ptr<Sandbox>> ready_;
   std::shared_ptr<Sandbox> warming_;  // the one being built and warmed now, if any
+  bool warming_gave_way_ = false;     // drop_ready ended it: not a failure
+  bool pool_stopped_ = false;
+  std::function<void(const std::string&)> pool_failure_hook_;
   PoolStats pool_stats_;
   std::string pool_failure_;  // why the last failed build of a ready sandbox failed
   boost::asio::steady_timer refill_timer_;

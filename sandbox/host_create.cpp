@@ -124,7 +124,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create_new(Limits limits)
   co_return co_await build(limits, *slot);
 }
 
-asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std::uint32_t slot) {
+asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std::uint32_t slot,
+                                                             bool warming) {
   auto release = [slots = slots_, slot] { slots->give_back(slot); };
   std::string id;
   {
@@ -161,6 +162,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
     // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
     if (!stopped_) {
       live_.push_back(sandbox);
+      if (warming) warming_ = sandbox;
       co_return sandbox;
     }
   }

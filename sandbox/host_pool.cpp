@@ -1,6 +1,7 @@
 // SandboxHost's pool of ready sandboxes (ready_pool.hpp): a background loop keeps `pool.size`
 // of them built and warm while there is room to spare; create() hands one out when it serves
-// the request; under pressure they are the first to go.
+// the request; under pressure they (and the one being built) are the first to go.
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -12,15 +13,19 @@ namespace asio = boost::asio;
 
 namespace {
 
-// After a failed build the pool waits this long before it tries again (a host out of memory
-// or processes must not spend itself on retries).
+// After a failed build the pool waits this long, doubled after each further failure up to
+// kRefillBackoffMax (a host out of memory or processes, or an interpreter that cannot start,
+// must not spend the machine on retries).
 constexpr auto kRefillBackoff = std::chrono::seconds(5);
+constexpr auto kRefillBackoffMax = std::chrono::minutes(5);
 // Without a wake-up, the loop looks again this often (room may have come back, a ready
 // sandbox may have reached its lifetime).
 constexpr auto kRefillLook = std::chrono::seconds(1);
 // The memory budget's share above which no ready sandbox is built: what is left is for real
 // work (new sandboxes are refused at 90 %).
 constexpr std::uint64_t kReadyMemoryPercent = 70;
+
+constexpr const char* kGaveWay = "a ready sandbox gave way to real work";
 
 RunRequest warm_up(Language language, std::string code) {
   RunRequest request;
@@ -29,6 +34,14 @@ RunRequest warm_up(Language language, std::string code) {
   // Importing the data stack takes seconds on a busy host; minutes mean something is wrong.
   request.timeout = std::chrono::seconds(120);
   return request;
+}
+
+// Why a warm-up call failed, in words for the operator's log: never the program's output.
+std::string warm_up_failure(const char* interpreter, const RunResult& result) {
+  std::string why = std::string("the ") + interpreter + " interpreter did not start";
+  if (!result.failure.empty()) return why + ": " + result.failure;
+  if (result.outcome == RunOutcome::timed_out) return why + ": the warm-up timed out";
+  return why + ": its warm-up exited with code " + std::to_string(result.exit_code);
 }
 
 }  // namespace
@@ -48,48 +61,91 @@ PoolStats SandboxHost::pool_stats() const {
   return stats;
 }
 
+std::string SandboxHost::pool_failure() const {
+  std::lock_guard lock(mutex_);
+  return pool_failure_;
+}
+
+void SandboxHost::set_pool_failure_hook(std::function<void(const std::string&)> hook) {
+  std::lock_guard lock(mutex_);
+  pool_failure_hook_ = std::move(hook);
+}
+
 void SandboxHost::wake_refill() {
   asio::post(refill_timer_.get_executor(), [this] { refill_timer_.cancel(); });
 }
 
 std::shared_ptr<Sandbox> SandboxHost::take_ready(const Limits& limits) {
   if (config_.pool.size == 0) return nullptr;
-  std::shared_ptr<Sandbox> taken;
-  {
+  if (!pool_serves(ready_limits(), limits)) {
     std::lock_guard lock(mutex_);
-    std::erase_if(ready_, [](const auto& s) { return s->ended(); });
-    if (!ready_.empty() && pool_serves(ready_limits(), limits)) {
+    ++pool_stats_.misses;
+    return nullptr;
+  }
+  for (;;) {
+    std::shared_ptr<Sandbox> taken;
+    {
+      std::lock_guard lock(mutex_);
+      if (ready_.empty() || pool_stopped_) {
+        ++pool_stats_.misses;
+        break;
+      }
       taken = std::move(ready_.front());  // the oldest: it has the least lifetime left
       ready_.erase(ready_.begin());
+    }
+    wake_refill();
+    // It may have ended since it was put there (its lifetime, a dead supervisor): then the
+    // next one. hand_over refuses an ended sandbox under the sandbox's own lock.
+    if (taken->hand_over(limits)) {
+      std::lock_guard lock(mutex_);
       ++pool_stats_.hits;
-    } else {
-      ++pool_stats_.misses;
+      return taken;
     }
   }
   wake_refill();
-  if (taken) taken->hand_over(limits);
-  return taken;
+  return nullptr;
 }
 
 bool SandboxHost::drop_ready() {
   std::shared_ptr<Sandbox> dropped;
   {
     std::lock_guard lock(mutex_);
-    if (ready_.empty()) return false;
-    dropped = std::move(ready_.back());
-    ready_.pop_back();
+    if (!ready_.empty()) {
+      dropped = std::move(ready_.back());
+      ready_.pop_back();
+    } else if (warming_ && !warming_->ended()) {
+      // The one being built holds a slot and memory too: its warm-up ends with it.
+      dropped = warming_;
+      warming_gave_way_ = true;
+    } else {
+      return false;
+    }
   }
-  dropped->end(EndReason::closed, "a ready sandbox gave way to real work");
+  dropped->end(EndReason::closed, kGaveWay);
   return true;
+}
+
+void SandboxHost::stop_pool() {
+  std::vector<std::shared_ptr<Sandbox>> ready;
+  std::shared_ptr<Sandbox> warming;
+  {
+    std::lock_guard lock(mutex_);
+    pool_stopped_ = true;
+    ready.swap(ready_);
+    warming = warming_;
+  }
+  for (const auto& s : ready) s->end(EndReason::closed, "the pool is stopped");
+  if (warming) warming->end(EndReason::closed, "the pool is stopped");
 }
 
 bool SandboxHost::room_for_ready() const {
   {
     std::lock_guard lock(mutex_);
-    if (stopped_ || making_room_ > 0 || ready_.size() >= config_.pool.size) return false;
+    if (stopped_ || pool_stopped_ || making_room_ > 0 || ready_.size() >= config_.pool.size)
+      return false;
   }
-  // One slot stays free beyond the one a ready sandbox takes: a real create never finds the
-  // cap reached because the pool was building.
+  // One slot stays free beyond the one a ready sandbox takes: a real create does not find the
+  // cap reached because the pool was building (and if it does, the build gives way).
   if (slots_->free_count() < 2) return false;
   const auto& layout = report_.cgroups;
   return layout.memory_budget == 0 ||
@@ -104,70 +160,81 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build_ready(std::string& 
   }
   std::shared_ptr<Sandbox> sandbox;
   try {
-    sandbox = co_await build(ready_limits(), *slot);
-  } catch (const SandboxError& e) {
-    why = e.what();
-    co_return nullptr;
-  }
-  struct Warming {
-    SandboxHost& host;
-    ~Warming() {
-      std::lock_guard lock(host.mutex_);
-      host.warming_.reset();
+    // Marked as warming (not a session's) under the lock that makes it live.
+    sandbox = co_await build(ready_limits(), *slot, /*warming=*/true);
+    // The interpreters start here, not at the session's first call: Python with the preload
+    // modules imported, Node with its driver loaded. Their output is nobody's.
+    auto python =
+        co_await sandbox->run(warm_up(Language::python, preload_cell(config_.pool.preload)));
+    if (python.outcome != RunOutcome::completed || python.exit_code != 0) {
+      why = warm_up_failure("Python", python);
+      sandbox->end(EndReason::closed, why);
+      co_return nullptr;
     }
-  } warming{*this};
-  {
-    std::lock_guard lock(mutex_);
-    warming_ = sandbox;
-  }
-  // The interpreters start here, not at the session's first call: Python with the preload
-  // modules imported, Node with its driver loaded. Their output is nobody's.
-  auto python =
-      co_await sandbox->run(warm_up(Language::python, preload_cell(config_.pool.preload)));
-  if (python.outcome != RunOutcome::completed || python.exit_code != 0) {
-    why = "the Python interpreter did not start: " +
-          (python.failure.empty() ? python.stderr_text.substr(0, 200) : python.failure);
-    sandbox->end(EndReason::closed, why);
-    co_return nullptr;
-  }
-  auto node = co_await sandbox->run(warm_up(Language::javascript, "undefined"));
-  if (node.outcome != RunOutcome::completed || node.exit_code != 0) {
-    why = "the JavaScript interpreter did not start: " +
-          (node.failure.empty() ? node.stderr_text.substr(0, 200) : node.failure);
-    sandbox->end(EndReason::closed, why);
+    auto node = co_await sandbox->run(warm_up(Language::javascript, "undefined"));
+    if (node.outcome != RunOutcome::completed || node.exit_code != 0) {
+      why = warm_up_failure("JavaScript", node);
+      sandbox->end(EndReason::closed, why);
+      co_return nullptr;
+    }
+  } catch (const std::exception& e) {
+    // SandboxError from build, or a system error (pipes, memfds) from a warm-up call.
+    why = e.what();
+    if (sandbox) sandbox->end(EndReason::closed, why);
     co_return nullptr;
   }
   co_return sandbox;
 }
 
 asio::awaitable<void> SandboxHost::refill_loop() {
+  auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoff);
   for (;;) {
+    std::vector<std::shared_ptr<Sandbox>> gone;  // ended outside the lock
     {
       std::lock_guard lock(mutex_);
       if (stopped_) co_return;
-      std::erase_if(ready_, [](const auto& s) { return s->ended(); });
+      auto ended =
+          std::partition(ready_.begin(), ready_.end(), [](const auto& s) { return !s->ended(); });
+      gone.assign(std::make_move_iterator(ended), std::make_move_iterator(ready_.end()));
+      ready_.erase(ended, ready_.end());
     }
-    auto pause = kRefillLook;
+    gone.clear();
+    std::chrono::milliseconds pause = kRefillLook;
     if (room_for_ready()) {
       auto started = std::chrono::steady_clock::now();
       std::string why;
       auto sandbox = co_await build_ready(why);
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::lock_guard lock(mutex_);
-      if (stopped_) {
-        if (sandbox) sandbox->end(EndReason::closed, "the gateway is shutting down");
-        co_return;
+      bool keep = false, gave_way = false;
+      std::function<void(const std::string&)> report;
+      {
+        std::lock_guard lock(mutex_);
+        warming_.reset();
+        gave_way = std::exchange(warming_gave_way_, false);
+        if (stopped_) co_return;  // shutdown() ended it with every live sandbox
+        if (sandbox && !sandbox->ended() && !pool_stopped_) {
+          ready_.push_back(sandbox);
+          ++pool_stats_.refills;
+          pool_stats_.refill_seconds_total += seconds;
+          keep = true;
+        } else if (!gave_way && !pool_stopped_) {
+          ++pool_stats_.refill_failures;
+          pool_failure_ = why.empty() ? "the sandbox ended while it warmed up" : why;
+          report = pool_failure_hook_;
+        }
       }
-      if (sandbox) {
-        ready_.push_back(std::move(sandbox));
-        ++pool_stats_.refills;
-        pool_stats_.refill_seconds_total += seconds;
+      if (keep) {
+        backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoff);
         continue;
       }
-      ++pool_stats_.refill_failures;
-      pool_failure_ = why;
-      pause = kRefillBackoff;
+      if (sandbox) sandbox->end(EndReason::closed, "the pool is stopped");
+      if (report) {
+        report(pool_failure());
+        pause = backoff;
+        backoff = std::min(
+            backoff * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoffMax));
+      }
     }
     refill_timer_.expires_after(pause);
     co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));

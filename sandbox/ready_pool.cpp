@@ -33,11 +33,10 @@ std::string preload_cell(const std::vector<std::string>& modules) {
   // this sandbox finds an empty namespace, with the modules in sys.modules (its `import` is a
   // lookup).
   return "import importlib as _sg_importlib, os as _sg_os, tempfile as _sg_tempfile\n"
-         "_sg_caches = [_sg_name for _sg_name in ('MPLCONFIGDIR', 'XDG_CACHE_HOME')\n"
-         "              if _sg_name not in _sg_os.environ]\n"
          "_sg_dir = _sg_tempfile.mkdtemp(prefix='sandgate-preload-')\n"
-         "_sg_name = None\n"
-         "for _sg_name in _sg_caches:\n"
+         "_sg_saved = {_sg_name: _sg_os.environ.get(_sg_name)\n"
+         "             for _sg_name in ('HOME', 'MPLCONFIGDIR', 'XDG_CACHE_HOME')}\n"
+         "for _sg_name in _sg_saved:\n"
          "    _sg_os.environ[_sg_name] = _sg_dir\n"
          "_sg_module = None\n"
          "for _sg_module in [" +
@@ -45,11 +44,17 @@ std::string preload_cell(const std::vector<std::string>& modules) {
          "]:\n"
          "    try:\n"
          "        _sg_importlib.import_module(_sg_module)\n"
-         "    except Exception:\n"
+         "    except (Exception, SystemExit):\n"
          "        pass\n"
-         "for _sg_name in _sg_caches:\n"
-         "    _sg_os.environ.pop(_sg_name, None)\n"
-         "del _sg_importlib, _sg_os, _sg_tempfile, _sg_caches, _sg_dir, _sg_name, _sg_module\n";
+         "for _sg_name, _sg_value in _sg_saved.items():\n"
+         "    if _sg_value is None:\n"
+         "        _sg_os.environ.pop(_sg_name, None)\n"
+         "    else:\n"
+         "        _sg_os.environ[_sg_name] = _sg_value\n"
+         "if _sg_os.listdir('/work'):\n"
+         "    raise SystemExit('the preload wrote into /work')\n"
+         "del _sg_importlib, _sg_os, _sg_tempfile, _sg_dir, _sg_saved, _sg_name, _sg_value, "
+         "_sg_module\n";
 }
 
 bool pool_serves(const Limits& built, const Limits& wanted) {

@@ -35,9 +35,10 @@ std::string preload_name_problem(std::string_view name);
 
 // The Python cell a ready interpreter runs before it is handed out: imports `modules` into
 // sys.modules (a module that is missing or fails is skipped) and leaves the cells' namespace
-// as it found it. What the imports cache (matplotlib's config and font list, fontconfig's cache
-// through fc-list) goes to a directory under /tmp, not the empty /work the sandbox is handed
-// out with.
+// as it found it. While they import, HOME and the cache variables point at a directory under
+// /tmp, so what they cache (matplotlib's config and font list, fontconfig's cache through
+// fc-list) stays out of the empty /work the sandbox is handed out with; the cell fails (and the
+// sandbox is not used) if /work is not empty after it.
 std::string preload_cell(const std::vector<std::string>& modules);
 
 // Whether a sandbox built with `built` can serve a request for `wanted`: every limit its

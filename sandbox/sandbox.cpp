@@ -199,8 +199,9 @@ bool Sandbox::supervisor_alive_locked() {
   return true;
 }
 
-void Sandbox::hand_over(const Limits& limits) {
+bool Sandbox::hand_over(const Limits& limits) {
   std::lock_guard lock(mutex_);
+  if (end_reason_ != EndReason::none || !supervisor_alive_locked()) return false;
   auto now = Clock::now();
   cgroups_.memory_peak_since_last();  // the build's watermark is not the session's
   meter_.restart(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
@@ -208,6 +209,7 @@ void Sandbox::hand_over(const Limits& limits) {
   limits_.spend_cap_usd = limits.spend_cap_usd;
   limits_.lifetime = limits.lifetime;
   limits_.output_bytes = limits.output_bytes;
+  return true;
 }
 
 void Sandbox::check() {

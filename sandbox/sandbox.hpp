@@ -168,8 +168,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
 
   // A ready sandbox (ready_pool.hpp) given to a session or handle: from now on it counts as
   // made now — its lifetime, spend and meter start here, with `limits`' spend cap, lifetime and
-  // output limit (the rest were fixed when it was built and are the same: pool_serves).
-  void hand_over(const Limits& limits);
+  // output limit (the rest were fixed when it was built and are the same: pool_serves). False,
+  // and nothing changed, when it has ended.
+  bool hand_over(const Limits& limits);
 
   // Samples usage, enforces the spend cap and lifetime, and notices a dead supervisor.
   // Called by the host at least once a second and after each call.

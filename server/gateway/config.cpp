@@ -383,7 +383,7 @@ std::vector<Option> option_rows() {
        "preload, measured on Debian 12) and are the operator's cost, not a tenant's spend; they "
        "are built only with a "
        "slot to spare and the sandboxes under 70 % of their memory budget, and are the first to "
-       "go under pressure. 0: none (every sandbox is built on demand).",
+       "go under pressure. 0: none (every sandbox is built on demand); at most 64.",
        [](Config& c, const std::string& v) {
          c.host.pool.size = static_cast<std::uint32_t>(to_u64(v, 0, 64));
        }},

@@ -308,7 +308,9 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
 
 int check_isolation(const Config& config) {
   asio::io_context io;
-  sandbox::SandboxHost host(io.get_executor(), config.host);
+  sandbox::HostConfig probe_only = config.host;
+  probe_only.pool.size = 0;  // one probe sandbox, nothing built ahead
+  sandbox::SandboxHost host(io.get_executor(), probe_only);
   std::cout << host.isolation().to_text();
   if (!host.isolation().usable()) return 1;
   auto probe = asio::co_spawn(io, host.self_test(), asio::use_future);
@@ -336,6 +338,9 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   sandbox::SandboxHost host(background, config.host);
   if (host.swept_at_start() > 0)
     log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
+  host.set_pool_failure_hook([](const std::string& why) {
+    log_event(LogLevel::warn, "pool_refill_failed", {{"why", why}});
+  });
   const session::RegistryConfig registry_config = effective_registry_config(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
   auto opened = open_state_store(config);

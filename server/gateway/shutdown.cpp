@@ -30,6 +30,8 @@ void GracefulShutdown::arm() {
 void GracefulShutdown::begin(int signal) {
   log_event(LogLevel::info, "shutdown", {{"signal", signal}, {"sessions", parts_.registry.size()}});
   parts_.server.set_ready(false);
+  // No more ready sandboxes: their slots and CPU go to hibernating the sessions' own.
+  parts_.host.stop_pool();
   if (on_begin_) on_begin_();
   parts_.server.stop_accepting();
   grace_.expires_after(grace_period_);

@@ -146,11 +146,11 @@ TEST_CASE("an interpreter holds its stdio and channel, and what it starts only i
 }
 
 TEST_CASE("a program holds only its stdio even where close_range is refused",
-          "[sandbox][isolation][descriptors]") {
+          "[sandbox][isolation][descriptors][refusing-host]") {
   check_only_stdio(Refused::close_range, "0 1 2 3 1000");
 }
 
 TEST_CASE("a program holds only its stdio even where close_range and getdents are refused",
-          "[sandbox][isolation][descriptors]") {
+          "[sandbox][isolation][descriptors][refusing-host]") {
   check_only_stdio(Refused::close_range_and_listing, "0 1 2 255");
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdlib>
 // Runs sandbox coroutines to completion on a private io_context, for tests.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,6 +28,10 @@ class SandboxFixture {
     c.limits.max_processes = 64;
     c.meter_interval = std::chrono::milliseconds(200);
     c.max_sandboxes = 16;
+    // SANDGATE_TEST_POOL=1 (a ctest entry of its own): every sandbox a test creates comes from
+    // the pool of ready sandboxes, so the checks hold for those too.
+    if (const char* pool = std::getenv("SANDGATE_TEST_POOL"); pool && std::string(pool) == "1")
+      c.pool = {1, {"numpy", "pandas", "matplotlib.pyplot"}};
     return c;
   }
 
@@ -45,7 +50,19 @@ class SandboxFixture {
     return future.get();
   }
 
-  std::shared_ptr<sandbox::Sandbox> create() { return await(host_.create(host_.config().limits)); }
+  // A sandbox with the host's limits: with a pool, a ready one (the test fails if it was not).
+  std::shared_ptr<sandbox::Sandbox> create() {
+    if (host_.config().pool.size == 0) return await(host_.create(host_.config().limits));
+    // Up to two minutes for the pool's build (the preload's imports on a loaded machine).
+    io_.restart();
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (host_.pool_stats().ready == 0 && std::chrono::steady_clock::now() < give_up)
+      io_.run_for(std::chrono::milliseconds(20));
+    auto hits = host_.pool_stats().hits;
+    auto sandbox = await(host_.create(host_.config().limits));
+    REQUIRE(host_.pool_stats().hits == hits + 1);
+    return sandbox;
+  }
 
   sandbox::RunResult run(const std::shared_ptr<sandbox::Sandbox>& sb, sandbox::Language lang,
                          std::string code,

@@ -57,6 +57,21 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
             "needs --oauth-client-id");
     refused({"--oauth-scopes", "a b"}, "printable ASCII without spaces");
   }
+  SECTION("the pool of ready sandboxes: on by default, its preload names checked") {
+    auto r = parse({}, {"SANDGATE_TOKEN=t"});
+    REQUIRE(r.config);
+    CHECK(r.config->host.pool.size == 2);
+    CHECK(r.config->host.pool.preload ==
+          std::vector<std::string>{"numpy", "pandas", "matplotlib.pyplot"});
+    auto off = parse({"--pool-size", "0", "--pool-preload", ""}, {"SANDGATE_TOKEN=t"});
+    REQUIRE(off.config);
+    CHECK(off.config->host.pool.size == 0);
+    CHECK(off.config->host.pool.preload.empty());
+    auto bad = parse({"--pool-preload", "numpy,os;import sys"}, {"SANDGATE_TOKEN=t"});
+    CHECK_FALSE(bad.config);
+    CHECK(bad.message.find("not a dotted Python module name") != std::string::npos);
+    CHECK_FALSE(parse({"--pool-size", "65"}, {"SANDGATE_TOKEN=t"}).config);
+  }
   SECTION("flags win over the environment") {
     auto r = parse({"--listen=127.0.0.1:9000", "--memory-mb", "256"},
                    {"SANDGATE_TOKEN=t", "SANDGATE_LISTEN=127.0.0.1:7000", "SANDGATE_CPUS=0.5"});

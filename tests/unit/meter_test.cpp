@@ -30,3 +30,20 @@ TEST_CASE("memory between samples is charged at the interval's watermark", "[uni
   CHECK(meter.cpu_seconds() == Approx(1.5));
   CHECK(meter.usd() == Approx(4.5));
 }
+
+TEST_CASE("a restarted meter counts only what came after the restart", "[unit][spend][pool]") {
+  Prices prices{3600, 3600};
+  auto t0 = SpendMeter::Clock::now();
+  SpendMeter meter(prices, t0);
+  // A ready sandbox's build: 2 CPU-seconds and half a GiB for 10 s — the operator's.
+  meter.sample(2'000'000'000, GiB / 2, 0, t0 + 10s);
+  REQUIRE(meter.usd() == Approx(7.0));
+  // Handed over at t0 + 10 s, its cgroup's counter at 2 s.
+  meter.restart(2'000'000'000, GiB / 2, t0 + 10s);
+  CHECK(meter.usd() == 0);
+  CHECK(meter.cpu_seconds() == 0);
+  meter.sample(2'500'000'000, GiB / 2, 0, t0 + 12s);
+  CHECK(meter.cpu_seconds() == Approx(0.5));
+  CHECK(meter.gib_seconds() == Approx(1.0));
+  CHECK(meter.usd() == Approx(1.5));
+}
