@@ -4,7 +4,8 @@
 # loopback HTTP (gateway.{md,json}), and the token-check timing statistic
 # (token_timing.{md,json}), an OAuth access token against a tokens-file token on warm calls
 # (auth.{md,json}), and warm calls with the usage ledger off, on SQLite and on PostgreSQL
-# (ledger.{md,json}). Release build; run as root on an otherwise idle machine.
+# (ledger.{md,json}), and a new session's first call with the pool of ready sandboxes on and off
+# (pool.{md,json}). Release build; run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release > /dev/null
 cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing \
-  auth_bench ledger_bench
+  auth_bench ledger_bench pool_bench
 (cd bench/peers && npm ci --no-audit --no-fund)
 if [[ "${1:-}" == "--quick" ]]; then
   out=$(mktemp -d)
@@ -23,6 +24,7 @@ if [[ "${1:-}" == "--quick" ]]; then
     --issuer-script tests/support/test_issuer.py --calls 50 --out "$out"
   ./build-release/bench/ledger_bench --sandgate build-release/sandgate --calls 50 --seconds 2 \
     --out "$out"
+  ./build-release/bench/pool_bench --sandgate build-release/sandgate --samples 2 --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
@@ -31,4 +33,5 @@ else
   ./build-release/bench/auth_bench --sandgate build-release/sandgate \
     --issuer-script tests/support/test_issuer.py --out bench/results
   ./build-release/bench/ledger_bench --sandgate build-release/sandgate --out bench/results
+  ./build-release/bench/pool_bench --sandgate build-release/sandgate --out bench/results
 fi

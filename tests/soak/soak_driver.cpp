@@ -2,7 +2,8 @@
 // DELETEs mid-call, abandoned sessions and bad requests against a real gateway for a set time.
 // Hostile raw-socket clients (tests/soak/hostile_actor.hpp) run beside them.
 // Then it waits for the idle sweep, stops the gateway and checks that every well-formed call got
-// the right answer, that nothing is left (processes, cgroups, host mounts, files) and that the
+// the right answer, that nothing is left (processes, cgroups, host mounts, files; while it runs,
+// nothing but the pool's ready sandboxes, which it keeps on as by default) and that the
 // gateway's memory came back to its baseline.
 //
 //   soak_driver --sandgate PATH [--seconds N] [--clients N] [--hostile N] [--seed N]
@@ -204,7 +205,9 @@ int main(int argc, char** argv) {
   tally = {};
 
   long peak_kib = baseline_kib;
-  long peak_sandboxes = 0;  // live sandboxes, as /metrics says
+  // Live sandboxes, sessions' and the pool's ready ones together, as /metrics says (the one
+  // the pool is building shows in neither; the slots bound it).
+  long peak_sandboxes = 0;
   // Every process the gateway started (supervisors and what runs in sandboxes), as sampled
   // during the run: none may outlive the gateway.
   std::set<sandgate::test::ProcessIdentity> started_processes;
@@ -216,7 +219,8 @@ int main(int argc, char** argv) {
     try {
       while (sampling) {
         peak_kib = std::max(peak_kib, gateway.rss_kib());
-        peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes"));
+        peak_sandboxes = std::max(peak_sandboxes, metric(gateway, "sandgate_sandboxes") +
+                                                      metric(gateway, "sandgate_pool_ready"));
         for (const auto& process : sandgate::test::descendants_of(gateway.pid()))
           started_processes.insert(process);
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -249,10 +253,24 @@ int main(int argc, char** argv) {
     if (sessions == 0 && sandboxes == 0) break;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  // What stays is the pool of ready sandboxes (on, as by default): once it is full again, the
+  // gateway's only sandboxes are those, each with its supervisor and its cgroups.
+  long pool_size = metric(gateway, "sandgate_pool_size"), pool_ready = -1;
+  for (int i = 0; i < 120; ++i) {
+    pool_ready = metric(gateway, "sandgate_pool_ready");
+    if (pool_ready == pool_size) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   std::this_thread::sleep_for(std::chrono::seconds(1));
   long final_kib = gateway.rss_kib();
   auto supervisors_left = sandgate::test::children_of(gateway.pid());
   int cgroups_while_idle = sandgate::test::sandbox_cgroups_of(gateway.pid());
+  // The ready sandboxes' cgroups: the same number for each (one per controller hierarchy).
+  const bool only_the_pool_left =
+      pool_ready == pool_size && static_cast<long>(supervisors_left.size()) == pool_ready &&
+      (pool_ready == 0 ? cgroups_while_idle == 0
+                       : cgroups_while_idle > 0 && cgroups_while_idle % pool_ready == 0 &&
+                             cgroups_while_idle / pool_ready <= 8);
   pid_t pid = gateway.pid();
   int exit_status = gateway.stop_or_kill();
   int cgroups_after_exit = sandgate::test::cgroups_of(pid);
@@ -286,6 +304,8 @@ int main(int argc, char** argv) {
                        {"checked", kCheckMemory}};
   report["after_idle_sweep"] = {{"sessions", sessions},
                                 {"sandboxes", sandboxes},
+                                {"pool_size", pool_size},
+                                {"pool_ready", pool_ready},
                                 {"supervisor_processes", supervisors_left.size()},
                                 {"cgroups", cgroups_while_idle}};
   report["after_exit"] = {{"exit_status", exit_status},
@@ -298,11 +318,10 @@ int main(int argc, char** argv) {
       options.max_sandboxes == 0 || peak_sandboxes <= options.max_sandboxes;
   bool ok = tally.wrong_answers == 0 && tally.transport_errors == 0 && warmup.wrong_answers == 0 &&
             warmup.transport_errors == 0 && tally.cap_refusals == 0 && warmup.cap_refusals == 0 &&
-            within_sandbox_cap && sessions == 0 && sandboxes == 0 && supervisors_left.empty() &&
-            cgroups_while_idle == 0 && exit_status == 0 && cgroups_after_exit == 0 &&
-            sampler_failed.empty() && !started_processes.empty() && processes_after_exit == 0 &&
-            mounts_delta == 0 && new_scratch.empty() &&
-            (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
+            within_sandbox_cap && sessions == 0 && sandboxes == 0 && only_the_pool_left &&
+            exit_status == 0 && cgroups_after_exit == 0 && sampler_failed.empty() &&
+            !started_processes.empty() && processes_after_exit == 0 && mounts_delta == 0 &&
+            new_scratch.empty() && (!kCheckMemory || final_kib <= baseline_kib + kRssToleranceKib);
   report["passed"] = ok;
   std::cout << report.dump(2) << "\n";
   if (!options.report.empty()) std::ofstream(options.report) << report.dump(2) << "\n";

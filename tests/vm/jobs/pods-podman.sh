@@ -26,6 +26,9 @@ cd "$work"
 awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
        key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
        print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
+# The pool's preload: one stdlib module instead of the data stack, whose import (matplotlib's
+# alone) takes minutes under software emulation; the pool itself is as the ConfigMap has it.
+sed -i 's/^SANDGATE_POOL_PRELOAD=.*/SANDGATE_POOL_PRELOAD=json/' "$work/env"
 # Files podman binds over in every container must exist in a root owned by the host's root
 # (a container in a user namespace cannot create them there).
 touch "$image/etc/hosts" "$image/etc/hostname" "$image/run/.containerenv"

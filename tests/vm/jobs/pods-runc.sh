@@ -65,6 +65,9 @@ trap cleanup EXIT
 awk '/^data:/ {on=1; next} on && /^  SANDGATE_[A-Z_]+:/ {
        key=$1; sub(/:$/, "", key); val=$0; sub(/^[^:]*: */, "", val); gsub(/^"|"$/, "", val);
        print key "=" val }' "$repo/deploy/k8s/configmap.yaml" > "$work/env"
+# The pool's preload: one stdlib module instead of the data stack, whose import (matplotlib's
+# alone) takes minutes under software emulation; the pool itself is as the ConfigMap has it.
+sed -i 's/^SANDGATE_POOL_PRELOAD=.*/SANDGATE_POOL_PRELOAD=json/' "$work/env"
 # The Secret volume (deploy/k8s/secret.example.yaml), mounted whole at /etc/sandgate: the
 # tokens file and the replicas' peer secret the ConfigMap names.
 mkdir -p "$work/secret"

@@ -16,7 +16,10 @@ chmod 0600 /etc/sandgate/tokens
 install -m 0755 "$build/sandgate" /usr/local/bin/sandgate
 
 start_unit() {  # start_unit [extra [Service] lines]
-  printf '[Service]\n%s\n' "$*" > /etc/systemd/system/sandgate.service.d/test.conf
+  # The pool's preload: one stdlib module instead of the data stack, whose import (matplotlib's
+  # alone) takes minutes under software emulation; the pool itself is on, as shipped.
+  printf '[Service]\nEnvironment=SANDGATE_POOL_PRELOAD=json\n%s\n' "$*" \
+    > /etc/systemd/system/sandgate.service.d/test.conf
   systemctl daemon-reload
   systemctl start sandgate || return 1
   for _ in $(seq 240); do

@@ -39,9 +39,11 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   # keeps CI within its time. So are the spend-cap and budget tests: sized for native CPU
   # speed (under emulation Python'"'"'s start alone crosses them); the sandbox suite above meters
   # memory.peak (v2 only) here. And OAuth ([oauth]): token checks and a Python issuer signing
-  # with RSA, nothing of cgroups.
+  # with RSA, nothing of cgroups. And the pool of ready sandboxes ([pool]): its tests preload the
+  # data stack (minutes under emulation); its sandboxes are made like any other, and the unit and
+  # pod jobs run with it on.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]~[pool]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).
