@@ -20,6 +20,7 @@ namespace bench = sandgate::bench;
 using bench::Clock;
 using bench::ms_since;
 using nlohmann::json;
+using sandgate::test::ServerProcess;
 
 namespace {
 
@@ -57,7 +58,7 @@ Options parse(int argc, char** argv) {
 }
 
 // One /metrics value (exact name with labels); -1 when absent or unreachable.
-double metric(const bench::ServerProcess& server, const std::string& name) {
+double metric(const ServerProcess& server, const std::string& name) {
   auto [status, body] = sandgate::test::http_get(server.endpoint(), "/metrics");
   if (status != 200) return -1;
   std::istringstream lines(body);
@@ -66,7 +67,7 @@ double metric(const bench::ServerProcess& server, const std::string& name) {
   return -1;
 }
 
-bool wait_for_pool(const bench::ServerProcess& server, double ready) {
+bool wait_for_pool(const ServerProcess& server, double ready) {
   auto give_up = Clock::now() + std::chrono::seconds(120);
   while (Clock::now() < give_up) {
     if (metric(server, "sandgate_pool_ready") >= ready) return true;
@@ -98,7 +99,7 @@ struct Samples {
 
 // A new session's first call (initialize untimed), then the same call again (warm); the
 // session is ended after.
-void first_call(boost::asio::io_context& io, const bench::ServerProcess& server,
+void first_call(boost::asio::io_context& io, const ServerProcess& server,
                 const std::string& token, const Workload& w, Samples& out) {
   try {
     bench::McpClient client(io.get_executor(), server.endpoint(), token);
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
                                              .ready_limit = std::chrono::seconds(30),
                                              .stop_grace = std::chrono::seconds(30)};
   auto gateway = [&](const std::string& name, const std::string& pool_size) {
-    return std::make_unique<bench::ServerProcess>(
+    return std::make_unique<ServerProcess>(
         name,
         std::vector<std::string>{o.sandgate, "--listen", "127.0.0.1:0", "--log-level", "warn",
                                  "--pool-size", pool_size},
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
   auto unpooled = gateway("sandgate (pool off)", "0");
   sandgate::test::LaunchOptions peer_launch;
   peer_launch.stop_grace = std::chrono::seconds(30);
-  bench::ServerProcess peer("peer", {o.node, o.peer_dir + "/ts_sdk_server.mjs", "0", token},
+  ServerProcess peer("peer", {o.node, o.peer_dir + "/ts_sdk_server.mjs", "0", token},
                             {"PATH=/usr/bin:/bin", "NODE_ENV=production"}, peer_launch);
   if (!wait_for_pool(*pooled, 2)) {
     std::cerr << "pool_bench: the pool never filled\n";
@@ -213,7 +214,7 @@ int main(int argc, char** argv) {
   for (int sessions : {2, 4 * std::max(2, o.samples / 4)}) {
     if (!wait_for_pool(*pooled, 2)) ++errors;
     double hits_before = metric(*pooled, "sandgate_pool_takes_total{result=\"hit\"}");
-    auto churn = [&](const bench::ServerProcess& target) {
+    auto churn = [&](const ServerProcess& target) {
       std::vector<double> latencies;
       for (int i = 0; i < sessions; ++i) {
         try {
