@@ -42,15 +42,18 @@ std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
 }
 
 std::size_t SandboxHost::live_count() const {
-  std::vector<std::shared_ptr<Sandbox>> ready;
+  std::vector<std::shared_ptr<Sandbox>> live, pool;
   {
+    // One lock for both: a sandbox moving from the pool to a session is counted once.
     std::lock_guard lock(mutex_);
-    ready = ready_;
-    if (warming_) ready.push_back(warming_);
+    for (const auto& w : live_)
+      if (auto s = w.lock()) live.push_back(std::move(s));
+    pool = ready_;
+    if (warming_) pool.push_back(warming_);
   }
   std::size_t n = 0;
-  for (const auto& s : snapshot())
-    if (!s->ended() && std::find(ready.begin(), ready.end(), s) == ready.end()) ++n;
+  for (const auto& s : live)
+    if (!s->ended() && std::find(pool.begin(), pool.end(), s) == pool.end()) ++n;
   return n;
 }
 

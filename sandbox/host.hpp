@@ -161,6 +161,7 @@ class SandboxHost {
   // A sandbox built and warmed for the pool; null when it could not be (the reason in `why`).
   boost::asio::awaitable<std::shared_ptr<Sandbox>> build_ready(std::string& why);
   Limits ready_limits() const;
+  bool ready_build_pending() const;
   void wake_refill();
 
   boost::asio::any_io_executor executor_;
@@ -179,6 +180,7 @@ class SandboxHost {
   std::vector<std::shared_ptr<Sandbox>> ready_;
   std::shared_ptr<Sandbox> warming_;  // the one being built and warmed now, if any
   bool warming_gave_way_ = false;     // drop_ready ended it: not a failure
+  bool ready_build_pending_ = false;  // a build for the pool holds a slot, not yet warming_
   bool pool_stopped_ = false;
   std::function<void(const std::string&)> pool_failure_hook_;
   PoolStats pool_stats_;

@@ -69,8 +69,15 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
   auto slot = slots_->take();
   auto give_up_at = std::chrono::steady_clock::now() + kMakeRoomPatience;
   while (!slot && std::chrono::steady_clock::now() < give_up_at) {
-    // The pool's ready sandboxes give way first: they hold a slot for nobody yet.
+    // The pool's ready sandboxes give way first: they hold a slot for nobody yet. One whose
+    // build has just taken a slot is waited for until it can be ended (milliseconds).
     if (drop_ready()) {
+      slot = slots_->take();
+      continue;
+    }
+    if (ready_build_pending()) {
+      asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       slot = slots_->take();
       continue;
     }
@@ -160,7 +167,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
   {
     std::lock_guard lock(mutex_);
     // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
-    if (!stopped_) {
+    if (warming) ready_build_pending_ = false;
+    if (!stopped_ && !(warming && pool_stopped_)) {
       live_.push_back(sandbox);
       if (warming) warming_ = sandbox;
       co_return sandbox;

@@ -158,6 +158,12 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build_ready(std::string& 
     why = "no sandbox slot free";
     co_return nullptr;
   }
+  {
+    // Until build() marks it warming: a create at the cap waits for it to become one it can
+    // end, instead of making room from an idle session (take_slot).
+    std::lock_guard lock(mutex_);
+    ready_build_pending_ = true;
+  }
   std::shared_ptr<Sandbox> sandbox;
   try {
     // Marked as warming (not a session's) under the lock that makes it live.
@@ -179,6 +185,10 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build_ready(std::string& 
     }
   } catch (const std::exception& e) {
     // SandboxError from build, or a system error (pipes, memfds) from a warm-up call.
+    {
+      std::lock_guard lock(mutex_);
+      ready_build_pending_ = false;
+    }
     why = e.what();
     if (sandbox) sandbox->end(EndReason::closed, why);
     co_return nullptr;
@@ -188,6 +198,9 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build_ready(std::string& 
 
 asio::awaitable<void> SandboxHost::refill_loop() {
   auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoff);
+  // After a failure, no build before this: a wake-up (every new session wakes the loop) only
+  // makes it wait again.
+  auto not_before = std::chrono::steady_clock::now();
   for (;;) {
     std::vector<std::shared_ptr<Sandbox>> gone;  // ended outside the lock
     {
@@ -199,19 +212,25 @@ asio::awaitable<void> SandboxHost::refill_loop() {
       ready_.erase(ended, ready_.end());
     }
     gone.clear();
-    std::chrono::milliseconds pause = kRefillLook;
+    if (std::chrono::steady_clock::now() < not_before) {
+      refill_timer_.expires_at(not_before);
+      co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
     if (room_for_ready()) {
       auto started = std::chrono::steady_clock::now();
       std::string why;
       auto sandbox = co_await build_ready(why);
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      bool keep = false, gave_way = false;
+      bool keep = false, failed = false;
       std::function<void(const std::string&)> report;
+      std::shared_ptr<Sandbox> warmed;  // released outside the lock
       {
         std::lock_guard lock(mutex_);
+        warmed = std::move(warming_);
         warming_.reset();
-        gave_way = std::exchange(warming_gave_way_, false);
+        bool gave_way = std::exchange(warming_gave_way_, false);
         if (stopped_) co_return;  // shutdown() ended it with every live sandbox
         if (sandbox && !sandbox->ended() && !pool_stopped_) {
           ready_.push_back(sandbox);
@@ -222,23 +241,31 @@ asio::awaitable<void> SandboxHost::refill_loop() {
           ++pool_stats_.refill_failures;
           pool_failure_ = why.empty() ? "the sandbox ended while it warmed up" : why;
           report = pool_failure_hook_;
+          failed = true;
         }
       }
+      warmed.reset();
       if (keep) {
         backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoff);
         continue;
       }
       if (sandbox) sandbox->end(EndReason::closed, "the pool is stopped");
-      if (report) {
-        report(pool_failure());
-        pause = backoff;
+      if (failed) {
+        if (report) report(pool_failure());
+        not_before = std::chrono::steady_clock::now() + backoff;
         backoff = std::min(
             backoff * 2, std::chrono::duration_cast<std::chrono::milliseconds>(kRefillBackoffMax));
+        continue;
       }
     }
-    refill_timer_.expires_after(pause);
+    refill_timer_.expires_after(kRefillLook);
     co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+}
+
+bool SandboxHost::ready_build_pending() const {
+  std::lock_guard lock(mutex_);
+  return ready_build_pending_;
 }
 
 }  // namespace sandgate::sandbox

@@ -194,6 +194,20 @@ int main(int argc, char** argv) {
                  {"seed", options.seed},
                  {"machine", sandgate::bench::machine()}};
 
+  // The pool of ready sandboxes (on, as by default) fills before anything runs: what one ready
+  // sandbox holds (its cgroups, its supervisor) is measured here, so that the end can tell the
+  // pool's sandboxes from anything left over.
+  const long pool_size = metric(gateway, "sandgate_pool_size");
+  for (int i = 0; i < 120 && metric(gateway, "sandgate_pool_ready") < pool_size; ++i)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  const long pool_at_start = metric(gateway, "sandgate_pool_ready");
+  const int cgroups_at_start = sandgate::test::sandbox_cgroups_of(gateway.pid());
+  const bool pool_measured =
+      pool_at_start == pool_size &&
+      static_cast<long>(sandgate::test::children_of(gateway.pid()).size()) == pool_size &&
+      (pool_size == 0 ? cgroups_at_start == 0 : cgroups_at_start % pool_size == 0);
+  const int cgroups_per_ready = pool_size > 0 ? cgroups_at_start / static_cast<int>(pool_size) : 0;
+
   // Warm-up: the same mix for a few seconds, so the baseline includes what the gateway keeps
   // for good (thread stacks, allocator arenas, metric and tenant maps).
   run_actors(io, gateway, token, options, options.seed + 7777, std::chrono::seconds(5), tally);
@@ -253,9 +267,9 @@ int main(int argc, char** argv) {
     if (sessions == 0 && sandboxes == 0) break;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  // What stays is the pool of ready sandboxes (on, as by default): once it is full again, the
-  // gateway's only sandboxes are those, each with its supervisor and its cgroups.
-  long pool_size = metric(gateway, "sandgate_pool_size"), pool_ready = -1;
+  // What stays is the pool's ready sandboxes: once it is full again, the gateway's only
+  // sandboxes are those, each with a supervisor and exactly the cgroups one had at the start.
+  long pool_ready = -1;
   for (int i = 0; i < 120; ++i) {
     pool_ready = metric(gateway, "sandgate_pool_ready");
     if (pool_ready == pool_size) break;
@@ -265,12 +279,10 @@ int main(int argc, char** argv) {
   long final_kib = gateway.rss_kib();
   auto supervisors_left = sandgate::test::children_of(gateway.pid());
   int cgroups_while_idle = sandgate::test::sandbox_cgroups_of(gateway.pid());
-  // The ready sandboxes' cgroups: the same number for each (one per controller hierarchy).
   const bool only_the_pool_left =
-      pool_ready == pool_size && static_cast<long>(supervisors_left.size()) == pool_ready &&
-      (pool_ready == 0 ? cgroups_while_idle == 0
-                       : cgroups_while_idle > 0 && cgroups_while_idle % pool_ready == 0 &&
-                             cgroups_while_idle / pool_ready <= 8);
+      pool_measured && pool_ready >= 0 &&
+      static_cast<long>(supervisors_left.size()) == pool_ready &&
+      cgroups_while_idle == cgroups_per_ready * static_cast<int>(pool_ready);
   pid_t pid = gateway.pid();
   int exit_status = gateway.stop_or_kill();
   int cgroups_after_exit = sandgate::test::cgroups_of(pid);
@@ -306,6 +318,8 @@ int main(int argc, char** argv) {
                                 {"sandboxes", sandboxes},
                                 {"pool_size", pool_size},
                                 {"pool_ready", pool_ready},
+                                {"pool_at_start", pool_at_start},
+                                {"cgroups_per_ready_sandbox", cgroups_per_ready},
                                 {"supervisor_processes", supervisors_left.size()},
                                 {"cgroups", cgroups_while_idle}};
   report["after_exit"] = {{"exit_status", exit_status},

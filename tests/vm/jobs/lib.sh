@@ -31,6 +31,24 @@ nothing_left() {
   [[ -z "$cg" && "$mounts" == 0 && "$procs" == 0 ]]
 }
 
+# After the sessions ended, the instance cgroup holds the pool of ready sandboxes' cgroups and no
+# other: as many sandbox cgroups as /metrics counts ready sandboxes, none of a session. Waits
+# (up to a minute) for a build in flight to land in the pool.
+# only_ready_sandboxes_left CGROUP_DIR URL TOKEN
+only_ready_sandboxes_left() {
+  local cg="$1" base="${2%/mcp}" token="$3" metrics live ready sandboxes
+  for _ in $(seq 60); do
+    metrics="$(curl -fs -H "Authorization: Bearer $token" "$base/metrics")"
+    live="$(awk '$1 == "sandgate_sandboxes" {print $2}' <<< "$metrics")"
+    ready="$(awk '$1 == "sandgate_pool_ready" {print $2}' <<< "$metrics")"
+    sandboxes="$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d | wc -l)"
+    [[ "$live" == 0 && -n "$ready" && "$sandboxes" == "$ready" ]] && return 0
+    sleep 1
+  done
+  echo "sandbox cgroups: $sandboxes; ready sandboxes: $ready; sessions' sandboxes: $live"
+  return 1
+}
+
 # The gateway logs one JSON object a line: none of them at level error.
 log_has_no_error() { ! grep -q '"level":"error"' "$1"; }
 
@@ -44,8 +62,8 @@ check_deployment() {
     test -d "$cg/sandgate-gateway" -a -n "$(find "$cg" -maxdepth 1 -name 'sandgate-[0-9]*')"
   check "the acceptance checks pass through the SDK client" \
     node "$repo/tests/e2e/pod_check.mjs" "$url" "$token"
-  check "the ended session left no sandbox cgroup" \
-    test -z "$(find "$cg" -mindepth 2 -maxdepth 2 -path '*/sandgate-[0-9]*/*' -type d)"
+  check "the ended session left no sandbox cgroup (the pool's ready ones stay)" \
+    only_ready_sandboxes_left "$cg" "$url" "$token"
   check "SIGTERM: the gateway exits 0" "$stop"
   check "the log has no error line" log_has_no_error "$log"
   check "nothing left after it" nothing_left
