@@ -31,30 +31,50 @@ mkdir -p "$build/artifacts"
 # Seeds too big to commit: bodies nested 200,000 levels deep (~400 KB, under the body limit),
 # the shape that once overflowed the gateway's stack (scripts/fuzz-seeds.py writes them).
 /usr/bin/python3 scripts/fuzz-seeds.py "$build/seeds"
-for target in "${targets[@]}"; do
-  echo "== fuzz: ${target} for ${seconds} s"
+# One fuzzer per core at a time (each is single-threaded): CI's six targets take two rounds of
+# `seconds`, not six. Each writes to its own log, printed in order once all have ended.
+lanes="${SANDGATE_FUZZ_JOBS:-$(nproc)}"
+logs="$build/fuzz-logs"
+rm -rf "$logs"
+mkdir -p "$logs"
+fuzz_one() {  # fuzz_one TARGET: runs it, leaves its output in $logs/TARGET.log, its status in .status
+  local target="$1" dict=() seeds=()
   mkdir -p "$build/corpus/${target}"
-  dict=()
   case "$target" in
     http_request) dict=(-dict=tests/fuzz/dict/http.dict) ;;
     jsonrpc) dict=(-dict=tests/fuzz/dict/jsonrpc.dict) ;;
     tokens_file) dict=(-dict=tests/fuzz/dict/tokens_file.dict) ;;
   esac
-  set +e
-  seeds=()
   [[ -d "$build/seeds/${target}" ]] && seeds=("$build/seeds/${target}")
+  set +e
   # -max_len covers request bodies of hundreds of KB (libFuzzer's default follows the largest
   # seed, a few KB, and would never build a body deep enough to matter).
   "./$build/tests/fuzz/${target}_fuzz" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
     -max_len=524288 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/${target}-" \
     "$build/corpus/${target}" "tests/fuzz/corpus/${target}" "${seeds[@]}" 2>&1 |
-    grep -vE '^(#[0-9]+\s+(NEW|REDUCE|pulse)|"|###### (Recommended|End of))'
+    grep -vE '^(#[0-9]+\s+(NEW|REDUCE|pulse)|"|###### (Recommended|End of))' > "$logs/${target}.log"
   # libFuzzer exits non-zero on a finding; PIPESTATUS keeps its status past the grep.
-  status=${PIPESTATUS[0]}
-  set -e
-  if [[ $status -ne 0 ]]; then
-    echo "fuzz: ${target} failed (status ${status}); see $build/artifacts/" >&2
-    exit 1
+  echo "${PIPESTATUS[0]}" > "$logs/${target}.status"
+}
+running=0
+for target in "${targets[@]}"; do
+  if ((running >= lanes)); then
+    wait -n
+    running=$((running - 1))
   fi
+  fuzz_one "$target" &
+  running=$((running + 1))
 done
+wait
+failed=()
+for target in "${targets[@]}"; do
+  echo "== fuzz: ${target} for ${seconds} s"
+  cat "$logs/${target}.log"
+  status="$(cat "$logs/${target}.status" 2>/dev/null || echo missing)"
+  [[ "$status" == 0 ]] || failed+=("${target} (status ${status})")
+done
+if ((${#failed[@]})); then
+  echo "fuzz: failed: ${failed[*]}; see $build/artifacts/" >&2
+  exit 1
+fi

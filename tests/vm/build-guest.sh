@@ -29,8 +29,13 @@ guest_packages=(
 )
 # Shared libraries the sandgate binaries link (by `ldd build/sandgate`), so a binary built on
 # the host runs in the guest straight from the 9p share. Extended below from whatever ELF
-# files exist in the build folders, so a new dependency does not go unnoticed.
-project_libs=(libssl3 libseccomp2 libspdlog1.10 libfmt9 libsqlite3-0 libpq5 libstdc++6 libgcc-s1 libc6)
+# files exist in the build folders, so a new dependency does not go unnoticed. The list names
+# libpq5's own dependencies too: CI builds the guest before anything is compiled, and a library
+# the scan adds then changes the stamp and rebuilds the whole image (~7 minutes) in the VM stage.
+project_libs=(libssl3 libseccomp2 libspdlog1.10 libfmt9 libsqlite3-0 libpq5 libstdc++6 libgcc-s1 libc6
+  libgssapi-krb5-2 libldap-2.5-0 libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libsasl2-2
+  libgnutls30 libkeyutils1 libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libhogweed6
+  libgmp10 libffi8)
 host_packages=(qemu-system-x86 debootstrap e2fsprogs)
 
 # --- host packages: apt-get update only when something is missing (it is slow and needs the net)
@@ -51,7 +56,7 @@ for bin in "$repo"/build*/sandgate "$repo"/build*/tests/* "$repo"/build*/bench/*
     pkg="$( { dpkg -S "$lib" || dpkg -S "/usr$lib" || dpkg -S "$(realpath "$lib")"; } 2>/dev/null \
             | head -n1 | cut -d: -f1)" || true
     [[ -z "$pkg" || " ${project_libs[*]} " == *" $pkg "* ]] && continue
-    echo "build-guest: $bin also links $lib (package $pkg); adding it to the guest" >&2
+    echo "build-guest: $bin also links $lib (package $pkg); adding it to the guest (name it in project_libs: CI then builds the guest once)" >&2
     project_libs+=("$pkg")
   done < <(ldd "$bin" 2>/dev/null | awk '$3 ~ /^\// {print $3}')
 done
