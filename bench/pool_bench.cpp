@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "bench/common/measure.hpp"
 #include "bench/load/driver.hpp"
+#include "tests/support/host_probe.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/server_process.hpp"
 
@@ -74,6 +76,32 @@ bool wait_for_pool(const ServerProcess& server, double ready) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
+}
+
+// Host memory held by a process tree below `root` (not root itself): the sum of each process's
+// proportional set size (shared pages divided among their users) and of its resident set, in
+// KiB, from /proc/PID/smaps_rollup. With the pool full and no session, the gateway's
+// descendants are exactly the ready sandboxes (supervisors, their interpreters).
+struct TreeMemory {
+  double pss_kib = 0, rss_kib = 0;
+  int processes = 0;
+};
+
+TreeMemory descendants_memory(pid_t root) {
+  TreeMemory total;
+  for (const auto& process : sandgate::test::descendants_of(root)) {
+    std::istringstream rollup(
+        sandgate::test::read_proc("/proc/" + std::to_string(process.pid) + "/smaps_rollup"));
+    for (std::string key; rollup >> key;) {
+      double kib = 0;
+      rollup >> kib;
+      if (key == "Pss:") total.pss_kib += kib;
+      if (key == "Rss:") total.rss_kib += kib;
+      rollup.ignore(1 << 20, '\n');
+    }
+    ++total.processes;
+  }
+  return total;
 }
 
 struct Workload {
@@ -162,6 +190,10 @@ int main(int argc, char** argv) {
     std::cerr << "pool_bench: the pool never filled\n";
     return 1;
   }
+  // Host memory per ready sandbox: the pooled gateway's descendants with the pool full and no
+  // session yet (after the run they would include the churn's abandoned sessions).
+  const TreeMemory ready = descendants_memory(pooled->pid());
+  const double pool_size = 2;
   boost::asio::io_context io;
   json report = {
       {"machine", bench::machine()}, {"samples", o.samples}, {"first_calls", json::array()}};
@@ -249,6 +281,22 @@ int main(int argc, char** argv) {
           fixed(bench::stats(on).p90) + " | " + fixed(hits, 0) + " | " +
           fixed(bench::stats(off).p50) + " |\n";
   }
+
+  md +=
+      "\n### Host memory per ready sandbox\n\n"
+      "| preload | processes per sandbox | PSS MiB per sandbox | RSS MiB per sandbox |\n"
+      "|---|---|---|---|\n"
+      "| numpy, pandas, matplotlib.pyplot (the default) | " +
+      fixed(ready.processes / pool_size, 1) + " | " + fixed(ready.pss_kib / 1024 / pool_size) +
+      " | " + fixed(ready.rss_kib / 1024 / pool_size) +
+      " |\n\n"
+      "PSS divides pages shared between processes (the interpreters' libraries) among them; RSS "
+      "counts them in full for each. Measured from /proc/PID/smaps_rollup of the pooled "
+      "gateway's descendants with the pool full and no session.\n";
+  report["ready_sandbox_memory"] = {{"pss_mib", ready.pss_kib / 1024 / pool_size},
+                                    {"rss_mib", ready.rss_kib / 1024 / pool_size},
+                                    {"processes", ready.processes / pool_size}};
+  if (ready.processes == 0) ++errors;
 
   unpooled.reset();  // its abandoned sessions' sandboxes go with it
   report["errors"] = errors;

@@ -202,6 +202,12 @@ bool Sandbox::supervisor_alive_locked() {
 bool Sandbox::hand_over(const Limits& limits) {
   std::lock_guard lock(mutex_);
   if (end_reason_ != EndReason::none || !supervisor_alive_locked()) return false;
+  // No call has run in a ready sandbox, so nothing else touches its interpreters here.
+  for (auto& interpreter : interpreters_)
+    if (interpreter && interpreter_ended(*interpreter)) {
+      end_locked(EndReason::failed, "an interpreter of the ready sandbox ended while it waited");
+      return false;
+    }
   auto now = Clock::now();
   cgroups_.memory_peak_since_last();  // the build's watermark is not the session's
   meter_.restart(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);

@@ -169,7 +169,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // A ready sandbox (ready_pool.hpp) given to a session or handle: from now on it counts as
   // made now — its lifetime, spend and meter start here, with `limits`' spend cap, lifetime and
   // output limit (the rest were fixed when it was built and are the same: pool_serves). False,
-  // and nothing changed, when it has ended.
+  // and nothing changed, when it has ended; false, and it is ended, when one of its started
+  // interpreters has ended while it waited (an OOM kill would otherwise greet the session's first
+  // call with "state lost" and no preload).
   bool hand_over(const Limits& limits);
 
   // Samples usage, enforces the spend cap and lifetime, and notices a dead supervisor.
@@ -213,6 +215,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // "" or, when the language's interpreter ended since the last call, why (it is dropped: this
   // call starts a new one).
   boost::asio::awaitable<std::string> drop_ended_interpreter(std::size_t index);
+  // Whether a started interpreter's process has ended (its init's status, or its replies pipe
+  // closed), without waiting.
+  static bool interpreter_ended(Interpreter& interpreter);
   // Sends the call to its interpreter and decides how it ended; true when the interpreter must
   // be replaced. Then stops the output pumps, which run until it is done.
   boost::asio::awaitable<bool> settle_interpreter_call(InterpreterCall& call, RunResult& result);

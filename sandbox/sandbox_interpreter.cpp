@@ -228,19 +228,21 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   co_return result;
 }
 
+bool Sandbox::interpreter_ended(Interpreter& interpreter) {
+  pollfd ended[2] = {{interpreter.status.native_handle(), POLLIN, 0},
+                     {interpreter.replies.native_handle(), POLLIN, 0}};
+  if (::poll(ended, 2, 0) <= 0) return false;
+  return (ended[0].revents & (POLLIN | POLLHUP | POLLERR)) ||
+         (ended[1].revents & (POLLHUP | POLLERR));
+}
+
 asio::awaitable<std::string> Sandbox::drop_ended_interpreter(std::size_t index) {
   // An interpreter that ended since the last call (a background thread's exit, the memory
   // limit) is replaced, and the model told. Its init writes the status just after reaping it,
   // so the replies pipe (which only the interpreter process holds) can say "ended" first: then
   // the status is on its way, and the call waits for it rather than hand its code to the dead.
   auto& previous = interpreters_[index];
-  if (!previous) co_return "";
-  pollfd ended[2] = {{previous->status.native_handle(), POLLIN, 0},
-                     {previous->replies.native_handle(), POLLIN, 0}};
-  if (::poll(ended, 2, 0) <= 0) co_return "";
-  if (!(ended[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-      !(ended[1].revents & (POLLHUP | POLLERR)))
-    co_return "";
+  if (!previous || !interpreter_ended(*previous)) co_return "";
   auto status = co_await read_status_promptly(previous->status);
   // A program that closed the replies pipe itself broke the protocol: its namespace goes.
   if (!status && !co_await kill_call(previous->id))

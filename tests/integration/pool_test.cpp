@@ -3,6 +3,8 @@
 // it honours the limits of the tenant it goes to; at the sandbox cap the pool gives way instead
 // of an idle session, and refills once there is room; a hibernated sandbox resumes into a ready
 // one with its files.
+#include <signal.h>
+
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -153,6 +155,34 @@ TEST_CASE("a ready sandbox honours the spend cap and memory limit of the session
   CHECK(stdout_of(big).find("held") == std::string::npos);
   CHECK(big["structuredContent"]["oom_killed"] == true);
   CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 2);
+}
+
+TEST_CASE("a ready sandbox whose interpreter died while it waited is not handed out",
+          "[integration][pool]") {
+  // A light preload: this is about the interpreter's process, not what it imported.
+  GatewayProcess gw({"--pool-size", "1", "--pool-preload", "json"});
+  REQUIRE(pool_holds(gw, 1));
+  // With no session yet, every python3 below the gateway is the ready sandbox's interpreter
+  // (as the memory limit's OOM kill would end it).
+  std::vector<ProcessIdentity> interpreters;
+  for (const auto& process : descendants_of(gw.pid()))
+    if (read_proc("/proc/" + std::to_string(process.pid) + "/comm") == "python3\n")
+      interpreters.push_back(process);
+  REQUIRE(interpreters.size() == 1);
+  REQUIRE(::kill(interpreters[0].pid, SIGKILL) == 0);
+  REQUIRE(eventually([&] { return !still_alive(interpreters[0]); }, std::chrono::seconds(10)));
+
+  std::string session = gw.initialize();
+  auto first = gw.execute(session, "print(40 + 2)");
+  INFO(first.dump());
+  CHECK(first["isError"] == false);
+  CHECK(stdout_of(first) == "42\n");
+  // Not told that state was lost: the session never had any.
+  CHECK_FALSE(first["structuredContent"].contains("state_lost"));
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 0);
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"miss\"}") == 1);
+  // The refused one was ended; a new one takes its place.
+  CHECK(pool_holds(gw, 1));
 }
 
 TEST_CASE("the pool refills after a burst, and at the sandbox cap gives way instead of evicting",
