@@ -92,12 +92,14 @@ TreeMemory descendants_memory(pid_t root) {
   for (const auto& process : sandgate::test::descendants_of(root)) {
     std::istringstream rollup(
         sandgate::test::read_proc("/proc/" + std::to_string(process.pid) + "/smaps_rollup"));
-    for (std::string key; rollup >> key;) {
+    // "Rss:   1234 kB" lines after a header line naming the address range.
+    for (std::string line; std::getline(rollup, line);) {
+      std::istringstream fields(line);
+      std::string key;
       double kib = 0;
-      rollup >> kib;
+      if (!(fields >> key >> kib)) continue;
       if (key == "Pss:") total.pss_kib += kib;
       if (key == "Rss:") total.rss_kib += kib;
-      rollup.ignore(1 << 20, '\n');
     }
     ++total.processes;
   }
@@ -197,16 +199,19 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   json report = {
       {"machine", bench::machine()}, {"samples", o.samples}, {"first_calls", json::array()}};
-  std::string md = "Machine: " + bench::machine() + ". " + std::to_string(o.samples) +
-                   " new sessions per row and target, interleaved; a sample with the pool on "
-                   "waits until the pool is full again (a new conversation at the pool's pace). "
-                   "First call: the session's first `execute` (initialize not timed); warm: the "
-                   "same call again in that session. Floor: the program spawned bare on the host, "
-                   "cold.\n\n"
-                   "### New session, first call\n\n"
-                   "| call | pool on p50 ms | pool off p50 ms | peer p50 ms | floor p50 ms | warm "
-                   "(pool on) p50 ms | on/off | on/floor | first/warm (on) |\n"
-                   "|---|---|---|---|---|---|---|---|---|\n";
+  std::string md =
+      "# Warm starts: the pool of ready sandboxes (bench/pool_bench.cpp)\n\n"
+      "Machine: " +
+      bench::machine() + ". " + std::to_string(o.samples) +
+      " new sessions per row and target, interleaved; a sample with the pool on "
+      "waits until the pool is full again (a new conversation at the pool's pace). "
+      "First call: the session's first `execute` (initialize not timed); warm: the "
+      "same call again in that session. Floor: the program spawned bare on the host, "
+      "cold.\n\n"
+      "### New session, first call\n\n"
+      "| call | pool on p50 ms | pool off p50 ms | peer p50 ms | floor p50 ms | warm "
+      "(pool on) p50 ms | on/off | on/floor | first/warm (on) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   int errors = 0;
   for (const auto& w : kWorkloads) {
     Samples on, off, theirs;

@@ -113,7 +113,24 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
   if (auto ready = take_ready(limits)) co_return ready;
-  co_return co_await create_new(limits);
+  // A miss: this build goes first; the pool refills once no such build runs (room_for_ready).
+  struct OnDemand {
+    SandboxHost& host;
+    explicit OnDemand(SandboxHost& h) : host(h) {
+      std::lock_guard lock(host.mutex_);
+      ++host.on_demand_builds_;
+    }
+    ~OnDemand() {
+      {
+        std::lock_guard lock(host.mutex_);
+        --host.on_demand_builds_;
+        host.last_demand_ = std::chrono::steady_clock::now();
+      }
+      if (host.config_.pool.size > 0) host.wake_refill();
+    }
+  } on_demand(*this);
+  auto made = co_await create_new(limits);
+  co_return made;
 }
 
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create_new(Limits limits) {

@@ -208,6 +208,7 @@ bool Sandbox::hand_over(const Limits& limits) {
       end_locked(EndReason::failed, "an interpreter of the ready sandbox ended while it waited");
       return false;
     }
+  cgroups_.set_background(false);
   auto now = Clock::now();
   cgroups_.memory_peak_since_last();  // the build's watermark is not the session's
   meter_.restart(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
@@ -216,6 +217,11 @@ bool Sandbox::hand_over(const Limits& limits) {
   limits_.lifetime = limits.lifetime;
   limits_.output_bytes = limits.output_bytes;
   return true;
+}
+
+void Sandbox::warm_in_background() {
+  std::lock_guard lock(mutex_);
+  cgroups_.set_background(true);
 }
 
 void Sandbox::check() {

@@ -173,6 +173,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // interpreters has ended while it waited (an OOM kill would otherwise greet the session's first
   // call with "state lost" and no preload).
   bool hand_over(const Limits& limits);
+  // A ready sandbox warms up (its interpreters start, the preload imports) with a background
+  // share of contended CPU, behind the sessions' calls; hand_over gives it the default back.
+  void warm_in_background();
 
   // Samples usage, enforces the spend cap and lifetime, and notices a dead supervisor.
   // Called by the host at least once a second and after each call.

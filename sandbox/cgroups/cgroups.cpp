@@ -57,6 +57,7 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
     if (auto d = dir_for(layout.pids); !d.empty())
       write_file(d / "pids.max", std::to_string(limits.max_processes));
     if (auto d = dir_for(layout.cpu); !d.empty()) {
+      cpu_ = {layout.cpu.version, d};
       if (layout.cpu.version == CgroupVersion::v2) {
         write_file(d / "cpu.max", cpu_quota_line_v2(limits.cpus));
       } else {
@@ -83,6 +84,19 @@ CgroupSet::CgroupSet(const CgroupLayout& layout, const std::string& name, const 
 
 CgroupSet::~CgroupSet() {
   remove();
+}
+
+bool CgroupSet::set_background(bool background) const {
+  if (cpu_.version == CgroupVersion::none) return false;
+  try {
+    if (cpu_.version == CgroupVersion::v2)
+      write_file(cpu_.parent / "cpu.weight", background ? "1" : "100");
+    else
+      write_file(cpu_.parent / "cpu.shares", background ? "2" : "1024");
+    return true;
+  } catch (const std::system_error&) {
+    return false;
+  }
 }
 
 void CgroupSet::attach(pid_t pid) const {

@@ -77,12 +77,17 @@ class CgroupSet {
   // 0 when unknown: no such file, or a watermark that cannot be reset and has not risen.
   std::uint64_t memory_peak_since_last();
   std::uint64_t oom_kills() const;
+  // A background share of contended CPU (cpu.weight 1, v1 cpu.shares 2) or the default one
+  // (100, 1024) against the other sandboxes: a ready sandbox is warmed up behind the calls that
+  // need the CPU now. Its quota (cpu.max) is unchanged. Best effort: false if it could not be
+  // written (no cpu controller here).
+  bool set_background(bool background) const;
   // Kills whatever is still inside, then removes the directories. Idempotent.
   void remove();
 
  private:
-  std::vector<std::filesystem::path> dirs_;  // the killer's first
-  ControllerPlace memory_, cpuacct_;
+  std::vector<std::filesystem::path> dirs_;         // the killer's first
+  ControllerPlace memory_, cpuacct_, cpu_;          // cpu_.parent: this sandbox's cpu directory
   StatFile cpu_usage_, memory_usage_, oom_events_;  // what the meter samples
   StatFile memory_peak_;                            // opened for writing: reset per interval
   bool peak_resettable_ = true;                     // until a reset is refused

@@ -379,8 +379,8 @@ std::vector<Option> option_rows() {
        "Ready sandboxes kept built ahead of need (warm starts): each has its Python interpreter "
        "running with --pool-preload imported and Node started, and is handed to exactly one new "
        "session's or handle's sandbox (or a resume), never back; a replacement is then built in "
-       "the background. They hold a sandbox slot and memory (about 70 MiB each with the default "
-       "preload, measured on Debian 12) and are the operator's cost, not a tenant's spend; they "
+       "the background. They hold a sandbox slot and memory (about 90 MiB of host memory each "
+       "with the default preload, measured on Debian 12) and are the operator's cost, not a tenant's spend; they "
        "are built only with a "
        "slot to spare and the sandboxes under 70 % of their memory budget, and are the first to "
        "go under pressure. 0: none (every sandbox is built on demand); at most 64.",

@@ -11,6 +11,7 @@
 
 #include "cpu_priced.hpp"
 #include "gateway_process.hpp"
+#include "tests/sandbox/limit_cgroup.hpp"
 #include "tests/support/skip.hpp"
 #include "two_tenant_dir.hpp"
 
@@ -183,6 +184,33 @@ TEST_CASE("a ready sandbox whose interpreter died while it waited is not handed 
   CHECK(metric(gw, "sandgate_pool_takes_total{result=\"miss\"}") == 1);
   // The refused one was ended; a new one takes its place.
   CHECK(pool_holds(gw, 1));
+}
+
+TEST_CASE(
+    "a ready sandbox warms up with a background share of the CPU, its session gets the default",
+    "[integration][pool]") {
+  GatewayProcess gw({"--pool-size", "1", "--pool-preload", "json"});
+  REQUIRE(pool_holds(gw, 1));
+  pid_t interpreter = 0;
+  for (const auto& process : descendants_of(gw.pid()))
+    if (read_proc("/proc/" + std::to_string(process.pid) + "/comm") == "python3\n")
+      interpreter = process.pid;
+  REQUIRE(interpreter != 0);
+  // The sandbox's cpu cgroup: the one with its quota.
+  auto dir = limiting_cgroup(interpreter, "cpu", {"cpu.cfs_quota_us", "-1"}, {"cpu.max", "max"});
+  if (dir.empty()) {
+    skip_test("cgroups", "no cpu cgroup holds the sandbox's quota");
+    return;
+  }
+  const bool v2 = std::filesystem::exists(dir / "cpu.weight");
+  auto share = [&] { return read_proc((dir / (v2 ? "cpu.weight" : "cpu.shares")).string()); };
+  CHECK(share() == (v2 ? "1\n" : "2\n"));
+
+  std::string session = gw.initialize();
+  auto first = gw.execute(session, "print(1)");
+  CHECK(stdout_of(first) == "1\n");
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 1);
+  CHECK(share() == (v2 ? "100\n" : "1024\n"));
 }
 
 TEST_CASE("the pool refills after a burst, and at the sandbox cap gives way instead of evicting",
