@@ -90,8 +90,10 @@ struct TreeMemory {
 TreeMemory descendants_memory(pid_t root) {
   TreeMemory total;
   for (const auto& process : sandgate::test::descendants_of(root)) {
-    std::istringstream rollup(
-        sandgate::test::read_proc("/proc/" + std::to_string(process.pid) + "/smaps_rollup"));
+    std::string text =
+        sandgate::test::read_proc("/proc/" + std::to_string(process.pid) + "/smaps_rollup");
+    if (text.empty()) continue;  // gone meanwhile, or unreadable: not counted as 0 MiB
+    std::istringstream rollup(text);
     // "Rss:   1234 kB" lines after a header line naming the address range.
     for (std::string line; std::getline(rollup, line);) {
       std::istringstream fields(line);

@@ -176,12 +176,8 @@ class SandboxHost {
   bool stopped_ = false;
   MakeRoom make_room_;
   int making_room_ = 0;  // make-room hooks running now (under mutex_)
-  // Sessions' sandboxes being built because the pool had none (under mutex_): the pool waits
-  // for them, so that its refill never competes with real work for the CPU.
-  int on_demand_builds_ = 0;
-  // When a session last took from the pool or finished an on-demand build (under mutex_): the
-  // refill keeps a quiet period after it (host_pool.cpp).
-  std::chrono::steady_clock::time_point last_demand_{};
+  // What the refill waits for (host_pool.cpp: refill_loop).
+  std::shared_ptr<PoolDemand> demand_ = std::make_shared<PoolDemand>();
   // The pool: ready sandboxes (each also in live_), oldest first, and its counters (mutex_).
   std::vector<std::shared_ptr<Sandbox>> ready_;
   std::shared_ptr<Sandbox> warming_;  // the one being built and warmed now, if any

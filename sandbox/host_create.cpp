@@ -113,22 +113,19 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
   if (auto ready = take_ready(limits)) co_return ready;
-  // A miss: this build goes first; the pool refills once no such build runs (room_for_ready).
+  // A miss: this build goes first; the pool's refill waits until no such build runs.
   struct OnDemand {
-    SandboxHost& host;
-    explicit OnDemand(SandboxHost& h) : host(h) {
-      std::lock_guard lock(host.mutex_);
-      ++host.on_demand_builds_;
+    std::shared_ptr<PoolDemand> demand;  // not the host: the frame may outlive it
+    explicit OnDemand(std::shared_ptr<PoolDemand> d) : demand(std::move(d)) {
+      std::lock_guard lock(demand->mutex);
+      ++demand->building;
     }
     ~OnDemand() {
-      {
-        std::lock_guard lock(host.mutex_);
-        --host.on_demand_builds_;
-        host.last_demand_ = std::chrono::steady_clock::now();
-      }
-      if (host.config_.pool.size > 0) host.wake_refill();
+      std::lock_guard lock(demand->mutex);
+      --demand->building;
+      demand->last = std::chrono::steady_clock::now();
     }
-  } on_demand(*this);
+  } on_demand(demand_);
   auto made = co_await create_new(limits);
   co_return made;
 }

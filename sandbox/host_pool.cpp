@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <optional>
 
 #include "host.hpp"
 #include "uid_slots.hpp"
@@ -27,6 +28,8 @@ constexpr auto kRefillLook = std::chrono::seconds(1);
 // sandbox slower than one into a new sandbox, and back-to-back new sessions beyond the pool
 // a quarter slower than with no pool.
 constexpr auto kRefillQuiet = std::chrono::milliseconds(500);
+// Sessions arriving closer together than kRefillQuiet would hold the refill off for good.
+constexpr auto kRefillDeferMax = std::chrono::seconds(5);
 // The memory budget's share above which no ready sandbox is built: what is left is for real
 // work (new sandboxes are refused at 90 %).
 constexpr std::uint64_t kReadyMemoryPercent = 70;
@@ -84,8 +87,9 @@ void SandboxHost::wake_refill() {
 std::shared_ptr<Sandbox> SandboxHost::take_ready(const Limits& limits) {
   if (config_.pool.size == 0) return nullptr;
   {
-    std::lock_guard lock(mutex_);
-    last_demand_ = std::chrono::steady_clock::now();
+    // Any create is real work, one the pool cannot serve too.
+    std::lock_guard lock(demand_->mutex);
+    demand_->last = std::chrono::steady_clock::now();
   }
   if (!pool_serves(ready_limits(), limits)) {
     std::lock_guard lock(mutex_);
@@ -151,8 +155,7 @@ void SandboxHost::stop_pool() {
 bool SandboxHost::room_for_ready() const {
   {
     std::lock_guard lock(mutex_);
-    if (stopped_ || pool_stopped_ || making_room_ > 0 || on_demand_builds_ > 0 ||
-        ready_.size() >= config_.pool.size)
+    if (stopped_ || pool_stopped_ || making_room_ > 0 || ready_.size() >= config_.pool.size)
       return false;
   }
   // One slot stays free beyond the one a ready sandbox takes: a real create does not find the
@@ -215,6 +218,7 @@ asio::awaitable<void> SandboxHost::refill_loop() {
   // After a failure, no build before this: a wake-up (every new session wakes the loop) only
   // makes it wait again.
   auto not_before = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::time_point> deferred_since;  // waiting for demand
   for (;;) {
     std::vector<std::shared_ptr<Sandbox>> gone;  // ended outside the lock
     {
@@ -226,16 +230,33 @@ asio::awaitable<void> SandboxHost::refill_loop() {
       ready_.erase(ended, ready_.end());
     }
     gone.clear();
-    auto quiet_until = [this] {
-      std::lock_guard lock(mutex_);
-      return last_demand_ + kRefillQuiet;
-    }();
-    if (auto now = std::chrono::steady_clock::now(); now < not_before || now < quiet_until) {
-      refill_timer_.expires_at(std::max(not_before, quiet_until));
+    auto now = std::chrono::steady_clock::now();
+    if (now < not_before) {
+      refill_timer_.expires_at(not_before);
       co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
     if (room_for_ready()) {
+      // Real work first: no build while a session's sandbox is built on demand or within
+      // kRefillQuiet of the last take — but demand that never lets up defers it by at most
+      // kRefillDeferMax (the build then runs at its background CPU share).
+      bool building = false;
+      std::chrono::steady_clock::time_point quiet_until;
+      {
+        std::lock_guard lock(demand_->mutex);
+        building = demand_->building > 0;
+        quiet_until = demand_->last + kRefillQuiet;
+      }
+      if (building || now < quiet_until) {
+        if (!deferred_since) deferred_since = now;
+        auto give_in = *deferred_since + kRefillDeferMax;
+        if (now < give_in) {
+          refill_timer_.expires_at(std::min(building ? now + kRefillLook : quiet_until, give_in));
+          co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+          continue;
+        }
+      }
+      deferred_since.reset();
       auto started = std::chrono::steady_clock::now();
       std::string why;
       auto sandbox = co_await build_ready(why);
@@ -276,6 +297,7 @@ asio::awaitable<void> SandboxHost::refill_loop() {
         continue;
       }
     }
+    deferred_since.reset();  // no room: the deferral counts again once there is
     refill_timer_.expires_after(kRefillLook);
     co_await refill_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
   }

@@ -3,7 +3,9 @@
 // modules imported and Node started, so that a new session's or handle's first call (and a
 // resume) skips building a sandbox and importing the data stack. Each one is handed to exactly
 // one session or handle and never comes back; the host builds its replacement in the background.
+#include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,16 @@ struct PoolStats {
   std::uint64_t refills = 0;          // ready sandboxes built
   std::uint64_t refill_failures = 0;  // builds that failed (the pool backs off, then retries)
   double refill_seconds_total = 0;    // time those builds took, together
+};
+
+// The real work the pool's refill stays out of the way of (host_pool.cpp): sessions' sandboxes
+// built on demand now (pool misses), and when a session last took from the pool or finished
+// such a build. Shared with the on-demand builds' guards: a create's coroutine frame may be
+// destroyed after the host (with the io_context, at exit).
+struct PoolDemand {
+  std::mutex mutex;
+  int building = 0;
+  std::chrono::steady_clock::time_point last{};
 };
 
 // "" when `name` may be preloaded (a dotted Python module name), else why not. The names go

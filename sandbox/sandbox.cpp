@@ -208,7 +208,12 @@ bool Sandbox::hand_over(const Limits& limits) {
       end_locked(EndReason::failed, "an interpreter of the ready sandbox ended while it waited");
       return false;
     }
-  cgroups_.set_background(false);
+  // A session's sandbox left at the background share would lose every contended CPU race.
+  if (background_ && !cgroups_.set_background(false)) {
+    end_locked(EndReason::failed, "the ready sandbox's CPU share could not be restored");
+    return false;
+  }
+  background_ = false;
   auto now = Clock::now();
   cgroups_.memory_peak_since_last();  // the build's watermark is not the session's
   meter_.restart(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
@@ -221,7 +226,7 @@ bool Sandbox::hand_over(const Limits& limits) {
 
 void Sandbox::warm_in_background() {
   std::lock_guard lock(mutex_);
-  cgroups_.set_background(true);
+  background_ = cgroups_.set_background(true);
 }
 
 void Sandbox::check() {

@@ -245,6 +245,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   pid_t supervisor_ = -1;
   UniqueFd control_;
   CgroupSet cgroups_;
+  bool background_ = false;  // warming up at the background CPU share (under mutex_)
   SpendMeter meter_;
   std::optional<std::chrono::system_clock::time_point> ended_at_;
   EndReason end_reason_ = EndReason::none;

@@ -31,8 +31,10 @@ mkdir -p "$build/artifacts"
 # Seeds too big to commit: bodies nested 200,000 levels deep (~400 KB, under the body limit),
 # the shape that once overflowed the gateway's stack (scripts/fuzz-seeds.py writes them).
 /usr/bin/python3 scripts/fuzz-seeds.py "$build/seeds"
-# One fuzzer per core at a time (each is single-threaded): CI's six targets take two rounds of
-# `seconds`, not six. Each writes to its own log, printed in order once all have ended.
+# One fuzzer per core at a time (each is single-threaded): CI's six targets on two cores take
+# three rounds of `seconds`, not six. Each writes to its own log, printed in order once all
+# have ended; should this script stop early, the fuzzers still running go with it.
+trap 'kill $(jobs -p) 2> /dev/null || true' EXIT
 lanes="${SANDGATE_FUZZ_JOBS:-$(nproc)}"
 logs="$build/fuzz-logs"
 rm -rf "$logs"
@@ -60,13 +62,13 @@ fuzz_one() {  # fuzz_one TARGET: runs it, leaves its output in $logs/TARGET.log,
 running=0
 for target in "${targets[@]}"; do
   if ((running >= lanes)); then
-    wait -n
+    wait -n || true  # a lane's status is in its .status file, read below
     running=$((running - 1))
   fi
   fuzz_one "$target" &
   running=$((running + 1))
 done
-wait
+wait || true
 failed=()
 for target in "${targets[@]}"; do
   echo "== fuzz: ${target} for ${seconds} s"

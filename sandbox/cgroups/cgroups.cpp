@@ -90,9 +90,9 @@ bool CgroupSet::set_background(bool background) const {
   if (cpu_.version == CgroupVersion::none) return false;
   try {
     if (cpu_.version == CgroupVersion::v2)
-      write_file(cpu_.parent / "cpu.weight", background ? "1" : "100");
+      write_file(cpu_.parent / "cpu.weight", background ? "10" : "100");
     else
-      write_file(cpu_.parent / "cpu.shares", background ? "2" : "1024");
+      write_file(cpu_.parent / "cpu.shares", background ? "102" : "1024");
     return true;
   } catch (const std::system_error&) {
     return false;

@@ -77,10 +77,11 @@ class CgroupSet {
   // 0 when unknown: no such file, or a watermark that cannot be reset and has not risen.
   std::uint64_t memory_peak_since_last();
   std::uint64_t oom_kills() const;
-  // A background share of contended CPU (cpu.weight 1, v1 cpu.shares 2) or the default one
-  // (100, 1024) against the other sandboxes: a ready sandbox is warmed up behind the calls that
-  // need the CPU now. Its quota (cpu.max) is unchanged. Best effort: false if it could not be
-  // written (no cpu controller here).
+  // A background share of contended CPU (cpu.weight 10, v1 cpu.shares 102: a tenth of the
+  // default) or the default one (100, 1024, what a new cgroup has) against the other sandboxes:
+  // a ready sandbox is warmed up behind the calls that need the CPU now, yet still warms up
+  // (within its warm-up timeout) beside a few busy ones. Its quota (cpu.max) is unchanged.
+  // False if it could not be written (no cpu controller here).
   bool set_background(bool background) const;
   // Kills whatever is still inside, then removes the directories. Idempotent.
   void remove();

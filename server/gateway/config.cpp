@@ -380,10 +380,10 @@ std::vector<Option> option_rows() {
        "running with --pool-preload imported and Node started, and is handed to exactly one new "
        "session's or handle's sandbox (or a resume), never back; a replacement is then built in "
        "the background. They hold a sandbox slot and memory (about 90 MiB of host memory each "
-       "with the default preload, measured on Debian 12) and are the operator's cost, not a tenant's spend; they "
-       "are built only with a "
-       "slot to spare and the sandboxes under 70 % of their memory budget, and are the first to "
-       "go under pressure. 0: none (every sandbox is built on demand); at most 64.",
+       "with the default preload, measured on Debian 12) and are the operator's cost, not a "
+       "tenant's spend; they are built only with a slot to spare and the sandboxes under 70 % "
+       "of their memory budget, and are the first to go under pressure. 0: none (every sandbox "
+       "is built on demand); at most 64.",
        [](Config& c, const std::string& v) {
          c.host.pool.size = static_cast<std::uint32_t>(to_u64(v, 0, 64));
        }},

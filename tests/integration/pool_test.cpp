@@ -204,7 +204,7 @@ TEST_CASE(
   }
   const bool v2 = std::filesystem::exists(dir / "cpu.weight");
   auto share = [&] { return read_proc((dir / (v2 ? "cpu.weight" : "cpu.shares")).string()); };
-  CHECK(share() == (v2 ? "1\n" : "2\n"));
+  CHECK(share() == (v2 ? "10\n" : "102\n"));
 
   std::string session = gw.initialize();
   auto first = gw.execute(session, "print(1)");
