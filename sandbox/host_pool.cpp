@@ -182,8 +182,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build_ready(std::string& 
   try {
     // Marked as warming (not a session's) under the lock that makes it live.
     sandbox = co_await build(ready_limits(), *slot, /*warming=*/true);
-    // A session's first call may be running beside the warm-up (the take that started this
-    // refill): the warm-up yields the CPU to it.
+    // Sessions' calls may run beside the warm-up (a refill that demand deferred for
+    // kRefillDeferMax starts anyway): the warm-up yields the CPU to them.
     sandbox->warm_in_background();
     // The interpreters start here, not at the session's first call: Python with the preload
     // modules imported, Node with its driver loaded. Their output is nobody's.

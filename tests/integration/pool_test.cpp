@@ -44,6 +44,15 @@ bool pool_holds(GatewayProcess& gw, long ready) {
                     std::chrono::seconds(120));
 }
 
+// With no session yet, every python3 below the gateway is a ready sandbox's interpreter.
+std::vector<ProcessIdentity> ready_interpreters(GatewayProcess& gw) {
+  std::vector<ProcessIdentity> found;
+  for (const auto& process : descendants_of(gw.pid()))
+    if (read_proc("/proc/" + std::to_string(process.pid) + "/comm") == "python3\n")
+      found.push_back(process);
+  return found;
+}
+
 bool has_data_stack() {
   for (const char* module : {"numpy", "pandas", "matplotlib"})
     if (!std::filesystem::exists(std::string("/usr/lib/python3/dist-packages/") + module)) {
@@ -163,12 +172,8 @@ TEST_CASE("a ready sandbox whose interpreter died while it waited is not handed 
   // A light preload: this is about the interpreter's process, not what it imported.
   GatewayProcess gw({"--pool-size", "1", "--pool-preload", "json"});
   REQUIRE(pool_holds(gw, 1));
-  // With no session yet, every python3 below the gateway is the ready sandbox's interpreter
-  // (as the memory limit's OOM kill would end it).
-  std::vector<ProcessIdentity> interpreters;
-  for (const auto& process : descendants_of(gw.pid()))
-    if (read_proc("/proc/" + std::to_string(process.pid) + "/comm") == "python3\n")
-      interpreters.push_back(process);
+  // Killed as the memory limit's OOM kill would end it.
+  auto interpreters = ready_interpreters(gw);
   REQUIRE(interpreters.size() == 1);
   REQUIRE(::kill(interpreters[0].pid, SIGKILL) == 0);
   REQUIRE(eventually([&] { return !still_alive(interpreters[0]); }, std::chrono::seconds(10)));
@@ -191,11 +196,9 @@ TEST_CASE(
     "[integration][pool]") {
   GatewayProcess gw({"--pool-size", "1", "--pool-preload", "json"});
   REQUIRE(pool_holds(gw, 1));
-  pid_t interpreter = 0;
-  for (const auto& process : descendants_of(gw.pid()))
-    if (read_proc("/proc/" + std::to_string(process.pid) + "/comm") == "python3\n")
-      interpreter = process.pid;
-  REQUIRE(interpreter != 0);
+  auto interpreters = ready_interpreters(gw);
+  REQUIRE(interpreters.size() == 1);
+  pid_t interpreter = interpreters[0].pid;
   // The sandbox's cpu cgroup: the one with its quota.
   auto dir = limiting_cgroup(interpreter, "cpu", {"cpu.cfs_quota_us", "-1"}, {"cpu.max", "max"});
   if (dir.empty()) {
