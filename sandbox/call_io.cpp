@@ -96,19 +96,21 @@ void take_wait_status(int wait_status, int& exit_code, int& signal) {
   }
 }
 
-std::shared_ptr<asio::steady_timer> cancel_event(const asio::any_io_executor& executor,
-                                                 CallControl* control) {
-  auto event =
-      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+std::shared_ptr<asio::steady_timer> call_deadline(const asio::any_io_executor& executor,
+                                                  CallControl* control,
+                                                  std::chrono::milliseconds timeout) {
+  auto deadline = std::make_shared<asio::steady_timer>(executor, timeout);
   if (control) {
-    bool live = control->arm([executor, weak = std::weak_ptr(event)] {
+    // Moving the expiry to the past both ends a wait under way and makes a later one end at
+    // once: a cancel is never lost between two waits.
+    bool live = control->arm([executor, weak = std::weak_ptr(deadline)] {
       asio::post(executor, [weak] {
-        if (auto t = weak.lock()) t->cancel();
+        if (auto t = weak.lock()) t->expires_at(asio::steady_timer::time_point::min());
       });
     });
-    if (!live) event->expires_at(asio::steady_timer::time_point::min());
+    if (!live) deadline->expires_at(asio::steady_timer::time_point::min());
   }
-  return event;
+  return deadline;
 }
 
 std::string spawn_failure_text(int error, std::uint32_t max_processes) {

@@ -52,10 +52,16 @@ boost::asio::awaitable<std::optional<protocol::Status>> read_status_promptly(Des
 // signal; exit_code stays -1 when it neither exited nor was killed.
 void take_wait_status(int wait_status, int& exit_code, int& signal);
 
-// A timer that is cancelled when `control` is: lets a call wait for a cancel among other
-// events. Already fired when the call was cancelled before it began.
-std::shared_ptr<boost::asio::steady_timer> cancel_event(
-    const boost::asio::any_io_executor& executor, CallControl* control);
+// A call's deadline: a timer that fires `timeout` from now, or at once when `control` cancels
+// the call (before it began or while it runs). Which of the two it was: `cancelled(control)`.
+// One timer for both: a call waits on two events, not three, and that wait's parallel group
+// is one operation smaller.
+std::shared_ptr<boost::asio::steady_timer> call_deadline(
+    const boost::asio::any_io_executor& executor, CallControl* control,
+    std::chrono::milliseconds timeout);
+inline bool cancelled(const CallControl* control) {
+  return control != nullptr && control->cancelled();
+}
 
 // The words for a program that could not be started (errno from the call's init).
 std::string spawn_failure_text(int error, std::uint32_t max_processes);

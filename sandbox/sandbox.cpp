@@ -63,10 +63,6 @@ asio::awaitable<void> grace_after(asio::steady_timer& ended, bool& stop_pumps) {
   stop_pumps = true;
 }
 
-asio::awaitable<void> nothing() {
-  co_return;
-}
-
 UniqueFd code_memfd(const std::string& code) {
   UniqueFd fd(::memfd_create("sandgate-code", MFD_CLOEXEC));
   if (!fd) throw std::system_error(errno, std::generic_category(), "memfd_create");
@@ -371,19 +367,22 @@ asio::awaitable<RunResult> Sandbox::run_fresh(RunRequest request,
   }
   call.drop_sandbox_ends();
   FreshStreams streams(executor, call.in, call.out, call.err, call.status, call.figures);
-  auto cancelled = cancel_event(executor, control.get());
-  asio::steady_timer deadline(executor, request.timeout);
+  auto deadline = call_deadline(executor, control.get(), request.timeout);
   asio::steady_timer ended_event(executor, asio::steady_timer::time_point::max());
 
   CallOutput output(limits_.output_bytes, request.on_output);
   bool stop_pumps = false;
   FigureCollector collected;
+  // Only the streams this call has: each operand of a parallel group is a coroutine started,
+  // and one that ends at once (stdin without data) a handler posted, on every call.
   auto io = pump(streams.stdout_pipe, output.out(), output.budget, &stop_pumps) &&
-            pump(streams.stderr_pipe, output.err(), output.budget, &stop_pumps) &&
-            feed(streams.stdin_pipe, request.stdin_data) &&
-            (call.with_figures ? pump_figures(streams.figures, collected, &stop_pumps) : nothing());
+            pump(streams.stderr_pipe, output.err(), output.budget, &stop_pumps);
+  if (streams.stdin_pipe.is_open())
+    io = std::move(io) && feed(streams.stdin_pipe, request.stdin_data);
+  if (call.with_figures)
+    io = std::move(io) && pump_figures(streams.figures, collected, &stop_pumps);
   co_await ((std::move(io) || grace_after(ended_event, stop_pumps)) &&
-            await_fresh_end(call, streams.status_pipe, deadline, *cancelled, ended_event));
+            await_fresh_end(call, streams.status_pipe, *deadline, control.get(), ended_event));
   if (control) control->disarm();
 
   output.move_to(result);
@@ -412,14 +411,13 @@ bool Sandbox::send_fresh_call(const RunRequest& request, FreshCall& call) {
 
 asio::awaitable<void> Sandbox::await_fresh_end(FreshCall& call, Descriptor& status,
                                                asio::steady_timer& deadline,
-                                               asio::steady_timer& cancelled,
+                                               const CallControl* control,
                                                asio::steady_timer& ended) {
-  auto first =
-      co_await (read_status(status) || deadline.async_wait(kTuple) || cancelled.async_wait(kTuple));
+  auto first = co_await (read_status(status) || deadline.async_wait(kTuple));
   if (first.index() == 0) {
     call.ended_status = std::get<0>(first);
   } else {
-    call.ending = first.index() == 1 ? Ending::timeout : Ending::cancel;
+    call.ending = cancelled(control) ? Ending::cancel : Ending::timeout;
     if (!co_await kill_call(call.id))
       end(EndReason::failed, "the sandbox did not stop a killed call");
   }

@@ -206,12 +206,12 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // Hands a fresh call to the supervisor: its code in a memfd and the sandbox's ends of its
   // pipes. False when the sandbox has ended (or ends now: its supervisor does not answer).
   bool send_fresh_call(const RunRequest& request, FreshCall& call);
-  // Waits for the program's end, its timeout or a cancel, and kills the call in the last two;
-  // then fires `ended`, which starts the output's grace period.
+  // Waits for the program's end or its deadline (a timeout or a cancel: call_deadline), and
+  // kills the call in the latter; then fires `ended`, which starts the output's grace period.
   boost::asio::awaitable<void> await_fresh_end(FreshCall& call,
                                                boost::asio::posix::stream_descriptor& status,
                                                boost::asio::steady_timer& deadline,
-                                               boost::asio::steady_timer& cancelled,
+                                               const CallControl* control,
                                                boost::asio::steady_timer& ended);
   // The result's outcome, exit status and images, from how the fresh call ended.
   void settle_fresh_call(const FreshCall& call, FigureCollector& figures, RunResult& result);

@@ -164,20 +164,20 @@ asio::awaitable<std::string> Sandbox::interrupt(Interpreter& interpreter,
 struct Sandbox::InterpreterCall {
   InterpreterCall(Interpreter& to, std::uint32_t call_seq, std::uint64_t call_started_ns,
                   std::string request_frame, asio::steady_timer& call_deadline,
-                  asio::steady_timer& call_cancelled)
+                  const CallControl* call_control)
       : interpreter(to),
         seq(call_seq),
         started_ns(call_started_ns),
         frame(std::move(request_frame)),
         deadline(call_deadline),
-        cancelled(call_cancelled) {}
+        control(call_control) {}
 
   Interpreter& interpreter;
   std::uint32_t seq;
   std::uint64_t started_ns;  // CLOCK_BOOTTIME: an interrupt kills what the call started since
   std::string frame;
-  asio::steady_timer& deadline;
-  asio::steady_timer& cancelled;
+  asio::steady_timer& deadline;  // its timeout, or a cancel (call_deadline)
+  const CallControl* control;
   FigureCollector figures;
   bool pumps_done = false;
 };
@@ -204,12 +204,11 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
     oom_before = cgroups_.oom_kills();
   }
   const std::uint32_t seq = interpreter->next_seq++;
-  auto cancelled = cancel_event(executor, control.get());
-  asio::steady_timer deadline(executor, request.timeout);
+  auto deadline = call_deadline(executor, control.get(), request.timeout);
   InterpreterCall call{
       *interpreter, seq,
       started_ns,   interpreter_wire::request_frame(seq, request.code, request.stdin_data),
-      deadline,     *cancelled};
+      *deadline,    control.get()};
 
   CallOutput output(limits_.output_bytes, request.on_output);
   bool replace =
@@ -256,10 +255,10 @@ asio::awaitable<std::string> Sandbox::drop_ended_interpreter(std::size_t index) 
 asio::awaitable<bool> Sandbox::settle_interpreter_call(InterpreterCall& call, RunResult& result) {
   Interpreter& interpreter = call.interpreter;
   auto first = co_await (exchange(interpreter, call.frame, call.seq, call.figures) ||
-                         call.deadline.async_wait(kTuple) || call.cancelled.async_wait(kTuple));
+                         call.deadline.async_wait(kTuple));
   bool replace = false;
   if (first.index() != 0) {
-    result.outcome = first.index() == 1 ? RunOutcome::timed_out : RunOutcome::cancelled;
+    result.outcome = cancelled(call.control) ? RunOutcome::cancelled : RunOutcome::timed_out;
     result.state_lost = co_await interrupt(interpreter, call.started_ns, call.seq);
     replace = !result.state_lost.empty();
   } else if (auto reply = std::get<0>(first); reply && valid(*reply, call.seq)) {

@@ -21,9 +21,11 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "close_descriptors.hpp"
@@ -292,6 +294,47 @@ pid_t start_program(const Settings& s, const Launch& launch, const ProgramIo& io
   ::_exit(0);
 }
 
+std::string code_path_for(const Header& h) {
+  return std::string(kCodeDir) + "/cell-" + std::to_string(h.call_id) +
+         runtime_for(h.language).extension;
+}
+
+// In a call's or an interpreter's init: starts what the gateway's message asked for (a run's
+// code file is written already) and stays its init.
+[[noreturn]] void run_order(const Settings& s, const Header& h, UniqueFd* fds, std::size_t count) {
+  int status = fds[4].get();
+  if (h.type == MessageType::start_interpreter) {
+    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!null) {
+      write_status(status, protocol::StatusKind::spawn_failed, errno);
+      ::_exit(1);
+    }
+    ProgramIo io{null.get(), fds[2].get(), fds[3].get(), fds[0].get(), fds[1].get()};
+    run_init(s, interpreter_launch(h.language), io, status);
+  }
+  ProgramIo io{fds[1].get(), fds[2].get(), fds[3].get()};
+  Launch launch = script_launch(h.language, code_path_for(h));
+  if (count == protocol::kRunFdCountWithFigures) {
+    io.figures = fds[5].get();
+    launch.env = kFiguresProgramEnv;
+  }
+  run_init(s, launch, io, status);
+}
+
+// A spare init: made between calls, it waits in its own pid namespace for the next call's
+// order (the message and descriptors the supervisor got), so that the call does not wait for
+// the supervisor's clone. Without an order (the supervisor closed the channel) it just ends.
+[[noreturn]] void serve_as_spare(const Settings& s, int channel) {
+  auto order = receive_message(channel, sizeof(Header), protocol::kRunFdCountWithFigures, false);
+  if (order.closed || order.error != 0 || order.data.size() != sizeof(Header) ||
+      order.fds.size() < protocol::kInterpreterFdCount)
+    ::_exit(0);
+  ::close(channel);
+  Header h;
+  std::memcpy(&h, order.data.data(), sizeof h);
+  run_order(s, h, order.fds.data(), order.fds.size());
+}
+
 class Supervisor {
  public:
   explicit Supervisor(Settings s) : settings_(std::move(s)) {}
@@ -319,16 +362,21 @@ class Supervisor {
     while (::read(sigfd, &info, sizeof info) > 0) {
     }
     pid_t pid;
+    bool init_ended = false;
     while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
+      if (pid == spare_.pid) spare_ = {};  // killed while it waited (an OOM kill)
       for (auto it = calls_.begin(); it != calls_.end(); ++it) {
-        if (it->second != pid) continue;
+        if (it->second.pid != pid) continue;
         // A call init exits only after every process of its pid namespace is gone, so this
         // is the moment a killed call's processes no longer count against the limits.
         if (killed_.erase(it->first)) send_reaped(it->first);
+        init_ended = init_ended || it->second.init;
         calls_.erase(it);
         break;
       }
     }
+    // Between calls: the next one finds its init ready.
+    if (init_ended) prepare_spare();
   }
 
   static void send_reaped(std::uint32_t call_id) {
@@ -348,7 +396,7 @@ class Supervisor {
       protocol::InterruptRequest request;
       std::memcpy(&request, msg.data.data(), sizeof request);
       auto it = calls_.find(h.call_id);
-      if (it != calls_.end()) interrupt_interpreter(it->second, request.call_started_ns);
+      if (it != calls_.end()) interrupt_interpreter(it->second.pid, request.call_started_ns);
       Header done{MessageType::interrupted, h.call_id, Language::python, 0};
       send_message(protocol::kControlFd, &done, sizeof done);
       return;
@@ -360,49 +408,29 @@ class Supervisor {
         send_reaped(h.call_id);  // already gone
       } else {
         killed_.insert(h.call_id);
-        ::kill(it->second, SIGKILL);
+        ::kill(it->second.pid, SIGKILL);
       }
     } else if (h.type == MessageType::run && (msg.fds.size() == protocol::kRunFdCount ||
                                               (msg.fds.size() == protocol::kRunFdCountWithFigures &&
                                                h.language == Language::python))) {
-      start_call(h, msg.fds.data(), msg.fds.size() == protocol::kRunFdCountWithFigures);
+      start_call(h, msg.fds);
     } else if (h.type == MessageType::start_interpreter &&
                msg.fds.size() == protocol::kInterpreterFdCount) {
-      start_interpreter(h, msg.fds.data());
+      start_init(h, msg.fds);
     } else if (h.type == MessageType::transfer && msg.fds.size() == protocol::kTransferFdCount) {
       start_transfer(h, msg.fds.data());
     }
   }
 
-  void start_call(const Header& h, UniqueFd* fds, bool figures) {
-    Runtime rt = runtime_for(h.language);
-    int status = fds[4].get();
+  void start_call(const Header& h, std::vector<UniqueFd>& fds) {
     if (!previous_code_.empty()) ::unlink(previous_code_.c_str());
-    std::string code_path =
-        std::string(kCodeDir) + "/cell-" + std::to_string(h.call_id) + rt.extension;
+    std::string code_path = code_path_for(h);
     if (int e = write_code_file(fds[0].get(), code_path)) {
-      write_status(status, protocol::StatusKind::spawn_failed, e);
+      write_status(fds[4].get(), protocol::StatusKind::spawn_failed, e);
       return;
     }
     previous_code_ = code_path;
-    ProgramIo io{fds[1].get(), fds[2].get(), fds[3].get()};
-    Launch launch = script_launch(h.language, code_path);
-    if (figures) {
-      io.figures = fds[5].get();
-      launch.env = kFiguresProgramEnv;
-    }
-    start_init(h.call_id, launch, io, status);
-  }
-
-  void start_interpreter(const Header& h, UniqueFd* fds) {
-    int status = fds[4].get();
-    UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!null) {
-      write_status(status, protocol::StatusKind::spawn_failed, errno);
-      return;
-    }
-    ProgramIo io{null.get(), fds[2].get(), fds[3].get(), fds[0].get(), fds[1].get()};
-    start_init(h.call_id, interpreter_launch(h.language), io, status);
+    start_init(h, fds);
   }
 
   // A plain fork (this process is single-threaded): a transfer starts no programs, so it needs
@@ -417,26 +445,65 @@ class Supervisor {
       ::close(protocol::kControlFd);
       run_transfer(settings_, fds[0].get(), fds[1].get(), fds[2].get());
     }
-    calls_[h.call_id] = pid;
+    calls_[h.call_id] = {pid, /*init=*/false};
   }
 
-  // Fork-like clone into a new pid namespace; this process is single-threaded, so the child
-  // may run ordinary code.
-  void start_init(std::uint32_t id, const Launch& launch, const ProgramIo& io, int status) {
-    long pid = ::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr, nullptr, 0);
+  // The order goes to the spare init if there is one, else to an init cloned for it.
+  void start_init(const Header& h, std::vector<UniqueFd>& fds) {
+    if (spare_.pid > 0) {
+      int sent[protocol::kRunFdCountWithFigures];
+      for (std::size_t i = 0; i < fds.size(); ++i) sent[i] = fds[i].get();
+      if (send_message(spare_.channel.get(), &h, sizeof h,
+                       std::span<const int>(sent, fds.size())) == 0) {
+        calls_[h.call_id] = {std::exchange(spare_, {}).pid, /*init=*/true};
+        return;
+      }
+      ::kill(spare_.pid, SIGKILL);  // reaped as any child; the order goes to a new init
+      spare_ = {};
+    }
+    pid_t pid = clone_init();
     if (pid < 0) {
-      write_status(status, protocol::StatusKind::spawn_failed, errno);
+      write_status(fds[4].get(), protocol::StatusKind::spawn_failed, errno);
       return;
     }
-    if (pid == 0) {
-      ::close(protocol::kControlFd);
-      run_init(settings_, launch, io, status);
-    }
-    calls_[id] = static_cast<pid_t>(pid);
+    if (pid == 0) run_order(settings_, h, fds.data(), fds.size());
+    calls_[h.call_id] = {pid, /*init=*/true};
   }
 
+  void prepare_spare() {
+    if (spare_.pid > 0) return;
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
+    UniqueFd ours(pair[0]), theirs(pair[1]);
+    pid_t pid = clone_init();
+    if (pid < 0) return;  // the next call clones its own (and is told if that fails too)
+    if (pid == 0) {
+      ours.reset();
+      serve_as_spare(settings_, theirs.get());
+    }
+    spare_ = {pid, std::move(ours)};
+  }
+
+  // Fork-like clone into a new pid namespace (this process is single-threaded, so the child
+  // may run ordinary code); in the child, 0 and no control socket.
+  static pid_t clone_init() {
+    long pid = ::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, nullptr, nullptr, nullptr, 0);
+    if (pid == 0) ::close(protocol::kControlFd);
+    return static_cast<pid_t>(pid);
+  }
+
+  struct Child {
+    pid_t pid = -1;
+    bool init = true;  // a call's or interpreter's init, not a transfer
+  };
+  struct Spare {
+    pid_t pid = -1;
+    UniqueFd channel;  // the order goes here
+  };
+
   Settings settings_;
-  std::map<std::uint32_t, pid_t> calls_;
+  std::map<std::uint32_t, Child> calls_;
+  Spare spare_;
   std::set<std::uint32_t> killed_;
   std::string previous_code_;
 };
