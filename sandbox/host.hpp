@@ -41,6 +41,10 @@ struct HostConfig {
   bool accept_no_cgroups = false;
   // Ready sandboxes built ahead of need (ready_pool.hpp); size 0: none.
   PoolConfig pool;
+  // How long a sandbox's spare init (inside/supervisor.cpp) waits for the next call before it
+  // is dropped: a conversation's calls come seconds apart, while an abandoned session's
+  // sandbox would hold its spare until the idle sweep.
+  std::chrono::milliseconds spare_init_idle{60'000};
 
   bool operator==(const HostConfig&) const = default;
 };

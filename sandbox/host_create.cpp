@@ -19,9 +19,10 @@ constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside 
 
 // The supervisor of sandbox `id` in slot `slot` (which names its host uids), started and
 // released into its cgroups, which are made here.
-SpawnedSupervisor start_supervisor(const IsolationReport& report, std::uint32_t uid_base,
+SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConfig& config,
                                    const std::string& id, std::uint32_t slot, const Limits& limits,
                                    CgroupSet& cgroups) {
+  const std::uint32_t uid_base = config.uid_base;
   cgroups = CgroupSet(report.cgroups, id, limits);
   SpawnRequest request;
   request.ids.privileged = report.privileged;
@@ -32,6 +33,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, std::uint32_t 
   request.tmp_bytes = limits.tmp_bytes;
   // Without distinct host uids the per-uid count would include the gateway's own processes.
   request.max_processes = report.privileged ? limits.max_processes : 0;
+  request.spare_init_idle = config.spare_init_idle;
   request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
   return spawn_supervisor(request);
 }
@@ -161,7 +163,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
   SpawnedSupervisor spawned;
   CgroupSet cgroups;
   try {
-    spawned = start_supervisor(report_, config_.uid_base, id, slot, limits, cgroups);
+    spawned = start_supervisor(report_, config_, id, slot, limits, cgroups);
   } catch (const std::exception& e) {
     cgroups.remove();
     release();

@@ -95,7 +95,8 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
       std::to_string(request.tmp_bytes),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
-      std::to_string(request.max_processes)};
+      std::to_string(request.max_processes),
+      std::to_string(request.spare_init_idle.count())};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

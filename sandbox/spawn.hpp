@@ -4,6 +4,7 @@
 // until exec, because the gateway is multi-threaded.
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
@@ -23,7 +24,8 @@ struct SpawnRequest {
   IdMapping ids;
   std::uint64_t work_bytes;
   std::uint64_t tmp_bytes;
-  std::uint32_t max_processes;  // per-uid process cap for programs (0: none)
+  std::uint32_t max_processes;                        // per-uid process cap for programs (0: none)
+  std::chrono::milliseconds spare_init_idle{60'000};  // HostConfig::spare_init_idle
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };

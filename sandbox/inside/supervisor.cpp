@@ -16,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -84,9 +86,10 @@ struct Settings {
   RootfsPlan rootfs;
   std::uint32_t max_processes = 0;  // RLIMIT_NPROC; 0 leaves it alone
   int last_cap = 0;
-  bool drop_groups = true;    // false where the gid map was written with setgroups denied
-  int landlock_ruleset = -1;  // built once, applied in every program
-  SeccompProgram seccomp;     // compiled once, loaded into every program
+  bool drop_groups = true;     // false where the gid map was written with setgroups denied
+  int spare_idle_ms = 60'000;  // a spare init not used for this long is dropped
+  int landlock_ruleset = -1;   // built once, applied in every program
+  SeccompProgram seccomp;      // compiled once, loaded into every program
 };
 
 void send_text(MessageType type, const std::string& text) {
@@ -347,10 +350,12 @@ class Supervisor {
     int sigfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     for (;;) {
       pollfd fds[2] = {{protocol::kControlFd, POLLIN, 0}, {sigfd, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0) {
+      int ready = ::poll(fds, 2, spare_wait_ms());
+      if (ready < 0) {
         if (errno == EINTR) continue;
         ::_exit(2);
       }
+      if (ready == 0) drop_idle_spare();
       if (fds[1].revents & POLLIN) reap(sigfd);
       if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) handle_message();
     }
@@ -470,6 +475,23 @@ class Supervisor {
     calls_[h.call_id] = {pid, /*init=*/true};
   }
 
+  // Until the spare has waited its time (-1: no spare, no limit).
+  int spare_wait_ms() const {
+    if (spare_.pid <= 0) return -1;
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - spare_.made)
+                      .count();
+    return static_cast<int>(std::max<long long>(0, settings_.spare_idle_ms - waited));
+  }
+
+  // No call came: the spare goes (reaped like any child), and none is made until a call's
+  // init has gone again.
+  void drop_idle_spare() {
+    if (spare_.pid <= 0 || spare_wait_ms() > 0) return;
+    ::kill(spare_.pid, SIGKILL);
+    spare_ = {};
+  }
+
   void prepare_spare() {
     if (spare_.pid > 0) return;
     int pair[2];
@@ -481,7 +503,7 @@ class Supervisor {
       ours.reset();
       serve_as_spare(settings_, theirs.get());
     }
-    spare_ = {pid, std::move(ours)};
+    spare_ = {pid, std::move(ours), std::chrono::steady_clock::now()};
   }
 
   // Fork-like clone into a new pid namespace (this process is single-threaded, so the child
@@ -499,6 +521,7 @@ class Supervisor {
   struct Spare {
     pid_t pid = -1;
     UniqueFd channel;  // the order goes here
+    std::chrono::steady_clock::time_point made;
   };
 
   Settings settings_;
@@ -515,7 +538,7 @@ std::uint64_t arg_number(char** argv, int index) {
 }  // namespace
 
 bool is_supervisor_invocation(int argc, char** argv) {
-  return argc == 6 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+  return argc == 7 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
 void supervisor_main(int /*argc*/, char** argv) {
@@ -536,6 +559,7 @@ void supervisor_main(int /*argc*/, char** argv) {
                     {support + "/sandgate_figures.py", kPythonFigures},
                     {support + "/sandgate_matplotlib.py", kPythonBackend}};
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
+  s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();
   try {

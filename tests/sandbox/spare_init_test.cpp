@@ -123,3 +123,23 @@ TEST_CASE("a spare init killed while it waited: the next call makes its own init
   CHECK_FALSE(sb->ended());
   CHECK(spare_within(std::chrono::seconds(10)).pid != 0);
 }
+
+TEST_CASE("a spare init no call came for is dropped, and the next call makes its own",
+          "[sandbox][spare]") {
+  auto config = sandgate::test::SandboxFixture::default_config();
+  config.spare_init_idle = std::chrono::milliseconds(300);
+  sandgate::test::SandboxFixture f(config);
+  if (!f.require_isolation()) return;
+  auto sb = f.create();
+  REQUIRE(f.run(sb, Language::bash, "true").exit_code == 0);
+  auto spare = spare_within(std::chrono::seconds(10));
+  REQUIRE(spare.pid != 0);
+  CHECK(gone_within(spare, std::chrono::seconds(10)));
+  // Not replaced while the sandbox stays idle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  CHECK(idle_inits().empty());
+
+  auto after = f.run(sb, Language::bash, "echo again");
+  INFO(describe(after));
+  CHECK(after.stdout_text == "again\n");
+}
