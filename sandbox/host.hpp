@@ -43,7 +43,8 @@ struct HostConfig {
   PoolConfig pool;
   // How long a sandbox's spare init (inside/supervisor.cpp) waits for the next call before it
   // is dropped: a conversation's calls come seconds apart, while an abandoned session's
-  // sandbox would hold its spare until the idle sweep.
+  // sandbox would hold its spare until the idle sweep. 0: no spare (every call's init forked at
+  // the call).
   std::chrono::milliseconds spare_init_idle{60'000};
 
   bool operator==(const HostConfig&) const = default;
@@ -69,6 +70,13 @@ constexpr std::uint32_t kMinHostUidBase = 100'000;
 // own and must stay clear of real accounts; inside a user namespace (a pod with hostUsers:
 // false maps 65536 ids) they are the namespace's own and a low base is right.
 std::string uid_base_problem(std::uint32_t base, const std::string& uid_map);
+
+// "" unless /proc/sys/fs/suid_dumpable (`setting`) is 1. There a process that changes its uid
+// becomes dumpable: between a program's uid change and its exec, the sandbox's other programs
+// (same uid, same /proc) could write into it through /proc/PID/mem before seccomp and Landlock
+// hold — and until its exec it shares its init's memory, which holds every capability of the
+// sandbox. 0 (the default) and 2 keep such a process out of reach.
+std::string suid_dumpable_problem(const std::string& setting);
 
 // The sandboxes' first host id when the operator sets none: 1,000,000 on a host; inside a user
 // namespace the first of 10000, the starts of the mapped ranges above it, or 1000 from which

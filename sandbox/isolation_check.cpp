@@ -66,6 +66,11 @@ IsolationReport assess_isolation(const HostConfig& config) {
   } else if (!r.seccomp) {
     r.mode = "refused";
     r.problem = "seccomp is not available in this kernel";
+  } else if (auto dumpable =
+                 suid_dumpable_problem(read_file("/proc/sys/fs/suid_dumpable").value_or(""));
+             r.privileged && !dumpable.empty()) {
+    r.mode = "refused";
+    r.problem = dumpable;
   } else if (auto problem =
                  uid_base_problem(config.uid_base, read_file("/proc/self/uid_map").value_or(""));
              r.privileged && !problem.empty()) {
@@ -113,6 +118,13 @@ std::uint32_t automatic_uid_base(std::uint32_t max_sandboxes, const std::string&
         ids_mapped_in(base, count, gid_map))
       return static_cast<std::uint32_t>(base);
   return kOnHost;  // nothing fits: the isolation check says which ids are missing
+}
+
+std::string suid_dumpable_problem(const std::string& setting) {
+  if (setting.empty() || setting[0] != '1') return "";
+  return "fs.suid_dumpable is 1: a program changing to its uid would be open to the sandbox's "
+         "other programs through /proc/PID/mem before its confinement holds; set it to 0 (the "
+         "default) or 2 (sysctl fs.suid_dumpable=0)";
 }
 
 std::string uid_base_problem(std::uint32_t base, const std::string& uid_map) {

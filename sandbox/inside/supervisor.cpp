@@ -121,7 +121,9 @@ void write_status(int fd, protocol::StatusKind kind, int value) {
 
 // Allocates nothing: a program's process calls it while it shares the init's memory.
 void write_error(int fd, const char* what, int err) {
-  const char* reason = std::strerror(err);
+  // strerror may allocate (an unknown number) and consults the locale; this does neither.
+  const char* reason = ::strerrordesc_np(err);
+  if (reason == nullptr) reason = "unknown error";
   iovec parts[] = {{const_cast<char*>("sandgate: "), 10},
                    {const_cast<char*>(what), std::strlen(what)},
                    {const_cast<char*>(": "), 2},
@@ -280,6 +282,9 @@ pid_t start_program(const Settings& s, const Launch& launch, const ProgramIo& io
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   pid_t program = start_program(s, launch, io);
+  // The program's uid change marked the memory it shared with this process dumpable as the
+  // host's fs.suid_dumpable says (the isolation check refuses 1): this init stays out of reach.
+  ::prctl(PR_SET_DUMPABLE, 0);
   if (program < 0) {
     write_status(status, protocol::StatusKind::spawn_failed, errno);
     ::_exit(1);
@@ -350,12 +355,11 @@ class Supervisor {
     int sigfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     for (;;) {
       pollfd fds[2] = {{protocol::kControlFd, POLLIN, 0}, {sigfd, POLLIN, 0}};
-      int ready = ::poll(fds, 2, spare_wait_ms());
-      if (ready < 0) {
+      if (::poll(fds, 2, spare_wait_ms()) < 0) {
         if (errno == EINTR) continue;
         ::_exit(2);
       }
-      if (ready == 0) drop_idle_spare();
+      drop_idle_spare();  // checked on every wake-up: a busy sandbox's spare still has its time
       if (fds[1].revents & POLLIN) reap(sigfd);
       if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) handle_message();
     }
@@ -493,7 +497,7 @@ class Supervisor {
   }
 
   void prepare_spare() {
-    if (spare_.pid > 0) return;
+    if (spare_.pid > 0 || settings_.spare_idle_ms <= 0) return;  // 0: no spare at all
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return;
     UniqueFd ours(pair[0]), theirs(pair[1]);

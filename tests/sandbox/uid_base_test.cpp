@@ -4,6 +4,7 @@
 
 #include "sandbox/host.hpp"
 
+using sandgate::sandbox::suid_dumpable_problem;
 using sandgate::sandbox::uid_base_problem;
 
 TEST_CASE("a low uid base is refused on a host, allowed in a user namespace", "[sandbox][uids]") {
@@ -38,4 +39,11 @@ TEST_CASE("without a configured base, the sandboxes' ids fit where the gateway r
   CHECK(automatic_uid_base(1000, split, "0 100000 30000\n") == 1000000);
   // Nothing fits: the host default, which the isolation check then refuses with its reason.
   CHECK(automatic_uid_base(40000, pod, pod) == 1000000);
+}
+
+TEST_CASE("fs.suid_dumpable 1 refuses sandboxes, 0 and 2 do not", "[sandbox][isolation-check]") {
+  CHECK(suid_dumpable_problem("1\n").find("fs.suid_dumpable is 1") != std::string::npos);
+  CHECK(suid_dumpable_problem("0\n").empty());
+  CHECK(suid_dumpable_problem("2\n").empty());
+  CHECK(suid_dumpable_problem("").empty());  // not readable: the kernel's default, 0
 }
