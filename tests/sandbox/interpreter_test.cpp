@@ -15,6 +15,8 @@ using sandgate::sandbox::RunOutcome;
 using sandgate::sandbox::RunRequest;
 using sandgate::sandbox::RunResult;
 
+using sandgate::test::gone_within;
+
 namespace {
 
 // The host's view of the process below this one whose pid in its own namespace is
@@ -26,16 +28,6 @@ sandgate::test::ProcessIdentity host_process_of(const std::string& pid_inside) {
     if (nspid.substr(last == std::string::npos ? 0 : last + 1) == pid_inside) return process;
   }
   return {};
-}
-
-// Whether `process` has exited and been reaped (its /proc entry is gone) within `limit`.
-bool gone_within(const sandgate::test::ProcessIdentity& process, std::chrono::seconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (sandgate::test::start_time_of(process.pid) != process.start_time) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 std::string describe(const RunResult& r) {

@@ -14,6 +14,7 @@
 
 using sandgate::sandbox::Language;
 using sandgate::sandbox::RunResult;
+using sandgate::test::gone_within;
 using sandgate::test::ProcessIdentity;
 
 namespace {
@@ -68,15 +69,6 @@ std::string pid_in_sandbox(pid_t pid) {
   std::vector<std::string> all;
   for (std::string entry; entries >> entry;) all.push_back(entry);
   return all.size() == 3 ? all[1] : "";
-}
-
-bool gone_within(const ProcessIdentity& process, std::chrono::seconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!sandgate::test::still_alive(process)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 std::string describe(const RunResult& r) {

@@ -149,6 +149,17 @@ inline bool still_alive(const ProcessIdentity& process) {
   return process_alive(process.pid) && start_time_of(process.pid) == process.start_time;
 }
 
+// Whether `process` has exited and been reaped (its /proc entry is gone, or is a later
+// process's) within `limit`.
+inline bool gone_within(const ProcessIdentity& process, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (start_time_of(process.pid) != process.start_time) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // Mounts in the mount namespace of `pid` ("self": this process's).
 inline std::size_t mount_count(const std::string& pid = "self") {
   std::istringstream table(read_proc("/proc/" + pid + "/mountinfo"));
