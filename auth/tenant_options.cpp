@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 namespace sandgate::auth {
@@ -26,8 +27,10 @@ void apply_tenant_option(Tenant& tenant, const std::string& option, const std::s
   auto bad = [&] {
     return std::runtime_error(where + ": bad option " + std::to_string(option_no) +
                               " (expected max_sessions=N, spend_cap_usd=X, "
-                              "max_concurrent_calls=N, max_sandboxes=N, budget_usd_per_day=X "
-                              "or budget_usd_per_month=X)");
+                              "max_concurrent_calls=N, max_sandboxes=N, budget_usd_per_day=X, "
+                              "budget_usd_per_month=X, egress=host[:port],..., "
+                              "egress_connections=N, egress_mb_per_call=N or "
+                              "egress_mb_per_sandbox=N)");
   };
   try {
     std::size_t used = 0;
@@ -39,6 +42,19 @@ void apply_tenant_option(Tenant& tenant, const std::string& option, const std::s
     } else if (key == "max_sandboxes") {
       // 0 would refuse every call that needs a sandbox.
       tenant.max_sandboxes = whole_number(value, 1);
+    } else if (key == "egress") {
+      try {
+        tenant.egress = std::make_shared<const egress::AllowList>(egress::AllowList::parse(value));
+      } catch (const std::invalid_argument& e) {
+        // Names the entry by position only (egress::AllowList::parse never echoes it).
+        throw std::runtime_error(where + ": option " + std::to_string(option_no) + ": " +
+                                 e.what());
+      }
+    } else if (key == "egress_connections") {
+      tenant.egress_connections = whole_number(value, 1);
+    } else if (key == "egress_mb_per_call" || key == "egress_mb_per_sandbox") {
+      (key == "egress_mb_per_call" ? tenant.egress_mb_per_call : tenant.egress_mb_per_sandbox) =
+          whole_number(value, 1);
     } else if (key == "spend_cap_usd" || key == "budget_usd_per_day" ||
                key == "budget_usd_per_month") {
       double x = std::stod(value, &used);

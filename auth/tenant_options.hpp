@@ -1,7 +1,8 @@
 #pragma once
 // A tenant's limits as written after its name, `key=value` words: on a tokens-file line and on
 // an OAuth policy line alike (max_sessions=N, spend_cap_usd=X, max_concurrent_calls=N,
-// max_sandboxes=N, budget_usd_per_day=X, budget_usd_per_month=X).
+// max_sandboxes=N, budget_usd_per_day=X, budget_usd_per_month=X, egress=host[:port],...,
+// egress_connections=N, egress_mb_per_call=N, egress_mb_per_sandbox=N).
 #include <string>
 
 #include "auth/token_store.hpp"

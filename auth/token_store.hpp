@@ -5,7 +5,9 @@
 //
 // Tokens file: one tenant per line, "#" starts a comment:
 //   <sha256 hex of the token> <tenant name> [max_sessions=N] [spend_cap_usd=X]
-//   [max_concurrent_calls=N] [max_sandboxes=N]
+//   [max_concurrent_calls=N] [max_sandboxes=N] [budget_usd_per_day=X] [budget_usd_per_month=X]
+//   [egress=host[:port],...] [egress_connections=N] [egress_mb_per_call=N]
+//   [egress_mb_per_sandbox=N]
 //
 // The store is read by every request thread and replaced whole on SIGHUP (replace()): a
 // lookup works on a snapshot, and the Tenant it returns keeps that snapshot alive, so a
@@ -18,6 +20,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "egress/allow_list.hpp"
 
 namespace sandgate::auth {
 
@@ -32,6 +36,13 @@ struct Tenant {
   // The tenant's budgets over UTC calendar periods (override the defaults; ledger/budget_book).
   std::optional<double> budget_usd_per_day = std::nullopt;
   std::optional<double> budget_usd_per_month = std::nullopt;
+  // Egress (issue #30): where the tenant's sandboxes may connect through the gateway's proxy;
+  // null (the default): nowhere, and its sandboxes get no proxy. The caps override the
+  // gateway's --egress-* defaults.
+  std::shared_ptr<const egress::AllowList> egress = nullptr;
+  std::optional<std::uint32_t> egress_connections = std::nullopt;
+  std::optional<std::uint64_t> egress_mb_per_call = std::nullopt;
+  std::optional<std::uint64_t> egress_mb_per_sandbox = std::nullopt;
 };
 
 Digest sha256(std::string_view data);

@@ -11,25 +11,28 @@ import sys
 SANDBOX = {"sandbox", "sandbox/inside", "sandbox/cgroups", "sandbox/shared"}
 MAY_INCLUDE = {
     "common": set(),
-    "auth": {"common"},
+    "auth": {"egress", "common"},
     # ledger/: usage records and their store; fed by sessions, read by the gateway (issue #28).
     "ledger": {"common"},
+    # egress/: the sandboxes' forward proxy (issue #30); knows nothing of sandboxes or sessions.
+    "egress": {"common"},
     # sandbox/: the gateway's side; inside/ runs in the sandbox (supervisor, rootfs, seccomp …)
     # and sees only the files both sides share (SHARED below); cgroups/ the same.
     "sandbox/shared": {"common"},
     "sandbox/inside": {"sandbox/shared", "common"},
     "sandbox/cgroups": {"sandbox/shared", "common"},
     "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
-    "session": {"sandbox", "sandbox/shared", "ledger", "common"},
+    "session": {"sandbox", "sandbox/shared", "ledger", "egress", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
-    "server/tools": {"server/metrics", "session", "sandbox", "sandbox/shared", "auth", "common"},
+    "server/tools": {"server/metrics", "session", "sandbox", "sandbox/shared", "auth", "egress",
+                     "common"},
     "server/tasks": {"server/tools", "server/metrics", "session", "sandbox", "sandbox/shared",
                      "auth", "common"},
     "server/mcp": {"server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "sandbox", "sandbox/shared", "auth", "common"},
     "server/gateway": {"server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "ledger", "auth", "common"} | SANDBOX,
+                       "server/metrics", "session", "ledger", "auth", "egress", "common"} | SANDBOX,
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
 # gateway and supervisor, descriptor passing, the transfer format, small file helpers, limits.

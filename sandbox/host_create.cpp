@@ -34,6 +34,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
   // Without distinct host uids the per-uid count would include the gateway's own processes.
   request.max_processes = report.privileged ? limits.max_processes : 0;
   request.spare_init_idle = config.spare_init_idle;
+  request.egress = limits.egress;
   request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
   return spawn_supervisor(request);
 }
@@ -171,10 +172,17 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
   }
 
   std::string failure = co_await await_setup_report(spawned, config_.start_timeout);
+  if (failure.empty() && limits.egress && !spawned.egress_listener)
+    failure = "the sandbox's supervisor reported no egress proxy socket";
 
-  Sandbox::Parts parts{
-      id,     limits, config_.prices, spawned.pid, std::move(spawned.control), std::move(cgroups),
-      release};
+  Sandbox::Parts parts{id,
+                       limits,
+                       config_.prices,
+                       spawned.pid,
+                       std::move(spawned.control),
+                       std::move(cgroups),
+                       release,
+                       std::move(spawned.egress_listener)};
   auto sandbox = std::make_shared<Sandbox>(std::move(parts));
   if (!failure.empty()) {
     sandbox->end(EndReason::failed, failure);

@@ -16,6 +16,10 @@ struct Limits {
   // sandbox gets what remains of the session's (session/session_account.hpp).
   double spend_cap_usd = 1.0;
   std::chrono::seconds lifetime{30 * 60};
+  // Whether the sandbox gets an egress proxy (issue #30): its programs may open TCP sockets, which
+  // reach nothing but its own loopback, where the gateway's proxy listens (kEgressProxyPort) and
+  // decides, by its tenant's allow-list, what each connection may reach. False: AF_UNIX only.
+  bool egress = false;
 
   bool operator==(const Limits&) const = default;
 };
@@ -24,6 +28,8 @@ struct Limits {
 struct Prices {
   double usd_per_vcpu_hour = 0.0504;
   double usd_per_gib_hour = 0.0162;
+  // Bytes relayed by the egress proxy, both ways (charged by whoever relays them).
+  double usd_per_egress_gib = 0.09;
 
   bool operator==(const Prices&) const = default;
 };

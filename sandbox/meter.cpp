@@ -24,13 +24,15 @@ void SpendMeter::restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock
   cpu_base_ns_ = cpu_ns;
   cpu_ns_ = 0;
   gib_seconds_ = 0;
+  egress_bytes_ = 0;
   last_memory_ = memory_bytes;
   last_ = now;
 }
 
 double SpendMeter::usd() const {
   return cpu_seconds() / 3600.0 * prices_.usd_per_vcpu_hour +
-         gib_seconds_ / 3600.0 * prices_.usd_per_gib_hour;
+         gib_seconds_ / 3600.0 * prices_.usd_per_gib_hour +
+         static_cast<double>(egress_bytes_) / double(1ull << 30) * prices_.usd_per_egress_gib;
 }
 
 }  // namespace sandgate::sandbox

@@ -2,6 +2,7 @@
 // Spend of one sandbox, from what it actually used: CPU time (cgroup counters) and memory held
 // over time, at configured prices:
 //   usd = cpu_seconds / 3600 * usd_per_vcpu_hour + gib_seconds / 3600 * usd_per_gib_hour
+//         + egress_bytes / 2^30 * usd_per_egress_gib
 // where gib_seconds sums, over the intervals between samples, the interval's length times the
 // most memory held in it (the cgroup's watermark, reset per interval; without one, the larger
 // of the two samples that bound it). A spike between two samples is charged, not missed.
@@ -25,6 +26,9 @@ class SpendMeter {
   // Counts from `now` on, as if made then: a ready sandbox's build is the operator's cost, not
   // the spend of the session it is handed to. `cpu_ns` is the cgroup's counter at that moment.
   void restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock::time_point now);
+  // Bytes the egress proxy relayed for the sandbox (both ways), charged at usd_per_egress_gib.
+  void add_egress(std::uint64_t bytes) { egress_bytes_ += bytes; }
+  std::uint64_t egress_bytes() const { return egress_bytes_; }
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
   std::uint64_t memory_bytes() const { return last_memory_; }  // as the last sample saw it
@@ -37,6 +41,7 @@ class SpendMeter {
   std::uint64_t cpu_ns_ = 0;
   std::uint64_t last_memory_ = 0;
   double gib_seconds_ = 0;
+  std::uint64_t egress_bytes_ = 0;
 };
 
 }  // namespace sandgate::sandbox

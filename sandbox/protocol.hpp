@@ -63,5 +63,9 @@ struct Status {
 constexpr int kControlFd = 3;
 // argv[0] that turns the sandgate binary into a supervisor.
 constexpr const char* kSupervisorArgv0 = "sandgate-supervisor";
+// A sandbox with egress (Limits::egress) has its proxy here, on its own loopback: its network
+// namespace has no other interface. The supervisor listens and hands the socket to the gateway
+// with its `ready` report; the gateway accepts on it (egress/).
+constexpr std::uint16_t kEgressProxyPort = 3128;
 
 }  // namespace sandgate::sandbox::protocol

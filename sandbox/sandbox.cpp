@@ -117,6 +117,7 @@ Sandbox::Sandbox(Parts parts)
       limits_(parts.limits),
       created_(Clock::now()),
       on_end_(std::move(parts.on_end)),
+      egress_listener_(std::move(parts.egress_listener)),
       supervisor_(parts.supervisor),
       control_(std::move(parts.control)),
       cgroups_(std::move(parts.cgroups)),
@@ -148,7 +149,8 @@ double Sandbox::spend_usd() const {
 
 SandboxUsage Sandbox::usage() const {
   std::lock_guard lock(mutex_);
-  return {meter_.cpu_seconds(), meter_.gib_seconds(), meter_.usd(), meter_.prices(), ended_at_};
+  return {meter_.cpu_seconds(), meter_.gib_seconds(), meter_.egress_bytes(),
+          meter_.usd(),         meter_.prices(),      ended_at_};
 }
 
 std::uint64_t Sandbox::memory_bytes() const {
@@ -178,7 +180,39 @@ void Sandbox::end_locked(EndReason reason, std::string detail) {
   sample_locked(Clock::now());
   ended_at_ = std::chrono::system_clock::now();
   cgroups_.remove();
+  egress_listener_.reset();
   if (on_end_) std::exchange(on_end_, nullptr)();
+  for (auto& observer : std::exchange(end_observers_, {})) observer();
+}
+
+UniqueFd Sandbox::take_egress_listener() {
+  std::lock_guard lock(mutex_);
+  return std::move(egress_listener_);
+}
+
+bool Sandbox::charge_egress(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (end_reason_ != EndReason::none) return false;
+  meter_.add_egress(bytes);
+  // At once, not at the next sample: a fast download can cost more in a second than is left.
+  if (meter_.usd() >= limits_.spend_cap_usd) {
+    char text[128];
+    std::snprintf(text, sizeof text, "spend cap of $%.2f reached", limits_.spend_cap_usd);
+    end_locked(EndReason::spend_cap, text);
+    return false;
+  }
+  return true;
+}
+
+void Sandbox::when_ended(std::function<void()> observer) {
+  {
+    std::lock_guard lock(mutex_);
+    if (end_reason_ == EndReason::none) {
+      end_observers_.push_back(std::move(observer));
+      return;
+    }
+  }
+  observer();
 }
 
 void Sandbox::sample_locked(Clock::time_point now) {
@@ -293,6 +327,7 @@ asio::awaitable<bool> Sandbox::ask_supervisor(const void* request, std::size_t s
 }
 
 asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<CallControl> control) {
+  calls_started_.fetch_add(1, std::memory_order_relaxed);
   if (request.fresh || request.language == Language::bash)
     co_return co_await run_fresh(std::move(request), std::move(control));
   co_return co_await run_in_interpreter(std::move(request), std::move(control));

@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <iterator>
@@ -64,6 +65,7 @@ enum class EndReason { none, closed, spend_cap, lifetime, failed };
 struct SandboxUsage {
   double cpu_seconds = 0;
   double gib_seconds = 0;
+  std::uint64_t egress_bytes = 0;  // relayed by the egress proxy, both ways
   double usd = 0;
   Prices prices;
   // When it ended (wall clock), once it has: its use stopped growing then.
@@ -177,6 +179,20 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // share of contended CPU, behind the sessions' calls; hand_over gives it the default back.
   void warm_in_background();
 
+  // Egress (Limits::egress). The listening socket of the sandbox's proxy, in its network
+  // namespace, for whoever relays its connections; empty without egress or once taken. Ending the
+  // sandbox closes it if nobody took it.
+  UniqueFd take_egress_listener();
+  // Charges bytes the proxy relayed to the spend; ends the sandbox at its spend cap. False when
+  // the sandbox has ended (relay no more).
+  bool charge_egress(std::uint64_t bytes);
+  // Calls started in this sandbox so far: a relay's per-call byte count restarts when it changes.
+  std::uint64_t calls_started() const { return calls_started_.load(std::memory_order_relaxed); }
+  // Runs `observer` when the sandbox ends (at once if it has): a relay stops with its sandbox, so
+  // that nothing holds the sandbox's network namespace after it. Called under the sandbox's
+  // lock, on whichever thread ends it: it must only signal or post, never call the sandbox.
+  void when_ended(std::function<void()> observer);
+
   // Samples usage, enforces the spend cap and lifetime, and notices a dead supervisor.
   // Called by the host at least once a second and after each call.
   void check();
@@ -237,6 +253,9 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   Limits limits_;
   Clock::time_point created_;
   std::function<void()> on_end_;  // releases the host's slot
+  std::vector<std::function<void()>> end_observers_;  // when_ended (under mutex_)
+  UniqueFd egress_listener_;                          // until taken (under mutex_)
+  std::atomic<std::uint64_t> calls_started_{0};
   std::uint32_t next_call_id_ = 1;
   // One per language, started by the first call that needs it. Touched only by run().
   std::unique_ptr<Interpreter> interpreters_[std::size(kLanguages)];
@@ -260,6 +279,7 @@ struct Sandbox::Parts {
   UniqueFd control;
   CgroupSet cgroups;
   std::function<void()> on_end;
+  UniqueFd egress_listener;  // with Limits::egress
 };
 
 }  // namespace sandgate::sandbox

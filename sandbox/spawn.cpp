@@ -96,7 +96,8 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.max_processes),
-      std::to_string(request.spare_init_idle.count())};
+      std::to_string(request.spare_init_idle.count()),
+      request.egress ? "1" : "0"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -106,7 +107,7 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   if (pid == 0)
     child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged, argv.data());
 
-  SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours)};
+  SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours), UniqueFd()};
   theirs.reset();
   sync_read.reset();
   try {

@@ -26,6 +26,7 @@ struct SpawnRequest {
   std::uint64_t tmp_bytes;
   std::uint32_t max_processes;                        // per-uid process cap for programs (0: none)
   std::chrono::milliseconds spare_init_idle{60'000};  // HostConfig::spare_init_idle
+  bool egress = false;                                // Limits::egress
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };
@@ -33,6 +34,9 @@ struct SpawnRequest {
 struct SpawnedSupervisor {
   pid_t pid = -1;
   UniqueFd control;  // SOCK_SEQPACKET, close-on-exec
+  // With egress: the listening socket in the sandbox's network namespace, from its `ready`
+  // report (await_setup_report).
+  UniqueFd egress_listener;
 };
 
 // Throws std::system_error; on failure the child is killed and reaped.

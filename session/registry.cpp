@@ -33,7 +33,8 @@ Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
       host_(host),
       gateway_slots_(gateway_slots),
       store_(store),
-      sweep_timer_(executor) {
+      sweep_timer_(executor),
+      egress_proxy_(std::make_shared<const egress::ProxyConfig>(config.egress_proxy)) {
   asio::co_spawn(executor, sweep_loop(), asio::detached);
 }
 
@@ -47,7 +48,7 @@ std::size_t Registry::tenant_count_locked(const std::string& tenant) const {
 }
 
 Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
-  SessionTerms terms{host_.config().limits, {}};
+  SessionTerms terms{host_.config().limits, {}, nullptr};
   if (tenant.spend_cap_usd) terms.limits.spend_cap_usd = *tenant.spend_cap_usd;
   // A cap of 0 would never run a call: an unset default means "no share smaller than the pool".
   terms.share.calls = tenant.max_concurrent_calls.value_or(
@@ -57,7 +58,22 @@ Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
     terms.share.sandboxes = *tenant.max_sandboxes;
   else if (config_.max_sandboxes_per_tenant)
     terms.share.sandboxes = config_.max_sandboxes_per_tenant;
+  if (tenant.egress && !tenant.egress->empty()) {
+    auto egress = std::make_shared<egress::TenantEgress>();
+    egress->allowed = *tenant.egress;
+    egress->max_connections = tenant.egress_connections.value_or(config_.egress_connections);
+    egress->max_bytes_per_call = tenant.egress_bytes_per_call.value_or(config_.egress_bytes_per_call);
+    egress->max_bytes_per_sandbox =
+        tenant.egress_bytes_per_sandbox.value_or(config_.egress_bytes_per_sandbox);
+    terms.egress = std::move(egress);
+    terms.limits.egress = true;
+  }
   return terms;
+}
+
+void Registry::equip(Session& session, const SessionTerms& terms) {
+  session.report_usage(usage_);
+  if (terms.egress) session.allow_egress(terms.egress, egress_proxy_);
 }
 
 bool Registry::admit_locked(const std::shared_ptr<Session>& session) {
@@ -98,7 +114,7 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
     auto session = std::make_shared<Session>(
         std::move(id), tenant.name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, kind, store_, nullptr, this);
-    session->report_usage(usage_);
+    equip(*session, terms);
     admit_locked(session);  // a fresh random id: never taken
     out = std::move(session);
   }();

@@ -17,6 +17,9 @@
 #include <variant>
 #include <vector>
 
+#include "egress/allow_list.hpp"
+#include "egress/proxy_config.hpp"
+#include "egress/tenant_egress.hpp"
 #include "saved_sessions.hpp"
 #include "session.hpp"
 
@@ -46,6 +49,12 @@ struct RegistryConfig {
   // sandbox cap and the memory budget allow, or all of it for a single tenant).
   std::uint32_t max_sandboxes_per_tenant = 0;
   std::string replica_name;  // prefixes session ids when set
+  // Egress (issue #30): the proxy's settings, and the caps of a tenant with an allow-list whose
+  // tokens-file line does not set its own.
+  egress::ProxyConfig egress_proxy;
+  std::uint32_t egress_connections = 16;
+  std::uint64_t egress_bytes_per_call = 1ull << 30;
+  std::uint64_t egress_bytes_per_sandbox = 4ull << 30;
 
   bool operator==(const RegistryConfig&) const = default;
 };
@@ -57,6 +66,12 @@ struct TenantPolicy {
   std::optional<double> spend_cap_usd = std::nullopt;
   std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;
   std::optional<std::uint32_t> max_sandboxes = std::nullopt;
+  // Egress: where its sandboxes may connect through the proxy (null or empty: nowhere, and they
+  // get none), and its own caps.
+  std::shared_ptr<const egress::AllowList> egress = nullptr;
+  std::optional<std::uint32_t> egress_connections = std::nullopt;
+  std::optional<std::uint64_t> egress_bytes_per_call = std::nullopt;
+  std::optional<std::uint64_t> egress_bytes_per_sandbox = std::nullopt;
 };
 
 enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
@@ -215,7 +230,11 @@ class Registry : public TenantSandboxes {
   struct SessionTerms {
     sandbox::Limits limits;
     TenantShare share;
+    std::shared_ptr<const egress::TenantEgress> egress;  // null: no egress
   };
+  // Gives a new session, before it serves, what its terms do not carry: its usage reporting
+  // and its tenant's egress.
+  void equip(Session& session, const SessionTerms& terms);
   SessionTerms terms_for(const TenantPolicy& tenant) const;
   // Adds `session` to the map and to its tenant's set; false when its id is taken.
   bool admit_locked(const std::shared_ptr<Session>& session);
@@ -247,6 +266,7 @@ class Registry : public TenantSandboxes {
   std::unordered_map<std::string, TenantSessions> per_tenant_;
   std::function<void(const Eviction&)> on_eviction_;
   std::shared_ptr<const UsageReporting> usage_;  // null: usage is not recorded
+  std::shared_ptr<const egress::ProxyConfig> egress_proxy_;  // config_.egress_proxy, shared
   std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {
     std::string tenant, why;

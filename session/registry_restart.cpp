@@ -144,7 +144,7 @@ RestoreReport Registry::restore(
     auto session = std::make_shared<Session>(
         entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, entry.kind, store_, &restored, this);
-    session->report_usage(usage_);
+    equip(*session, terms);
     bool added = false, over_cap = false;
     {
       std::lock_guard lock(mutex_);

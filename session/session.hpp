@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "egress/proxy_config.hpp"
+#include "egress/tenant_egress.hpp"
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
 #include "ledger/usage_record.hpp"
@@ -164,8 +166,17 @@ class Session {
   // Its sandbox's use so far, as ledger records: for the writer's periodic collection. An ended
   // sandbox's are given once (its last comes again when the session lets go of it).
   std::vector<ledger::UsageRecord> usage_records(ledger::Clock::time_point now);
+  // Its tenant's egress (issue #30): each sandbox made for it from now on gets a relay for its
+  // proxy socket (the session's limits ask for one: Limits::egress). Set by the registry before
+  // the session serves.
+  void allow_egress(std::shared_ptr<const egress::TenantEgress> policy,
+                    std::shared_ptr<const egress::ProxyConfig> proxy);
 
  private:
+  // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
+  // stops when the sandbox ends (session_egress.cpp).
+  void start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
+                    const boost::asio::any_io_executor& executor);
   // The steps of execute() once the call has its turn and its gateway slot: its sandbox, its
   // files in, its run and its files out, told in `out`.
   boost::asio::awaitable<void> run_call(sandbox::RunRequest request, CallFiles files,
@@ -249,6 +260,9 @@ class Session {
   std::shared_ptr<const UsageReporting> usage_;
   std::map<const sandbox::Sandbox*, SandboxUsageLog> usage_logs_;
   bool usage_collected_ended_ = false;
+  // Egress: what the tenant's sandboxes may reach, and the gateway's proxy settings (null: none).
+  std::shared_ptr<const egress::TenantEgress> egress_;
+  std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
 };
 
 }  // namespace sandgate::session

@@ -132,7 +132,10 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
       refused = e.what();
     }
   }
-  if (fresh) start_usage_log(*fresh);
+  if (fresh) {
+    start_usage_log(*fresh);
+    start_egress(fresh, co_await asio::this_coro::executor);
+  }
   bool resuming = false;
   if (fresh && store_) {
     std::lock_guard lock(mutex_);

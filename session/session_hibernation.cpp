@@ -138,6 +138,8 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
     co_return nullptr;
   }
   start_usage_log(*replacement);
+  auto executor = co_await asio::this_coro::executor;
+  start_egress(replacement, executor);
   co_return replacement;
 }
 

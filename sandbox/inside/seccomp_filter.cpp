@@ -169,13 +169,42 @@ int add_lists(scmp_filter_ctx ctx) {
   return 0;
 }
 
+// socket(family, type) with both arguments compared: a0 == family and (a1 & mask) == type.
+int socket_rule(scmp_filter_ctx ctx, uint32_t action, scmp_datum_t family, scmp_datum_t type) {
+  scmp_arg_cmp cmp[] = {{0, SCMP_CMP_EQ, family, 0}, {1, SCMP_CMP_MASKED_EQ, 0xf, type}};
+  return seccomp_rule_add_array(ctx, action, SCMP_SYS(socket), 2, cmp);
+}
+
+// With egress: AF_UNIX, and TCP over IPv4 and IPv6 (SOCK_STREAM, whatever flags the type
+// carries). Other families get EAFNOSUPPORT and other IP socket types (UDP, raw, …) EPERM. libseccomp
+// takes the strictest action of all matching rules and a rule cannot hold two comparisons of one
+// argument, so the refusals are written as disjoint cases rather than as "not one of these".
+int add_tcp_socket_rules(scmp_filter_ctx ctx) {
+  int rc = rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), SCMP_CMP_EQ, AF_UNIX);
+  for (scmp_datum_t family : {AF_INET, AF_INET6}) {
+    if (rc == 0) rc = socket_rule(ctx, SCMP_ACT_ALLOW, family, SOCK_STREAM);
+    for (scmp_datum_t type = 0; type <= 0xf && rc == 0; ++type)
+      if (type != SOCK_STREAM) rc = socket_rule(ctx, SCMP_ACT_ERRNO(EPERM), family, type);
+  }
+  static_assert(AF_UNSPEC == 0 && AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10);
+  for (scmp_datum_t family : {0, 3, 4, 5, 6, 7, 8, 9})
+    if (rc == 0) rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), SCMP_CMP_EQ, family);
+  if (rc == 0)
+    rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), SCMP_CMP_GT, AF_INET6);
+  return rc;
+}
+
 // The calls allowed only with some arguments (x86-64: the first argument, a0).
-int add_argument_rules(scmp_filter_ctx ctx) {
+int add_argument_rules(scmp_filter_ctx ctx, SeccompProgram::Sockets sockets) {
   int rc = 0;
-  // Only AF_UNIX sockets: no TCP/UDP/raw/netlink/packet, so no network and no DNS, even if
-  // the network namespace were ever shared. Other families get EAFNOSUPPORT, as from a
-  // kernel built without them.
+  // Without egress, only AF_UNIX sockets: no TCP/UDP/raw/netlink/packet, so no network and no
+  // DNS, even if the network namespace were ever shared. Other families get EAFNOSUPPORT, as
+  // from a kernel built without them. socketpair is AF_UNIX only either way.
   for (int sc : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+    if (sc == SCMP_SYS(socket) && sockets == SeccompProgram::Sockets::unix_and_tcp) {
+      if ((rc = add_tcp_socket_rules(ctx)) != 0) return rc;
+      continue;
+    }
     if ((rc = rule(ctx, SCMP_ACT_ALLOW, sc, SCMP_CMP_EQ, AF_UNIX)) != 0) return rc;
     if ((rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, SCMP_CMP_NE, AF_UNIX)) != 0) return rc;
   }
@@ -203,7 +232,7 @@ int add_argument_rules(scmp_filter_ctx ctx) {
 
 }  // namespace
 
-SeccompProgram SeccompProgram::compile() {
+SeccompProgram SeccompProgram::compile(Sockets sockets) {
   // Default ENOSYS (above); syscalls of other architectures (32-bit entry points, x32
   // numbers) kill the process, which is libseccomp's default bad-arch action.
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
@@ -212,7 +241,7 @@ SeccompProgram SeccompProgram::compile() {
   // program makes runs this filter, so its depth is per-syscall overhead.
   int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   if (rc == 0) rc = add_lists(ctx);
-  if (rc == 0) rc = add_argument_rules(ctx);
+  if (rc == 0) rc = add_argument_rules(ctx, sockets);
   // libseccomp 2.5 exports to a file descriptor only: a memfd holds the program briefly.
   UniqueFd out(::memfd_create("seccomp", MFD_CLOEXEC));
   if (rc == 0 && !out) rc = -errno;

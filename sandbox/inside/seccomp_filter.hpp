@@ -13,8 +13,11 @@ namespace sandgate::sandbox {
 // to pay on every call) and loaded, ready-made, into each program.
 class SeccompProgram {
  public:
+  // Which sockets a program may make. TCP only for a sandbox with egress (Limits::egress): its
+  // network namespace has nothing but loopback, where the gateway's proxy listens.
+  enum class Sockets { unix_only, unix_and_tcp };
   // Throws std::system_error when libseccomp cannot build it.
-  static SeccompProgram compile();
+  static SeccompProgram compile(Sockets sockets = Sockets::unix_only);
   // In the program's process, after no_new_privs. Returns 0 or errno.
   int install() const;
   // The classic-BPF program, for tests that keep its size and depth in check.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -69,18 +70,53 @@ Runtime runtime_for(Language language) {
 // script's too) finds sandgate's sitecustomize and matplotlib backend on its path; the backend
 // is Agg whose show() hands the figures to the gateway where there is a channel for them.
 // PYTHONPATH is kPythonSupportDir (rootfs.hpp).
-#define SANDGATE_PROGRAM_ENV                                                \
-  const_cast<char*>("PATH=/usr/bin:/bin"), const_cast<char*>("HOME=/work"), \
-      const_cast<char*>("LANG=C.UTF-8"), const_cast<char*>("TMPDIR=/tmp"),  \
-      const_cast<char*>("USER=sandbox"),                                    \
-      const_cast<char*>("MPLBACKEND=module://sandgate_matplotlib"),         \
-      const_cast<char*>("PYTHONPATH=/sandgate/python"),                     \
-      const_cast<char*>("PYTHONDONTWRITEBYTECODE=1")
+//
+// Packages a program installs land in /work, so they last as long as its files (hibernation
+// included): `pip install` defaults to the user site, /work/.local, because the system's
+// site-packages is read-only (the externally-managed marker is for the host's package manager,
+// whose files a sandbox cannot touch anyway), and `npm install` writes /work/node_modules.
+// Their caches would only fill /work (pip's is off; npm needs one: /tmp).
+#define SANDGATE_PROGRAM_ENV                                                                 \
+  const_cast<char*>("PATH=/work/.local/bin:/usr/bin:/bin"), const_cast<char*>("HOME=/work"), \
+      const_cast<char*>("LANG=C.UTF-8"), const_cast<char*>("TMPDIR=/tmp"),                   \
+      const_cast<char*>("USER=sandbox"),                                                     \
+      const_cast<char*>("MPLBACKEND=module://sandgate_matplotlib"),                          \
+      const_cast<char*>("PYTHONPATH=/sandgate/python"),                                      \
+      const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"),                                        \
+      const_cast<char*>("PYTHONUSERBASE=/work/.local"),                                      \
+      const_cast<char*>("PIP_BREAK_SYSTEM_PACKAGES=1"),                                      \
+      const_cast<char*>("PIP_NO_CACHE_DIR=1"),                                               \
+      const_cast<char*>("PIP_DISABLE_PIP_VERSION_CHECK=1"),                                  \
+      const_cast<char*>("npm_config_cache=/tmp/.npm"),                                       \
+      const_cast<char*>("npm_config_update_notifier=false"),                                 \
+      const_cast<char*>("npm_config_fund=false"), const_cast<char*>("npm_config_audit=false")
+// With egress (Limits::egress): every client library's way of being told of the proxy. The
+// proxy is on the sandbox's own loopback (protocol::kEgressProxyPort), its only interface.
+#define SANDGATE_EGRESS_ENV                                                          \
+  const_cast<char*>("HTTP_PROXY=http://127.0.0.1:3128"),                             \
+      const_cast<char*>("HTTPS_PROXY=http://127.0.0.1:3128"),                        \
+      const_cast<char*>("http_proxy=http://127.0.0.1:3128"),                         \
+      const_cast<char*>("https_proxy=http://127.0.0.1:3128"),                        \
+      const_cast<char*>("NO_PROXY=localhost,127.0.0.1,::1"),                         \
+      const_cast<char*>("no_proxy=localhost,127.0.0.1,::1"),                         \
+      const_cast<char*>("npm_config_proxy=http://127.0.0.1:3128"),                   \
+      const_cast<char*>("npm_config_https_proxy=http://127.0.0.1:3128")
+#define SANDGATE_FIGURES_ENV const_cast<char*>("SANDGATE_FIGURES_FD=3")
 char* const kProgramEnv[] = {SANDGATE_PROGRAM_ENV, nullptr};
 // A fresh Python program's: its figure channel is at fd 3 (sitecustomize.py moves it).
-char* const kFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV,
-                                    const_cast<char*>("SANDGATE_FIGURES_FD=3"), nullptr};
+char* const kFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_FIGURES_ENV, nullptr};
+char* const kEgressProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_EGRESS_ENV, nullptr};
+char* const kEgressFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_EGRESS_ENV,
+                                          SANDGATE_FIGURES_ENV, nullptr};
 #undef SANDGATE_PROGRAM_ENV
+#undef SANDGATE_EGRESS_ENV
+#undef SANDGATE_FIGURES_ENV
+static_assert(protocol::kEgressProxyPort == 3128, "the proxy's address is spelled out above");
+
+char* const* program_environment(bool egress, bool figures) {
+  if (egress) return figures ? kEgressFiguresProgramEnv : kEgressProgramEnv;
+  return figures ? kFiguresProgramEnv : kProgramEnv;
+}
 
 struct Settings {
   RootfsPlan rootfs;
@@ -88,16 +124,20 @@ struct Settings {
   int last_cap = 0;
   bool drop_groups = true;     // false where the gid map was written with setgroups denied
   int spare_idle_ms = 60'000;  // a spare init not used for this long is dropped
+  bool egress = false;         // Limits::egress: the proxy's environment, TCP sockets allowed
   int landlock_ruleset = -1;   // built once, applied in every program
   SeccompProgram seccomp;      // compiled once, loaded into every program
 };
 
-void send_text(MessageType type, const std::string& text) {
+// `fd`, when not -1, goes with the message (the egress listener with `ready`).
+void send_text(MessageType type, const std::string& text, int fd = -1) {
   std::string msg(sizeof(Header), '\0');
   Header h{type, 0, Language::python, 0};
   std::memcpy(msg.data(), &h, sizeof h);
   msg += text;
-  send_message(protocol::kControlFd, msg.data(), msg.size());
+  int fds[] = {fd};
+  send_message(protocol::kControlFd, msg.data(), msg.size(),
+               fd >= 0 ? std::span<const int>(fds) : std::span<const int>());
 }
 
 void bring_loopback_up() {
@@ -110,6 +150,23 @@ void bring_loopback_up() {
     ::ioctl(s, SIOCSIFFLAGS, &ifr);
   }
   ::close(s);
+}
+
+// The egress proxy's socket on the sandbox's loopback (its network namespace's only interface),
+// taken before any program runs, so none can bind the port first. Without SO_REUSEPORT on it a
+// program cannot bind the port beside it either.
+UniqueFd listen_for_egress() {
+  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s) throw std::system_error(errno, std::generic_category(), "egress proxy socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(protocol::kEgressProxyPort);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+    throw std::system_error(errno, std::generic_category(), "egress proxy bind");
+  if (::listen(s.get(), 64) != 0)
+    throw std::system_error(errno, std::generic_category(), "egress proxy listen");
+  return s;
 }
 
 void write_status(int fd, protocol::StatusKind kind, int value) {
@@ -144,7 +201,7 @@ struct ProgramIo {
 struct Launch {
   const char* path;  // absolute
   std::vector<std::string> args;
-  char* const* env = kProgramEnv;
+  bool figures = false;  // a fresh Python program with its figure channel at fd 3
 };
 
 Launch script_launch(Language language, const std::string& code_path) {
@@ -251,7 +308,8 @@ pid_t start_program(const Settings& s, const Launch& launch, const ProgramIo& io
   std::vector<char*> argv;
   for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  ProgramStart start{&s, launch.path, argv.data(), launch.env, io};
+  ProgramStart start{&s, launch.path, argv.data(), program_environment(s.egress, launch.figures),
+                     io};
   // Confinement and exec need little stack; the dynamic linker's first resolutions the most.
   constexpr std::size_t kStackBytes = 64 * 1024;
   alignas(16) static char stack[kStackBytes];
@@ -324,7 +382,7 @@ std::string code_path_for(const Header& h) {
   Launch launch = script_launch(h.language, code_path_for(h));
   if (count == protocol::kRunFdCountWithFigures) {
     io.figures = fds[5].get();
-    launch.env = kFiguresProgramEnv;
+    launch.figures = true;
   }
   run_init(s, launch, io, status);
 }
@@ -542,7 +600,7 @@ std::uint64_t arg_number(char** argv, int index) {
 }  // namespace
 
 bool is_supervisor_invocation(int argc, char** argv) {
-  return argc == 7 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+  return argc == 8 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
 void supervisor_main(int /*argc*/, char** argv) {
@@ -564,6 +622,8 @@ void supervisor_main(int /*argc*/, char** argv) {
                     {support + "/sandgate_matplotlib.py", kPythonBackend}};
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
+  s.egress = arg_number(argv, 7) == 1;
+  UniqueFd egress_listener;
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();
   try {
@@ -574,13 +634,16 @@ void supervisor_main(int /*argc*/, char** argv) {
     if (::sethostname("sandbox", 7) != 0)
       throw std::system_error(errno, std::generic_category(), "sethostname");
     bring_loopback_up();
+    if (s.egress) egress_listener = listen_for_egress();
     s.landlock_ruleset = build_landlock_ruleset().release();
-    s.seccomp = SeccompProgram::compile();
+    s.seccomp = SeccompProgram::compile(s.egress ? SeccompProgram::Sockets::unix_and_tcp
+                                                 : SeccompProgram::Sockets::unix_only);
   } catch (const std::exception& e) {
     send_text(MessageType::failed, e.what());
     ::_exit(1);
   }
-  send_text(MessageType::ready, "");
+  send_text(MessageType::ready, "", egress_listener.get());
+  egress_listener.reset();  // the gateway's now: no program can inherit or accept on it
   Supervisor(std::move(s)).serve();
 }
 

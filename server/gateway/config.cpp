@@ -499,6 +499,12 @@ std::vector<Option> option_rows() {
     return std::string_view(o.flag) == "--no-auth";
   });
   table.insert(after + 1, oauth.begin(), oauth.end());
+  // The egress rows after the prices, the last of which is theirs.
+  auto egress = egress_options();
+  auto prices = std::find_if(table.begin(), table.end(), [](const Option& o) {
+    return std::string_view(o.flag) == "--price-gib-hour";
+  });
+  table.insert(prices + 1, egress.begin(), egress.end());
   return table;
 }
 

@@ -30,6 +30,8 @@ std::vector<std::string> to_list(const std::string& v);
 
 // The OAuth resource server's rows (--resource-url, --oauth-*).
 std::vector<Option> oauth_options();
+// The egress proxy's rows (--egress-*).
+std::vector<Option> egress_options();
 // Why the OAuth settings cannot be used together ("" when they can).
 std::string oauth_problem(const Config& c);
 

@@ -177,7 +177,10 @@ json execute_tool_definition(const ToolLimits& limits) {
            "session (or sandbox_id) across all its sandboxes: once reached, start a new one. "
            "A non-zero exit code is a normal result. "
            "Python has the standard library plus whatever data libraries the host installed "
-           "(typically numpy, pandas, matplotlib). Matplotlib figures a Python call shows "
+           "(typically numpy, pandas, matplotlib). `pip install` (to /work/.local) and `npm "
+           "install` (to /work/node_modules) keep packages with your files; they can download "
+           "only from package indexes this gateway allows you, if any (then HTTPS_PROXY is set "
+           "in the sandbox; a refused host gets a 403 that says why). Matplotlib figures a Python call shows "
            "(plt.show()) or leaves open come back as PNG image content (at most " +
            std::to_string(sandbox::FigureLimits{}.max_count) + " per call, each at most " +
            std::to_string(sandbox::FigureLimits{}.max_side) + "x" +

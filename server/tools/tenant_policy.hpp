@@ -13,6 +13,11 @@ inline session::TenantPolicy policy_of(const auth::Tenant& tenant) {
   policy.spend_cap_usd = tenant.spend_cap_usd;
   policy.max_concurrent_calls = tenant.max_concurrent_calls;
   policy.max_sandboxes = tenant.max_sandboxes;
+  policy.egress = tenant.egress;
+  policy.egress_connections = tenant.egress_connections;
+  if (tenant.egress_mb_per_call) policy.egress_bytes_per_call = *tenant.egress_mb_per_call << 20;
+  if (tenant.egress_mb_per_sandbox)
+    policy.egress_bytes_per_sandbox = *tenant.egress_mb_per_sandbox << 20;
   return policy;
 }
 

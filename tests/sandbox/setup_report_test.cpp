@@ -36,7 +36,7 @@ std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nu
     ::_exit(0);
   }
   ::close(pair[1]);
-  SpawnedSupervisor spawned{pid, UniqueFd(pair[0])};
+  SpawnedSupervisor spawned{pid, UniqueFd(pair[0]), UniqueFd()};
   boost::asio::io_context io;
   auto report = boost::asio::co_spawn(io, sandgate::sandbox::await_setup_report(spawned, timeout),
                                       boost::asio::use_future);

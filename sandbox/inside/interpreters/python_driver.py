@@ -16,6 +16,10 @@ import types
 
 import sandgate_figures  # /sandgate/python, on PYTHONPATH
 
+import site as _site  # imported already by the interpreter's start
+
+_USER_SITE = _site.getusersitepackages() if _site.ENABLE_USER_SITE else None
+
 REQUEST = struct.Struct("<IIII")
 REPLY = struct.Struct("<IIIi")
 REQUEST_MAGIC = 0x51524753
@@ -108,6 +112,15 @@ def _line_buffered():
                 stream.reconfigure(line_buffering=True, write_through=False)
         except Exception:
             pass
+def _user_site_on_path():
+    """Packages a cell installs (pip's user site, /work/.local: PYTHONUSERBASE) are importable in
+    the next cell: at the interpreter's start that directory may not have existed, and then site
+    left it off sys.path. One stat per cell; nothing when it is there already."""
+    site_dir = _USER_SITE
+    if site_dir and site_dir not in sys.path and os.path.isdir(site_dir):
+        _site.addsitedir(site_dir)
+
+
 def _send_figures():
     """Figures the cell left open are shown, as in a notebook. Rendering can take a while: an
     interrupt (the call's timeout) stops it."""
@@ -141,6 +154,7 @@ def main():
         linecache.cache.pop("<cell %d>" % (seq - 256), None)  # bounded: the latest cells
         kind, value = FINISHED, 0
         _line_buffered()
+        _user_site_on_path()
         sandgate_figures.begin(seq)
         try:
             value = _run_cell(source, filename, namespace)

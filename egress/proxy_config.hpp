@@ -1,0 +1,35 @@
+#pragma once
+// The gateway-wide settings of the egress proxy (flags --egress-*; the per-tenant ones are in
+// tenant_egress.hpp).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sandgate::egress {
+
+struct UpstreamProxy {
+  std::string host;  // a name or an IP literal (no brackets)
+  std::uint16_t port = 3128;
+  bool operator==(const UpstreamProxy&) const = default;
+};
+
+struct ProxyConfig {
+  // --egress-upstream-proxy: every allowed connection goes through this HTTP proxy (CONNECT for
+  // tunnels, absolute-form requests for plain HTTP) instead of straight to the destination. The
+  // allow-list still decides; resolving the name, and so the address checks, is then the
+  // upstream's.
+  std::optional<UpstreamProxy> upstream;
+  // A client's request head, a DNS answer plus a TCP connect, a tunnel's ClientHello: each must
+  // come within this.
+  std::chrono::milliseconds step_timeout{10'000};
+  // A relayed connection with no byte either way for this long is closed.
+  std::chrono::milliseconds idle_timeout{300'000};
+  bool operator==(const ProxyConfig&) const = default;
+};
+
+// "host:port" (a name, an IPv4 literal or a bracketed IPv6 literal; port 1-65535), or an
+// http:// URL of that form; nullopt when it is not one.
+std::optional<UpstreamProxy> parse_upstream_proxy(const std::string& text);
+
+}  // namespace sandgate::egress

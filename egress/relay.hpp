@@ -1,0 +1,42 @@
+#pragma once
+// One sandbox's egress proxy: accepts on the listening socket its supervisor made in the
+// sandbox's network namespace (127.0.0.1:3128 there) and relays what the tenant's allow-list
+// allows. Every connection is one request: `CONNECT host:port` (then the tunnel's ClientHello
+// must name the same host) or one plain-HTTP request by absolute URL. A refusal is an HTTP
+// error with the reason in its status line and body, never a hang.
+//
+// All of a relay's work runs on one strand of the given executor; stop() may be called from any
+// thread (the sandbox's end, under its lock: it only posts).
+#include <boost/asio/any_io_executor.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/unique_fd.hpp"
+#include "egress/proxy_config.hpp"
+#include "egress/relay_account.hpp"
+#include "egress/tenant_egress.hpp"
+
+namespace sandgate::egress {
+
+// Who the connections are for, in the log (metadata only).
+struct RelayLabels {
+  std::string tenant;
+  std::string session;  // a prefix of the session's id
+  std::string sandbox;
+};
+
+class Relay {
+ public:
+  // Starts accepting on `listener` (a listening TCP socket; the relay owns it from now on).
+  static std::shared_ptr<Relay> start(boost::asio::any_io_executor executor, UniqueFd listener,
+                                      std::shared_ptr<const TenantEgress> policy,
+                                      std::shared_ptr<RelayAccount> account,
+                                      std::shared_ptr<const ProxyConfig> config,
+                                      RelayLabels labels);
+  virtual ~Relay() = default;
+  // Closes the listener and every connection. Idempotent, any thread.
+  virtual void stop() = 0;
+};
+
+}  // namespace sandgate::egress

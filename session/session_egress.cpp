@@ -1,0 +1,57 @@
+// A session's side of egress (issue #30): a relay for each sandbox made for a tenant with an
+// allow-list, charging the bytes it relays to that sandbox's spend.
+#include <boost/asio/any_io_executor.hpp>
+
+#include "egress/relay.hpp"
+#include "session.hpp"
+
+namespace sandgate::session {
+namespace {
+
+// The relay's view of its sandbox: the meter its bytes are charged to and the count of calls
+// its per-call cap follows. Weak: a relay never keeps an ended sandbox alive.
+class SandboxEgressAccount final : public egress::RelayAccount {
+ public:
+  explicit SandboxEgressAccount(std::weak_ptr<sandbox::Sandbox> sandbox)
+      : sandbox_(std::move(sandbox)) {}
+  bool charge(std::uint64_t bytes) override {
+    auto sandbox = sandbox_.lock();
+    return sandbox && sandbox->charge_egress(bytes);
+  }
+  std::uint64_t call_number() const override {
+    auto sandbox = sandbox_.lock();
+    return sandbox ? sandbox->calls_started() : 0;
+  }
+
+ private:
+  std::weak_ptr<sandbox::Sandbox> sandbox_;
+};
+
+}  // namespace
+
+void Session::allow_egress(std::shared_ptr<const egress::TenantEgress> policy,
+                           std::shared_ptr<const egress::ProxyConfig> proxy) {
+  std::lock_guard lock(mutex_);
+  egress_ = std::move(policy);
+  egress_proxy_ = std::move(proxy);
+}
+
+void Session::start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
+                           const boost::asio::any_io_executor& executor) {
+  std::shared_ptr<const egress::TenantEgress> policy;
+  std::shared_ptr<const egress::ProxyConfig> proxy;
+  {
+    std::lock_guard lock(mutex_);
+    policy = egress_;
+    proxy = egress_proxy_;
+  }
+  UniqueFd listener = fresh->take_egress_listener();
+  if (!policy || !proxy || !listener) return;
+  egress::RelayLabels labels{tenant_, id_.substr(0, 8), fresh->id()};
+  auto relay = egress::Relay::start(executor, std::move(listener), std::move(policy),
+                                    std::make_shared<SandboxEgressAccount>(fresh), std::move(proxy),
+                                    std::move(labels));
+  fresh->when_ended([relay] { relay->stop(); });
+}
+
+}  // namespace sandgate::session
