@@ -342,11 +342,15 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   // outcome) when they may not pass.
   bool charge(Connection& c, std::size_t n, bool upward) {
     sync_call();
+    // A chunk that would cross a cap is not relayed, and the cap counts as used up: the next
+    // request is refused rather than given the few bytes left.
     if (sandbox_bytes_ + n > policy_->max_bytes_per_sandbox) {
+      sandbox_bytes_ = policy_->max_bytes_per_sandbox;
       c.outcome = "closed: the sandbox's egress byte cap";
       return false;
     }
     if (call_bytes_ + n > policy_->max_bytes_per_call) {
+      call_bytes_ = policy_->max_bytes_per_call;
       c.outcome = "closed: the call's egress byte cap";
       return false;
     }

@@ -65,14 +65,16 @@ bool GatewayProcess::post_and_close_when(const json& message,
 }
 
 HttpReply GatewayProcess::call_execute(const std::string& session, const std::string& code,
-                                       const std::string& language, int timeout_s, int id) {
+                                       const std::string& language, int timeout_s, int id,
+                                       const std::string& token) {
   return post(tool_call_message(id, "execute", execute_arguments(code, language, timeout_s)),
-              session);
+              session, token);
 }
 
 json GatewayProcess::execute(const std::string& session, const std::string& code,
-                             const std::string& language, int timeout_s, int id) {
-  auto r = call_execute(session, code, language, timeout_s, id);
+                             const std::string& language, int timeout_s, int id,
+                             const std::string& token) {
+  auto r = call_execute(session, code, language, timeout_s, id, token);
   REQUIRE(r.status == 200);
   return r.json_body()["result"];
 }

@@ -111,11 +111,13 @@ class GatewayProcess {
 
   // tools/call execute, without assertions: safe on any thread (Catch2 asserts on one only).
   HttpReply call_execute(const std::string& session, const std::string& code,
-                         const std::string& language = "python", int timeout_s = 30, int id = 1);
+                         const std::string& language = "python", int timeout_s = 30, int id = 1,
+                         const std::string& token = "test-token");
 
   // tools/call execute on the test's own thread; returns the CallToolResult.
   json execute(const std::string& session, const std::string& code,
-               const std::string& language = "python", int timeout_s = 30, int id = 1);
+               const std::string& language = "python", int timeout_s = 30, int id = 1,
+               const std::string& token = "test-token");
 
  private:
   // Ready once its start-up probe sandbox has run (LaunchOptions: up to 60 s, ended early if the

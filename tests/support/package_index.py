@@ -5,11 +5,13 @@ there is no internet on the test machines.
 
 Usage:
     /usr/bin/python3 tests/support/package_index.py --dir DIR [--port 0] [--host 127.0.0.1]
-                                                    [--plain-http-port PORT]
+                                                    [--plain-http-port PORT] [--name NAME]...
+                                                    [--json-file PATH]
 
 It makes, in DIR (created if missing):
   ca.pem, ca.key            a throwaway test CA (EC P-256, valid one day)
-  server.pem, server.key    a server certificate it signed, for localhost, 127.0.0.1 and ::1
+  server.pem, server.key    a server certificate it signed, for localhost, 127.0.0.1, ::1, the
+                            --host address and every --name
   sandgate_probe-1.0-py3-none-any.whl   a wheel whose sandgate_probe.VALUE is
                                         "installed from the test index"
   sandgate-probe-1.0.0.tgz  an npm package that exports "installed from the test registry"
@@ -34,7 +36,8 @@ Once it listens it prints ONE line of JSON to stdout, e.g.
   {"port": 40123, "ca": "/abs/DIR/ca.pem", "wheel": "sandgate_probe-1.0-py3-none-any.whl",
    "npm_tarball": "sandgate-probe-1.0.0.tgz", "index_url": "https://127.0.0.1:40123/simple/",
    "registry_url": "https://127.0.0.1:40123/"}
-with "plain_port" added when --plain-http-port is given. It serves until SIGTERM or SIGINT,
+with "plain_port" added when --plain-http-port is given (with --json-file: written to that file,
+and stdout says "package index listening on https://HOST:PORT" instead). It serves until SIGTERM or SIGINT,
 then exits 0.
 
 Each request is logged to stderr as one line, so a test can prove that a request did, or did
@@ -503,6 +506,10 @@ def parse_args(argv):
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--name", action="append", default=[],
                         help="a DNS name the certificate also covers (repeatable)")
+    parser.add_argument("--json-file", default=None,
+                        help="write the JSON line here instead, and print \"package index "
+                             "listening on https://HOST:PORT\" (what the C++ tests' launcher "
+                             "reads: the port after the line's last colon)")
     parser.add_argument("--port", type=int, default=0, help="HTTPS port; 0 picks a free one")
     parser.add_argument("--plain-http-port", type=int, default=None,
                         help="also serve plain HTTP on this port (0 picks a free one)")
@@ -545,7 +552,14 @@ def main(argv):
     }
     if args.plain_http_port is not None:
         announcement["plain_port"] = servers[1].server_address[1]
-    print(json.dumps(announcement), flush=True)
+    if args.json_file:
+        # Whole before the line that says it is ready: a reader never sees half of it.
+        with open(args.json_file + ".part", "w") as f:
+            f.write(json.dumps(announcement))
+        os.replace(args.json_file + ".part", args.json_file)
+        print(f"package index listening on {base}", flush=True)
+    else:
+        print(json.dumps(announcement), flush=True)
 
     # wait() with a timeout so that the signal handler gets to run promptly.
     while not stop.wait(0.2):

@@ -1,0 +1,458 @@
+// Egress on the real binary (issue #30): a real HTTPS package index on the host's loopback
+// (tests/support/package_index.py, with a test CA), stock pip and npm in the sandbox going
+// through the gateway's proxy, and every refusal: no egress, a host or port not on the list, an
+// IP literal, names that resolve to loopback, private or metadata addresses, a ClientHello naming
+// another server, the connection cap (another tenant unaffected) and the byte cap.
+//
+// The gateway runs in a mount namespace of its own whose /etc/hosts (bind-mounted) gives the
+// test's names their addresses: it resolves names itself, with the system's resolver, as it
+// would in production. The index listens on 127.0.0.2 — not 127.0.0.1, which the sandbox's
+// NO_PROXY sends to its own loopback.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+
+#include "auth/token_store.hpp"
+#include "gateway_process.hpp"
+#include "temp_file.hpp"
+#include "tests/support/skip.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+std::string digest(const std::string& token) {
+  return sandgate::auth::to_hex(sandgate::auth::sha256(token));
+}
+
+// The index: HTTPS on `port` and plain HTTP on `plain_port`, both on 127.0.0.2, its certificate
+// covering index.sandgate.test and other.sandgate.test (so that only the proxy's SNI check, not
+// certificate verification, can refuse a ClientHello naming the other).
+class PackageIndex {
+ public:
+  PackageIndex()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("sandgate-index-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    std::string json_file = (dir_ / "index.json").string();
+    server_.emplace("package index",
+                    std::vector<std::string>{"/usr/bin/python3", PACKAGE_INDEX_SCRIPT, "--dir",
+                                             dir_.string(), "--host", "127.0.0.2", "--name",
+                                             "index.sandgate.test", "--name", "other.sandgate.test",
+                                             "--plain-http-port", "0", "--json-file", json_file},
+                    std::vector<std::string>{"PATH=/usr/bin:/bin"}, LaunchOptions{});
+    std::ifstream in(json_file);
+    json announced = json::parse(in);
+    port = announced["port"].get<int>();
+    plain_port = announced["plain_port"].get<int>();
+    std::ifstream ca_file(announced["ca"].get<std::string>());
+    ca = std::string((std::istreambuf_iterator<char>(ca_file)), {});
+  }
+  ~PackageIndex() {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  int port = 0;
+  int plain_port = 0;
+  std::string ca;
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<ServerProcess> server_;
+};
+
+// The test's names, for the gateway's resolver.
+constexpr const char* kHosts =
+    "127.0.0.1 localhost\n"
+    "127.0.0.2 index.sandgate.test other.sandgate.test\n"
+    "169.254.169.254 metadata.sandgate.test\n"
+    "10.20.30.40 private.sandgate.test\n";
+
+// Runs the gateway in a mount namespace of its own with `hosts` over /etc/hosts (sh execs it:
+// the process is the gateway's).
+std::vector<std::string> hosts_wrapper(const std::string& hosts) {
+  return {"/usr/bin/unshare",
+          "-m",
+          "--propagation",
+          "private",
+          "/bin/sh",
+          "-c",
+          "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
+          hosts};
+}
+
+// Python the sandbox's persistent interpreter keeps: a raw client of its proxy, to see exactly
+// what the proxy answers (status lines, a ClientHello refused) without a library's retries.
+const std::string kProbe = R"PY(
+import socket, ssl
+PROXY = ("127.0.0.1", 3128)
+
+def head_of(s):
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError as e:
+        return "error " + type(e).__name__, data
+    return data.split(b"\r\n", 1)[0].decode(errors="replace"), data
+
+def tunnel(target):
+    s = socket.create_connection(PROXY, timeout=30)
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    return s, head_of(s)[0]
+
+def connect_status(target):
+    s, status = tunnel(target)
+    s.close()
+    return status
+
+def https_get(target, path, server_name):
+    s, status = tunnel(target)
+    if " 200 " not in status:
+        return status
+    context = ssl.create_default_context(cafile="/work/ca.pem")
+    try:
+        t = context.wrap_socket(s, server_hostname=server_name)
+        t.sendall(f"GET {path} HTTP/1.1\r\nHost: {server_name}\r\nConnection: close\r\n\r\n".encode())
+        return "tunnel " + head_of(t)[0]
+    except (ssl.SSLError, OSError) as e:
+        return "tls failed " + type(e).__name__
+
+def tunnel_plain_http(target, path):
+    s, status = tunnel(target)
+    if " 200 " not in status:
+        return status
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return "tunnel " + head_of(s)[0]
+
+def plain_get(url):
+    s = socket.create_connection(PROXY, timeout=30)
+    s.sendall(f"GET {url} HTTP/1.1\r\nHost: ignored\r\n\r\n".encode())
+    status, data = head_of(s)
+    body = data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+    try:
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            body += chunk
+    except OSError:
+        pass
+    s.close()
+    return status, len(body)
+print("probe ready")
+)PY";
+
+// A bash line writing the test CA to /work/ca.pem.
+std::string write_ca(const std::string& ca) {
+  return "cat > /work/ca.pem <<'SANDGATE_CA'\n" + ca + "SANDGATE_CA\n";
+}
+
+std::string stdout_of(const json& result) {
+  return result.value("structuredContent", json::object()).value("stdout", "");
+}
+
+struct EgressGateway {
+  PackageIndex index;
+  TempFile hosts{"egress-hosts"};
+  TempFile tokens{"egress-tokens"};
+  std::optional<GatewayProcess> gw;
+  std::string index_entry() const { return "index.sandgate.test:" + std::to_string(index.port); }
+
+  explicit EgressGateway(std::vector<std::string> extra = {}) {
+    hosts.write(kHosts, 0644);
+    std::string https = std::to_string(index.port), plain = std::to_string(index.plain_port);
+    tokens.write(
+        // Allowed the index by name, the literal its name resolves to (loopback: allowed only
+        // because listed), and its plain-HTTP port; at most 3 connections at once.
+        digest("alice-token") + " alice egress=index.sandgate.test:" + https +
+        ",127.0.0.2:" + https + ",127.0.0.2:" + plain + ",other.sandgate.test:" + https +
+        " egress_connections=3\n" +
+        // Names that resolve to addresses it may not reach, and one not named by any literal.
+        digest("bob-token") + " bob egress=metadata.sandgate.test:80,private.sandgate.test," +
+        "other.sandgate.test:" + https + ",*.sandgate.test:" + plain + "\n" +
+        digest("carol-token") + " carol\n" +
+        // 1 MiB per call.
+        digest("dave-token") + " dave egress=127.0.0.2:" + plain + " egress_mb_per_call=1\n" +
+        digest("erin-token") + " erin egress=127.0.0.2:" + plain + "\n");
+    std::vector<std::string> args = {"--token-file", tokens.path.string(), "--egress-price-gib",
+                                     "100"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    gw.emplace(args, std::vector<std::string>{}, false, hosts_wrapper(hosts.path.string()));
+  }
+};
+
+bool can_run() {
+  if (::geteuid() != 0) {
+    skip_test("root", "the gateway's own /etc/hosts needs a mount namespace (root)");
+    return false;
+  }
+  return true;
+}
+
+// One tenant's session, calling execute with its token.
+struct Client {
+  Client(GatewayProcess& gateway, std::string bearer) : gw(gateway), token(std::move(bearer)) {
+    session = gw.initialize(token);
+    REQUIRE(!session.empty());
+  }
+  json run(const std::string& code, const std::string& language = "python", int timeout_s = 60) {
+    return gw.execute(session, code, language, timeout_s, ++id, token);
+  }
+  GatewayProcess& gw;
+  std::string token;
+  std::string session;
+  int id = 1;
+};
+
+// A session for `token` whose interpreter holds the probe, with the CA in /work.
+Client probing_session(GatewayProcess& gw, const std::string& token, const std::string& ca) {
+  Client client(gw, token);
+  client.run(write_ca(ca), "bash", 30);
+  auto probe = client.run(kProbe, "python", 30);
+  INFO(probe.dump());
+  REQUIRE(stdout_of(probe).find("probe ready") != std::string::npos);
+  return client;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a tenant allowed an index installs from it with stock pip and npm, and the packages "
+    "stay through hibernation",
+    "[integration][egress]") {
+  if (!can_run()) return;
+  EgressGateway world({"--sandbox-hibernate-after", "3"});
+  auto& gw = *world.gw;
+  Client session(gw, "alice-token");
+  const std::string https = std::to_string(world.index.port);
+
+  // The persistent interpreter starts before the install: the user site it did not have at
+  // its start must reach its sys.path.
+  CHECK(stdout_of(session.run("print('started')", "python", 30)).find("started") !=
+        std::string::npos);
+  // Stock pip and npm, told of the proxy by the sandbox's environment only; the test CA by the
+  // variables each tool reads.
+  std::string install =
+      write_ca(world.index.ca) + "export REQUESTS_CA_BUNDLE=/work/ca.pem\n" +
+      "pip install --index-url https://index.sandgate.test:" + https +
+      "/simple/ sandgate-probe 2>&1 | tail -2\n" +
+      "npm_config_cafile=/work/ca.pem npm install --registry https://index.sandgate.test:" + https +
+      "/ sandgate-probe 2>&1 | tail -2\n";
+  auto installed = session.run(install, "bash", 240);
+  INFO(installed.dump());
+  CHECK(stdout_of(installed).find("Successfully installed sandgate-probe-1.0") !=
+        std::string::npos);
+
+  auto python_import =
+      session.run("import sandgate_probe\nprint(sandgate_probe.VALUE)", "python", 30);
+  INFO(python_import.dump());
+  CHECK(stdout_of(python_import).find("installed from the test index") != std::string::npos);
+  auto node_require = session.run("console.log(require('sandgate-probe'))", "javascript", 30);
+  INFO(node_require.dump());
+  CHECK(stdout_of(node_require).find("installed from the test registry") != std::string::npos);
+
+  // Hibernated (its processes gone, /work packed), then resumed by the next call: the packages
+  // are files in /work.
+  bool hibernated = false;
+  for (int i = 0; i < 1200 && !hibernated; ++i) {
+    hibernated = metric(gw, "sandgate_hibernations_total{reason=\"idle\"}") >= 1;
+    if (!hibernated) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(hibernated);
+  auto after = session.run(
+      "python3 -c 'import sandgate_probe; print(sandgate_probe.VALUE)'\n"
+      "node -e \"console.log(require('sandgate-probe'))\"",
+      "bash", 60);
+  INFO(after.dump());
+  CHECK(tool_text(after).find("resumed from hibernation") != std::string::npos);
+  CHECK(stdout_of(after).find("installed from the test index") != std::string::npos);
+  CHECK(stdout_of(after).find("installed from the test registry") != std::string::npos);
+}
+
+TEST_CASE(
+    "egress refuses what the tenant's list does not allow, with a reason, and a tenant "
+    "without egress has no way out",
+    "[integration][egress]") {
+  if (!can_run()) return;
+  EgressGateway world;
+  auto& gw = *world.gw;
+  const std::string https = std::to_string(world.index.port);
+  const std::string plain = std::to_string(world.index.plain_port);
+
+  Client alice = probing_session(gw, "alice-token", world.index.ca);
+  auto probe = [&](Client& client, const std::string& expression, int) {
+    auto result = client.run("print(" + expression + ")", "python", 60);
+    INFO(result.dump());
+    return stdout_of(result);
+  };
+
+  // Allowed: the name (the ClientHello names it) and the literal (no SNI needed for an
+  // address), and plain HTTP by absolute URL.
+  CHECK(probe(alice,
+              "https_get('index.sandgate.test:" + https + "', '/simple/', 'index.sandgate.test')",
+              3)
+            .find("tunnel HTTP/1.1 200") != std::string::npos);
+  CHECK(probe(alice, "plain_get('http://127.0.0.2:" + plain + "/big?bytes=1000')", 4)
+            .find("200 OK', 1000)") != std::string::npos);
+
+  // A host not on the list; an IP literal not on it; the listed host on another port (and on
+  // 443, which an entry with a port does not allow).
+  auto not_listed = probe(alice, "connect_status('pypi.org:443')", 5);
+  CHECK(not_listed.find("403 pypi.org:443 is not on this tenant's egress allow-list") !=
+        std::string::npos);
+  CHECK(probe(alice, "connect_status('1.1.1.1:443')", 6).find("403 1.1.1.1:443 is not on") !=
+        std::string::npos);
+  CHECK(probe(alice,
+              "connect_status('index.sandgate.test:" + std::to_string(world.index.port + 1) + "')",
+              7)
+            .find("403 ") != std::string::npos);
+  CHECK(probe(alice, "connect_status('index.sandgate.test:443')", 8).find("403 ") !=
+        std::string::npos);
+  // An https URL in a plain request, and a malformed request: 400s that say why.
+  CHECK(probe(alice, "plain_get('https://index.sandgate.test:" + https + "/')", 9)
+            .find("400 an https URL must be fetched through CONNECT") != std::string::npos);
+
+  // A ClientHello naming another server than the CONNECT's (both listed, the certificate valid
+  // for both): the tunnel is closed before a byte reaches the index.
+  CHECK(probe(alice,
+              "https_get('index.sandgate.test:" + https + "', '/simple/', 'other.sandgate.test')",
+              10)
+            .find("tls failed") != std::string::npos);
+  // A tunnel that does not start with a ClientHello: plain HTTP through CONNECT to the index's
+  // plain port (which would answer it) is closed unanswered.
+  auto plain_in_tunnel =
+      probe(alice, "tunnel_plain_http('127.0.0.2:" + plain + "', '/big?bytes=10')", 11);
+  CHECK(plain_in_tunnel.rfind("tunnel", 0) == 0);
+  CHECK(plain_in_tunnel.find("200 OK") == std::string::npos);
+
+  // Names that resolve to addresses no literal entry names: metadata (link-local), private,
+  // loopback — listed by name, refused by what they resolve to.
+  Client bob = probing_session(gw, "bob-token", world.index.ca);
+  CHECK(probe(bob, "plain_get('http://metadata.sandgate.test/latest/meta-data/')", 3)
+            .find("403 metadata.sandgate.test resolves to a link-local address") !=
+        std::string::npos);
+  CHECK(probe(bob, "connect_status('private.sandgate.test:443')", 4)
+            .find("403 private.sandgate.test resolves to a private address") != std::string::npos);
+  CHECK(probe(bob, "connect_status('other.sandgate.test:" + https + "')", 5)
+            .find("403 other.sandgate.test resolves to a loopback address") != std::string::npos);
+  // A wildcard entry covers names below it, and still only where they resolve to.
+  CHECK(probe(bob, "plain_get('http://index.sandgate.test:" + plain + "/big?bytes=10')", 6)
+            .find("403 index.sandgate.test resolves to a loopback address") != std::string::npos);
+
+  // No egress: no proxy in the environment, no TCP socket at all, nothing listening.
+  Client carol(gw, "carol-token");
+  auto none = carol.run(
+      "import os, socket\n"
+      "print('proxy' in ' '.join(os.environ).lower())\n"
+      "try:\n"
+      "    socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
+      "    print('connected')\n"
+      "except OSError as e:\n"
+      "    print('refused', e.errno)\n",
+      "python", 30);
+  INFO(none.dump());
+  CHECK(stdout_of(none) == "False\nrefused 97\n");  // EAFNOSUPPORT: seccomp, as before #30
+}
+
+TEST_CASE(
+    "the connection cap holds for a flood, answered at once, and another tenant's egress "
+    "is unaffected",
+    "[integration][egress]") {
+  if (!can_run()) return;
+  EgressGateway world;
+  auto& gw = *world.gw;
+  const std::string https = std::to_string(world.index.port);
+  const std::string plain = std::to_string(world.index.plain_port);
+  Client alice = probing_session(gw, "alice-token", world.index.ca);
+
+  // 3 tunnels held open (alice's cap), then 20 more asked for: each is told at once.
+  auto flood = alice.run("held = [tunnel('127.0.0.2:" + https +
+                             "') for _ in range(3)]\n"
+                             "print([status for _, status in held])\n"
+                             "import time\n"
+                             "started = time.monotonic()\n"
+                             "more = [connect_status('127.0.0.2:" +
+                             https +
+                             "') for _ in range(20)]\n"
+                             "print(sorted(set(more)))\n"
+                             "print('slow' if time.monotonic() - started > 15 else 'prompt')\n",
+                         "python", 120);
+  INFO(flood.dump());
+  std::string out = stdout_of(flood);
+  CHECK(out.find("['HTTP/1.1 200 Connection established', 'HTTP/1.1 200 Connection established', "
+                 "'HTTP/1.1 200 Connection established']") != std::string::npos);
+  CHECK(out.find("['HTTP/1.1 429 this sandbox already has its 3 egress connections open']") !=
+        std::string::npos);
+  CHECK(out.find("prompt") != std::string::npos);
+
+  // Meanwhile another tenant's sandbox fetches through its own proxy.
+  Client erin(gw, "erin-token");
+  auto other = erin.run(
+      "python3 - <<'EOF'\n"
+      "import urllib.request\n"
+      "print(len(urllib.request.urlopen('http://127.0.0.2:" +
+          plain + "/big?bytes=200000', timeout=30).read()))\nEOF\n",
+      "bash", 60);
+  INFO(other.dump());
+  CHECK(stdout_of(other) == "200000\n");
+
+  // alice's held tunnels closed: she may connect again.
+  auto again = alice.run(
+      "for s, _ in held: s.close()\n"
+      "import time\n"
+      "for _ in range(100):\n"
+      "    status = connect_status('127.0.0.2:" +
+          https +
+          "')\n"
+          "    if ' 200 ' in status: break\n"
+          "    time.sleep(0.1)\n"
+          "print(status)\n",
+      "python", 60);
+  INFO(again.dump());
+  CHECK(stdout_of(again).find("HTTP/1.1 200") != std::string::npos);
+}
+
+TEST_CASE(
+    "the byte cap per call closes a download and refuses more until the next call, and "
+    "relayed bytes are charged",
+    "[integration][egress]") {
+  if (!can_run()) return;
+  EgressGateway world;
+  auto& gw = *world.gw;
+  const std::string plain = std::to_string(world.index.plain_port);
+  Client dave(gw, "dave-token");
+  REQUIRE(stdout_of(dave.run(kProbe, "python", 30)).find("probe ready") != std::string::npos);
+  auto spend_of = [](const json& result) {
+    return result.value("structuredContent", json::object()).value("spend_usd", 0.0);
+  };
+  auto before = dave.run("print('nothing relayed yet')", "python", 30);
+
+  // 3 MiB asked for, 1 MiB allowed per call: the download stops short, and the call's next
+  // request is refused with the reason.
+  auto capped = dave.run("status, got = plain_get('http://127.0.0.2:" + plain +
+                             "/big?bytes=3145728')\n"
+                             "print(status, got < 3145728)\n"
+                             "print(plain_get('http://127.0.0.2:" +
+                             plain + "/big?bytes=10')[0])\n",
+                         "python", 60);
+  INFO(capped.dump());
+  std::string out = stdout_of(capped);
+  CHECK(out.find("HTTP/1.1 200 OK True") != std::string::npos);
+  CHECK(out.find("403 this call's egress byte cap (1 MiB) is used up") != std::string::npos);
+  // The MiB it relayed costs 100 USD/GiB here: about 0.1 USD, far above the call's CPU.
+  CHECK(spend_of(capped) - spend_of(before) > 0.05);
+
+  // The next call may download again.
+  auto next =
+      dave.run("print(plain_get('http://127.0.0.2:" + plain + "/big?bytes=1000'))", "python", 60);
+  INFO(next.dump());
+  CHECK(stdout_of(next).find("200 OK', 1000)") != std::string::npos);
+}
