@@ -52,6 +52,7 @@ void apply_tenant_option(Tenant& tenant, const std::string& option, const std::s
       }
     } else if (key == "egress_connections") {
       tenant.egress_connections = whole_number(value, 1);
+      if (*tenant.egress_connections > 4096) throw bad();  // as --egress-connections
     } else if (key == "egress_mb_per_call" || key == "egress_mb_per_sandbox") {
       (key == "egress_mb_per_call" ? tenant.egress_mb_per_call : tenant.egress_mb_per_sandbox) =
           whole_number(value, 1);

@@ -5,7 +5,8 @@
 # (token_timing.{md,json}), an OAuth access token against a tokens-file token on warm calls
 # (auth.{md,json}), and warm calls with the usage ledger off, on SQLite and on PostgreSQL
 # (ledger.{md,json}), and a new session's first call with the pool of ready sandboxes on and off
-# (pool.{md,json}). Release build; run as root on an otherwise idle machine.
+# (pool.{md,json}), and a download through a sandbox's egress proxy against a direct one
+# (egress.{md,json}). Release build; run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
@@ -25,6 +26,8 @@ if [[ "${1:-}" == "--quick" ]]; then
   ./build-release/bench/ledger_bench --sandgate build-release/sandgate --calls 50 --seconds 2 \
     --out "$out"
   ./build-release/bench/pool_bench --sandgate build-release/sandgate --samples 2 --out "$out"
+  /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --mib 2 --rounds 2 \
+    --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
@@ -34,4 +37,5 @@ else
     --issuer-script tests/support/test_issuer.py --out bench/results
   ./build-release/bench/ledger_bench --sandgate build-release/sandgate --out bench/results
   ./build-release/bench/pool_bench --sandgate build-release/sandgate --out bench/results
+  /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --out bench/results
 fi

@@ -223,10 +223,12 @@ bool AllowList::allows(std::string_view host, std::uint16_t port,
   });
 }
 
-bool AllowList::names_literal(const ip::address& address) const {
+bool AllowList::names_literal(const ip::address& address, std::uint16_t port,
+                              std::uint16_t default_port) const {
   auto wanted = unmapped(address);
   return std::any_of(entries_.begin(), entries_.end(), [&](const AllowedDestination& entry) {
-    return entry.literal && unmapped(*entry.literal) == wanted;
+    return entry.literal && unmapped(*entry.literal) == wanted &&
+           port_matches(entry, port, default_port);
   });
 }
 

@@ -43,9 +43,11 @@ class AllowList {
   // a URL: a name (any case, optional trailing dot), an IPv4 literal, an IPv6 literal with or
   // without brackets. `default_port` is the scheme's (443 for CONNECT, 80 for plain HTTP).
   bool allows(std::string_view host, std::uint16_t port, std::uint16_t default_port) const;
-  // Whether some entry names exactly this address (so it may be connected to although it is not
-  // public). An IPv4-mapped IPv6 address counts as its IPv4 address.
-  bool names_literal(const boost::asio::ip::address& address) const;
+  // Whether some entry names exactly this address, for this port (its own, or the scheme's
+  // default without one), so that a listed name resolving to it may be connected to although it
+  // is not public. An IPv4-mapped IPv6 address counts as its IPv4 address.
+  bool names_literal(const boost::asio::ip::address& address, std::uint16_t port,
+                     std::uint16_t default_port) const;
 
   // The entries, comma-separated, in canonical form (for docs, logs and tests).
   std::string to_text() const;

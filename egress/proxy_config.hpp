@@ -2,6 +2,7 @@
 // The gateway-wide settings of the egress proxy (flags --egress-*; the per-tenant ones are in
 // tenant_egress.hpp).
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct ProxyConfig {
   std::chrono::milliseconds step_timeout{10'000};
   // A relayed connection with no byte either way for this long is closed.
   std::chrono::milliseconds idle_timeout{300'000};
+  // Connections relayed at once by all the gateway's sandboxes together (each holds two
+  // descriptors); more are closed unanswered.
+  std::size_t max_connections_total = 4096;
   bool operator==(const ProxyConfig&) const = default;
 };
 

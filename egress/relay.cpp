@@ -1,6 +1,7 @@
 // The egress relay: accept, read one proxy request, decide, connect, relay (relay.hpp).
 #include "egress/relay.hpp"
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -21,6 +22,7 @@
 
 #include "common/logging.hpp"
 #include "egress/client_hello.hpp"
+#include "egress/plain_request.hpp"
 #include "egress/proxy_request.hpp"
 #include "egress/upstream_connect.hpp"
 
@@ -38,18 +40,17 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kHeadLimit = 16 * 1024;
 constexpr std::size_t kRelayChunk = 64 * 1024;
 
-// Request headers that belong to one hop (RFC 9110 7.6.1) or to the proxy itself: never passed
-// on. Host and Connection are written anew.
-bool hop_by_hop(std::string_view name) {
-  for (std::string_view h : {"host", "connection", "proxy-connection", "keep-alive",
-                             "proxy-authorization", "proxy-authenticate", "te", "upgrade"})
-    if (beast::iequals(name, h)) return true;
-  return false;
-}
-
 std::string mib(std::uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
+
+// Reads of a tunnel's first bytes before its ClientHello must be whole: a real one comes in one
+// or two, and each read parses all that came so far.
+constexpr int kClientHelloReads = 32;
+
+// Connections open through every relay of this gateway: each holds two descriptors, and a
+// gateway out of descriptors could serve no one.
+std::atomic<std::size_t> open_connections{0};
 
 }  // namespace
 
@@ -63,6 +64,7 @@ struct Connection {
   Clock::time_point deadline{};  // closed when reached with nothing done
   bool done = false;
   bool timed_out = false;
+  bool abandoned = false;  // timed out, or its relay stopped: no step may start again
   Clock::time_point started = Clock::now();
   std::string kind = "-";  // CONNECT or the plain request's method
   std::string host = "-";
@@ -90,7 +92,8 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
 
   void begin(UniqueFd listener) {
     boost::system::error_code ec;
-    acceptor_.assign(tcp::v4(), listener.release(), ec);
+    acceptor_.assign(tcp::v4(), listener.get(), ec);
+    if (!ec) listener.release();  // the acceptor's now; on failure `listener` closes it
     if (ec) {
       log_event(LogLevel::warn, "egress_listener_unusable",
                 {{"sandbox", labels_.sandbox}, {"error", ec.message()}});
@@ -111,6 +114,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     for (auto& weak : live_)
       if (auto connection = weak.lock()) {
         if (connection->outcome == "relayed") connection->outcome = "closed: the sandbox ended";
+        connection->abandoned = true;
         connection->close();
       }
     live_.clear();
@@ -129,6 +133,14 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
         co_await pause.async_wait(kTuple);
         continue;
       }
+      // Beyond what can be answered: closed unanswered, so that a flood of connections cannot
+      // hold the gateway's descriptors waiting for their refusals to be written.
+      if (serving_ >= 2 * policy_->max_connections + 8 ||
+          open_connections.load() >= config_->max_connections_total) {
+        boost::system::error_code ignored;
+        std::get<1>(accepted).close(ignored);
+        continue;
+      }
       auto connection = std::make_shared<Connection>(strand_);
       connection->client = std::move(std::get<1>(accepted));
       std::erase_if(live_, [](const auto& weak) { return weak.expired(); });
@@ -145,6 +157,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       if (c->done) break;
       if (Clock::now() >= c->deadline) {
         c->timed_out = true;
+        c->abandoned = true;
         c->close();
         break;
       }
@@ -156,15 +169,19 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
                               std::shared_ptr<Connection> c) {
     c->deadline = Clock::now() + config_->step_timeout;
     asio::co_spawn(strand_, watch(c), asio::detached);
+    ++serving_;
     if (active_ >= policy_->max_connections) {
-      co_await refuse(*c, 429,
-                      "this sandbox already has its " + std::to_string(policy_->max_connections) +
-                          " egress connections open");
+      std::string why = "this sandbox already has its " + std::to_string(policy_->max_connections) +
+                        " egress connections open";
+      co_await refuse(*c, 429, why);
     } else {
       ++active_;
+      ++open_connections;
       co_await relay(*c);
+      --open_connections;
       --active_;
     }
+    --serving_;
     c->done = true;
     c->timer.cancel();
     c->close();
@@ -178,10 +195,14 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     auto read = co_await http::async_read_header(c.client, buffer, parser, kTuple);
     if (std::get<0>(read)) {
       c.outcome = c.timed_out ? "no request in time" : "no request";
-      if (!c.timed_out && std::get<0>(read) != asio::error::eof)
-        co_await refuse(c, 400, "a malformed proxy request");
+      if (!c.timed_out && std::get<0>(read) != asio::error::eof) {
+        std::string why = "a malformed proxy request";
+        co_await refuse(c, 400, why);
+      }
       co_return;
     }
+    // The next steps (name lookup and connect) get a deadline of their own.
+    c.deadline = Clock::now() + config_->step_timeout;
     const auto& request = parser.get();
     const bool tunnel = request.method() == http::verb::connect;
     c.kind = tunnel ? "CONNECT" : std::string(request.method_string());
@@ -194,7 +215,16 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     c.host = target.host;
     c.port = target.port;
     if (!policy_->allowed.allows(target.host, target.port, tunnel ? 443 : 80)) {
-      co_await refuse(c, 403, target.authority + " is not on this tenant's egress allow-list");
+      std::string why = target.authority + " is not on this tenant's egress allow-list";
+      co_await refuse(c, 403, why);
+      co_return;
+    }
+    // One request per plain connection, its body framed by Content-Length: what follows it is
+    // never relayed (a far side that ignored `Connection: close` would otherwise serve a second
+    // request, for another Host, on a connection allowed for the first).
+    if (!tunnel && parser.chunked()) {
+      std::string why = "a chunked request body is not proxied; send Content-Length";
+      co_await refuse(c, 400, why);
       co_return;
     }
     if (std::string cap = cap_reached(); !cap.empty()) {
@@ -202,7 +232,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       co_return;
     }
     UpstreamRequest want{target.host, target.port, target.tunnel, target.authority};
-    auto opened = co_await open_upstream(c.upstream, want, policy_->allowed, *config_);
+    auto opened = co_await open_upstream(c.upstream, want, policy_->allowed, *config_, c.abandoned);
     if (c.timed_out) {
       c.outcome = "no connection in time";
       co_return;
@@ -215,20 +245,55 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     if (tunnel) {
       if (!co_await open_tunnel(c, target, buffer)) co_return;
     } else {
-      std::string head = plain_head(request, target, config_->upstream.has_value());
+      std::string head = plain_request_head(request, target, config_->upstream.has_value());
+      std::uint64_t body = parser.content_length().value_or(0);
       auto pending = buffer.data();
-      std::string first =
-          head + std::string(static_cast<const char*>(pending.data()), pending.size());
+      std::size_t taken = static_cast<std::size_t>(std::min<std::uint64_t>(pending.size(), body));
+      std::string first = head + std::string(static_cast<const char*>(pending.data()), taken);
       if (!charge(c, first.size(), true)) co_return;
       auto wrote = co_await asio::async_write(c.upstream, asio::buffer(first), kTuple);
       if (std::get<0>(wrote)) {
         c.outcome = "the destination closed";
         co_return;
       }
+      c.deadline = Clock::now() + config_->idle_timeout;
+      auto rest_of_body = copy_exactly(c, body - taken);
+      auto answer = pump(c, false);
+      co_await (std::move(rest_of_body) && std::move(answer));
+      if (c.timed_out) c.outcome = "closed: idle";
+      co_return;
     }
     c.deadline = Clock::now() + config_->idle_timeout;
-    co_await (pump(c, true) && pump(c, false));
+    auto up = pump(c, true);
+    auto down = pump(c, false);
+    co_await (std::move(up) && std::move(down));
     if (c.timed_out) c.outcome = "closed: idle";
+  }
+
+  // The rest of a plain request's body, `left` bytes, from the client to the destination; then
+  // nothing more of the client's is read.
+  asio::awaitable<void> copy_exactly(Connection& c, std::uint64_t left) {
+    std::vector<char> chunk(kRelayChunk);
+    while (left > 0) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(left, chunk.size()));
+      auto got = co_await c.client.async_read_some(asio::buffer(chunk.data(), want), kTuple);
+      if (std::get<0>(got)) {
+        c.close();
+        co_return;
+      }
+      std::size_t n = std::get<1>(got);
+      if (!charge(c, n, true)) {
+        c.close();
+        co_return;
+      }
+      c.deadline = Clock::now() + config_->idle_timeout;
+      auto wrote = co_await asio::async_write(c.upstream, asio::buffer(chunk.data(), n), kTuple);
+      if (std::get<0>(wrote)) {
+        c.close();
+        co_return;
+      }
+      left -= n;
+    }
   }
 
   // Says 200, then holds the tunnel until the client's ClientHello shows which server it asks
@@ -247,8 +312,8 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     // A ClientHello dripped in tiny records is re-parsed after every read: bounded, so that
     // the parsing stays linear in practice (a real one is a record or two).
     constexpr std::size_t kMaxHelloInput = kMaxClientHelloBytes + 16 * 1024;
-    while (parsed.state == ClientHello::State::incomplete) {
-      if (hello.size() > kMaxHelloInput) {
+    for (int reads = 0; parsed.state == ClientHello::State::incomplete; ++reads) {
+      if (hello.size() > kMaxHelloInput || reads == kClientHelloReads) {
         parsed.state = ClientHello::State::not_tls;
         break;
       }
@@ -277,23 +342,6 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       co_return false;
     }
     co_return true;
-  }
-
-  // The plain request's head as the destination (or the upstream proxy, which wants the absolute
-  // form) gets it: one request, then the connection closes.
-  static std::string plain_head(const http::request<http::empty_body>& request,
-                                const ProxyTarget& target, bool to_upstream_proxy) {
-    std::string head(request.method_string());
-    head += ' ';
-    head +=
-        to_upstream_proxy ? "http://" + target.authority + target.origin_form : target.origin_form;
-    head += " HTTP/1.1\r\n";
-    for (const auto& field : request) {
-      if (hop_by_hop(field.name_string())) continue;
-      head.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
-    }
-    head += "Host: " + target.authority + "\r\nConnection: close\r\n\r\n";
-    return head;
   }
 
   // Copies one direction until it ends; an end of the client's sending (or the destination's)
@@ -383,6 +431,15 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     co_await asio::async_write(c.client, asio::buffer(text), kTuple);
     boost::system::error_code ignored;
     c.client.shutdown(tcp::socket::shutdown_send, ignored);
+    // What the client still sends is read (a little, briefly) before the close: closing with
+    // unread bytes would reset the connection, and the client could lose the answer unread.
+    c.deadline = Clock::now() + std::chrono::seconds(2);
+    c.timer.cancel();  // the watchdog waits for the new, nearer deadline
+    std::vector<char> drain(4096);
+    for (int reads = 0; reads < 16; ++reads) {
+      auto got = co_await c.client.async_read_some(asio::buffer(drain), kTuple);
+      if (std::get<0>(got)) break;
+    }
   }
 
   void log(const Connection& c) const {
@@ -408,7 +465,8 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   RelayLabels labels_;
   // On the strand only.
   bool stopped_ = false;
-  std::uint32_t active_ = 0;
+  std::uint32_t active_ = 0;   // relayed (or being decided) now
+  std::uint32_t serving_ = 0;  // the same, and refusals being written
   std::vector<std::weak_ptr<Connection>> live_;
   std::uint64_t sandbox_bytes_ = 0;
   std::uint64_t call_bytes_ = 0;

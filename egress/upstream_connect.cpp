@@ -1,7 +1,6 @@
 #include "egress/upstream_connect.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "egress/address_policy.hpp"
+#include "egress/name_lookup.hpp"
 
 namespace sandgate::egress {
 namespace asio = boost::asio;
@@ -21,6 +21,9 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+// Addresses tried, in the resolver's order, before the connection is given up: a name cannot
+// make the proxy try dozens of unanswered addresses one after another.
+constexpr std::size_t kAddressesTried = 4;
 
 asio::ip::address unmapped(const asio::ip::address& address) {
   if (address.is_v6() && address.to_v6().is_v4_mapped())
@@ -28,16 +31,34 @@ asio::ip::address unmapped(const asio::ip::address& address) {
   return address;
 }
 
-// Connects to the first of `endpoints` that answers; false when none did.
-asio::awaitable<bool> connect_any(tcp::socket& socket,
-                                  const std::vector<tcp::endpoint>& endpoints) {
-  for (const auto& endpoint : endpoints) {
+// Connects to the first of `endpoints` that answers; false when none did, or when the connection
+// was abandoned meanwhile (its deadline passed, its relay stopped: the socket was closed under
+// the attempt, and a next attempt would open it again with no deadline left to stop it).
+asio::awaitable<bool> connect_any(tcp::socket& socket, const std::vector<tcp::endpoint>& endpoints,
+                                  const bool& abandoned) {
+  for (std::size_t i = 0; i < endpoints.size() && i < kAddressesTried && !abandoned; ++i) {
     boost::system::error_code ignored;
     socket.close(ignored);
-    auto connected = co_await socket.async_connect(endpoint, kTuple);
+    auto connected = co_await socket.async_connect(endpoints[i], kTuple);
+    if (abandoned) break;
     if (!std::get<0>(connected)) co_return true;
   }
+  boost::system::error_code ignored;
+  socket.close(ignored);
   co_return false;
+}
+
+// The upstream proxy's endpoints: its literal address, or what its name resolves to (the
+// operator's choice, not checked).
+asio::awaitable<std::vector<tcp::endpoint>> upstream_endpoints(const UpstreamProxy& upstream) {
+  std::vector<tcp::endpoint> endpoints;
+  if (is_ip_literal(upstream.host)) {
+    endpoints.emplace_back(asio::ip::make_address(upstream.host), upstream.port);
+    co_return endpoints;
+  }
+  auto addresses = co_await look_up(upstream.host);
+  for (const auto& address : addresses) endpoints.emplace_back(unmapped(address), upstream.port);
+  co_return endpoints;
 }
 
 // Asks the upstream proxy for a tunnel to `authority`; "" when it said 2xx.
@@ -67,17 +88,12 @@ bool is_ip_literal(const std::string& host) {
 }
 
 asio::awaitable<UpstreamOpened> open_upstream(tcp::socket& socket, const UpstreamRequest& want,
-                                              const AllowList& allowed, const ProxyConfig& config) {
-  tcp::resolver resolver(socket.get_executor());
+                                              const AllowList& allowed, const ProxyConfig& config,
+                                              const bool& abandoned) {
   if (config.upstream) {
-    // The operator's proxy: its address is the operator's choice, not checked.
-    auto found = co_await resolver.async_resolve(config.upstream->host,
-                                                 std::to_string(config.upstream->port), kTuple);
-    std::vector<tcp::endpoint> endpoints;
-    if (!std::get<0>(found))
-      for (const auto& entry : std::get<1>(found)) endpoints.push_back(entry.endpoint());
-    if (endpoints.empty() || !co_await connect_any(socket, endpoints))
-      co_return UpstreamOpened{502, "the upstream proxy cannot be reached"};
+    auto endpoints = co_await upstream_endpoints(*config.upstream);
+    bool connected = co_await connect_any(socket, endpoints, abandoned);
+    if (!connected) co_return UpstreamOpened{502, "the upstream proxy cannot be reached"};
     if (want.tunnel) {
       std::string refused = co_await upstream_tunnel(socket, want.authority);
       if (!refused.empty()) co_return UpstreamOpened{502, refused};
@@ -91,12 +107,13 @@ asio::awaitable<UpstreamOpened> open_upstream(tcp::socket& socket, const Upstrea
     // Allowed, so an entry names this very address: no check of what kind it is.
     endpoints.emplace_back(unmapped(asio::ip::make_address(want.host)), want.port);
   } else {
-    auto found = co_await resolver.async_resolve(want.host, std::to_string(want.port), kTuple);
-    if (std::get<0>(found)) co_return UpstreamOpened{502, want.host + " could not be resolved"};
-    for (const auto& entry : std::get<1>(found)) {
-      auto address = unmapped(entry.endpoint().address());
+    auto addresses = co_await look_up(want.host);
+    if (addresses.empty()) co_return UpstreamOpened{502, want.host + " could not be resolved"};
+    const std::uint16_t default_port = want.tunnel ? 443 : 80;
+    for (const auto& resolved : addresses) {
+      auto address = unmapped(resolved);
       std::string kind = special_address(address);
-      if (!kind.empty() && !allowed.names_literal(address)) {
+      if (!kind.empty() && !allowed.names_literal(address, want.port, default_port)) {
         special = kind;
         continue;
       }
@@ -107,8 +124,8 @@ asio::awaitable<UpstreamOpened> open_upstream(tcp::socket& socket, const Upstrea
                                         (special.empty() ? "no address" : special) +
                                         ", which this tenant's egress may not reach"};
   }
-  if (!co_await connect_any(socket, endpoints))
-    co_return UpstreamOpened{502, "could not connect to " + want.authority};
+  bool connected = co_await connect_any(socket, endpoints, abandoned);
+  if (!connected) co_return UpstreamOpened{502, "could not connect to " + want.authority};
   co_return UpstreamOpened{};
 }
 

@@ -24,10 +24,13 @@ struct UpstreamOpened {
   std::string reason;  // empty: `socket` is connected and ready for the request's bytes
 };
 
+// `abandoned` turns true when the connection is given up meanwhile (its deadline, its relay's
+// stop): no further address is tried then.
 boost::asio::awaitable<UpstreamOpened> open_upstream(boost::asio::ip::tcp::socket& socket,
                                                      const UpstreamRequest& want,
                                                      const AllowList& allowed,
-                                                     const ProxyConfig& config);
+                                                     const ProxyConfig& config,
+                                                     const bool& abandoned);
 
 // Whether `host` (normalised) is an IP literal.
 bool is_ip_literal(const std::string& host);

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
@@ -107,7 +109,7 @@ constexpr int kAllowed[] = {
     SCMP_SYS(bind), SCMP_SYS(connect), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
     SCMP_SYS(getsockname), SCMP_SYS(getpeername), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
     SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg),
-    SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(shutdown),
+    SCMP_SYS(getsockopt), SCMP_SYS(shutdown),  // setsockopt: below
     // About the system, and randomness.
     SCMP_SYS(uname), SCMP_SYS(sysinfo), SCMP_SYS(getrandom),
     // A program may confine itself further (filters only stack, never loosen).
@@ -169,26 +171,43 @@ int add_lists(scmp_filter_ctx ctx) {
   return 0;
 }
 
-// socket(family, type) with both arguments compared: a0 == family and (a1 & mask) == type.
-int socket_rule(scmp_filter_ctx ctx, uint32_t action, scmp_datum_t family, scmp_datum_t type) {
-  scmp_arg_cmp cmp[] = {{0, SCMP_CMP_EQ, family, 0}, {1, SCMP_CMP_MASKED_EQ, 0xf, type}};
-  return seccomp_rule_add_array(ctx, action, SCMP_SYS(socket), 2, cmp);
+// socket(family, type, protocol) with all three compared: a0 == family, (a1 & 0xf) == type and
+// a2 `protocol_op` `protocol`.
+int socket_rule(scmp_filter_ctx ctx, uint32_t action, scmp_datum_t family, scmp_datum_t type,
+                scmp_compare protocol_op, scmp_datum_t protocol) {
+  scmp_arg_cmp cmp[] = {{0, SCMP_CMP_EQ, family, 0},
+                        {1, SCMP_CMP_MASKED_EQ, 0xf, type},
+                        {2, protocol_op, protocol, 0}};
+  return seccomp_rule_add_array(ctx, action, SCMP_SYS(socket), 3, cmp);
 }
 
 // With egress: AF_UNIX, and TCP over IPv4 and IPv6 (SOCK_STREAM, whatever flags the type
-// carries). Other families get EAFNOSUPPORT and other IP socket types (UDP, raw, …) EPERM. libseccomp
-// takes the strictest action of all matching rules and a rule cannot hold two comparisons of one
-// argument, so the refusals are written as disjoint cases rather than as "not one of these".
+// carries, protocol 0 or IPPROTO_TCP). Other families get EAFNOSUPPORT; other IP socket types
+// (UDP, raw, …) and other stream protocols (SCTP, MPTCP: a socket of theirs would make the host
+// load their module) EPERM. libseccomp takes the strictest action of all matching rules and a
+// rule cannot hold two comparisons of one argument, so the refusals are written as disjoint
+// cases rather than as "not one of these".
 int add_tcp_socket_rules(scmp_filter_ctx ctx) {
   int rc = rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), SCMP_CMP_EQ, AF_UNIX);
+  static_assert(IPPROTO_IP == 0 && IPPROTO_TCP == 6);
   for (scmp_datum_t family : {AF_INET, AF_INET6}) {
-    if (rc == 0) rc = socket_rule(ctx, SCMP_ACT_ALLOW, family, SOCK_STREAM);
+    for (scmp_datum_t protocol : {IPPROTO_IP, IPPROTO_TCP})
+      if (rc == 0)
+        rc = socket_rule(ctx, SCMP_ACT_ALLOW, family, SOCK_STREAM, SCMP_CMP_EQ, protocol);
+    for (scmp_datum_t protocol = 1; protocol < IPPROTO_TCP && rc == 0; ++protocol)
+      rc = socket_rule(ctx, SCMP_ACT_ERRNO(EPERM), family, SOCK_STREAM, SCMP_CMP_EQ, protocol);
+    if (rc == 0)
+      rc = socket_rule(ctx, SCMP_ACT_ERRNO(EPERM), family, SOCK_STREAM, SCMP_CMP_GT, IPPROTO_TCP);
     for (scmp_datum_t type = 0; type <= 0xf && rc == 0; ++type)
-      if (type != SOCK_STREAM) rc = socket_rule(ctx, SCMP_ACT_ERRNO(EPERM), family, type);
+      if (type != SOCK_STREAM) {
+        scmp_arg_cmp cmp[] = {{0, SCMP_CMP_EQ, family, 0}, {1, SCMP_CMP_MASKED_EQ, 0xf, type}};
+        rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2, cmp);
+      }
   }
   static_assert(AF_UNSPEC == 0 && AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10);
   for (scmp_datum_t family : {0, 3, 4, 5, 6, 7, 8, 9})
-    if (rc == 0) rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), SCMP_CMP_EQ, family);
+    if (rc == 0)
+      rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), SCMP_CMP_EQ, family);
   if (rc == 0)
     rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), SCMP_CMP_GT, AF_INET6);
   return rc;
@@ -207,6 +226,24 @@ int add_argument_rules(scmp_filter_ctx ctx, SeccompProgram::Sockets sockets) {
     }
     if ((rc = rule(ctx, SCMP_ACT_ALLOW, sc, SCMP_CMP_EQ, AF_UNIX)) != 0) return rc;
     if ((rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, SCMP_CMP_NE, AF_UNIX)) != 0) return rc;
+  }
+  // setsockopt, but not TCP_ULP: attaching an upper-layer protocol (kernel TLS) to a TCP socket
+  // is kernel attack surface a program has no use for (CVE-2023-0461 was reached this way).
+  {
+    scmp_arg_cmp other_level{1, SCMP_CMP_NE, SOL_TCP, 0};
+    scmp_arg_cmp tcp_level{1, SCMP_CMP_EQ, SOL_TCP, 0};
+    scmp_arg_cmp ulp{2, SCMP_CMP_EQ, TCP_ULP, 0};
+    scmp_arg_cmp not_ulp{2, SCMP_CMP_NE, TCP_ULP, 0};
+    scmp_arg_cmp tcp_other[] = {tcp_level, not_ulp};
+    scmp_arg_cmp tcp_ulp[] = {tcp_level, ulp};
+    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1, &other_level)) !=
+        0)
+      return rc;
+    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2, tcp_other)) != 0)
+      return rc;
+    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
+                                     tcp_ulp)) != 0)
+      return rc;
   }
   // clone without namespace flags; with any of them EPERM, one rule per flag since a masked
   // comparison can only test for equality.

@@ -77,6 +77,19 @@ test("the OAuth issuer's policy adds only HTTPS to the issuer, for the gateway p
   assert.deepEqual(policy.spec.egress[0].to, [{ ipBlock: { cidr: "192.0.2.0/24" } }]);
 });
 
+test("the egress mirror's policy adds only HTTPS to the mirror, for the gateway pods", () => {
+  const policy = manifests["networkpolicy-egress-mirror.yaml"];
+  const gateway = manifests["networkpolicy.yaml"].spec.podSelector;
+  // The gateway pods only: sandboxes have no interface, the gateway relays for them.
+  assert.deepEqual(policy.spec.podSelector, gateway);
+  assert.deepEqual(policy.spec.policyTypes, ["Egress"]);
+  assert.equal(policy.spec.ingress, undefined);
+  assert.equal(policy.spec.egress.length, 1);
+  assert.deepEqual(policy.spec.egress[0].ports, [{ protocol: "TCP", port: 443 }]);
+  // The shipped range routes nowhere (RFC 5737) until the operator names the mirror's.
+  assert.deepEqual(policy.spec.egress[0].to, [{ ipBlock: { cidr: "198.51.100.0/24" } }]);
+});
+
 test("the workload has probes, a grace period covering the drain, and the documented securityContext", () => {
   const sts = manifests["statefulset.yaml"];
   const pod = sts.spec.template.spec;

@@ -29,25 +29,31 @@ TEST_CASE("a sandbox with egress reaches its proxy socket and nothing else", "[s
   REQUIRE(listener);
   CHECK_FALSE(sb->take_egress_listener());  // handed over once
 
-  auto r = f.run(sb, Language::python,
-                 "import errno, os, socket\n"
-                 "def attempt(name, action):\n"
-                 "    try:\n"
-                 "        action()\n"
-                 "        print(name, 'ok')\n"
-                 "    except OSError as e:\n"
-                 "        print(name, errno.errorcode[e.errno])\n"
-                 "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
-                 "s.sendall(b'through the proxy socket')\n"
-                 "s.close()\n"
-                 "print('proxy', os.environ.get('HTTPS_PROXY'))\n"
-                 "attempt('elsewhere', lambda: socket.create_connection(('10.1.2.3', 80), 3))\n"
-                 "attempt('bind', lambda: socket.socket().bind(('127.0.0.1', 3128)))\n"
-                 "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))\n"
-                 "attempt('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))\n"
-                 "attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n"
-                 "attempt('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW))\n"
-                 "attempt('tcp6', lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))\n");
+  auto r =
+      f.run(sb, Language::python,
+            "import errno, os, socket\n"
+            "def attempt(name, action):\n"
+            "    try:\n"
+            "        action()\n"
+            "        print(name, 'ok')\n"
+            "    except OSError as e:\n"
+            "        print(name, errno.errorcode[e.errno])\n"
+            "s = socket.create_connection(('127.0.0.1', 3128), timeout=5)\n"
+            "s.sendall(b'through the proxy socket')\n"
+            "s.close()\n"
+            "print('proxy', os.environ.get('HTTPS_PROXY'))\n"
+            "attempt('elsewhere', lambda: socket.create_connection(('10.1.2.3', 80), 3))\n"
+            "attempt('bind', lambda: socket.socket().bind(('127.0.0.1', 3128)))\n"
+            "attempt('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))\n"
+            "attempt('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))\n"
+            "attempt('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW))\n"
+            "attempt('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW))\n"
+            "attempt('tcp6', lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))\n"
+            "attempt('sctp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132))\n"
+            "attempt('mptcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))\n"
+            "attempt('tcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 6))\n"
+            "attempt('nodelay', lambda: socket.socket().setsockopt(6, 1, 1))\n"
+            "attempt('ulp', lambda: socket.socket().setsockopt(6, 31, b'tls'))\n");
   INFO(r.stdout_text << r.stderr_text);
   CHECK(r.exit_code == 0);
   CHECK(r.stdout_text ==
@@ -58,7 +64,12 @@ TEST_CASE("a sandbox with egress reaches its proxy socket and nothing else", "[s
         "raw EPERM\n"
         "packet EAFNOSUPPORT\n"
         "netlink EAFNOSUPPORT\n"
-        "tcp6 ok\n");
+        "tcp6 ok\n"
+        "sctp EPERM\n"
+        "mptcp EPERM\n"
+        "tcp ok\n"
+        "nodelay ok\n"
+        "ulp EPERM\n");
 
   // The connection waits in the listener's queue, for the gateway (here, the test) to take.
   int accepted = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -108,6 +108,37 @@ TEST_CASE("a tenant's share of live sandboxes comes from the tokens file", "[uni
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sandboxes=-1\n"), Catch::Contains("bad option"));
 }
 
+TEST_CASE("a tenant's egress allow-list and caps come from the tokens file", "[unit][auth]") {
+  std::string d = to_hex(sha256("x")), e = to_hex(sha256("y"));
+  auto store = TokenStore::parse(d +
+                                 " t egress=pypi.org,files.pythonhosted.org,mirror.internal:8443 "
+                                 "egress_connections=4 egress_mb_per_call=10 "
+                                 "egress_mb_per_sandbox=100\n" +
+                                 e + " u\n");
+  auto t = store.find("x");
+  REQUIRE(t->egress);
+  CHECK(t->egress->to_text() == "pypi.org,files.pythonhosted.org,mirror.internal:8443");
+  CHECK(t->egress->allows("mirror.internal", 8443, 443));
+  CHECK_FALSE(t->egress->allows("mirror.internal", 443, 443));
+  CHECK(t->egress_connections == 4u);
+  CHECK(t->egress_mb_per_call == 10u);
+  CHECK(t->egress_mb_per_sandbox == 100u);
+  // Without egress= a tenant has none: no proxy for its sandboxes.
+  CHECK_FALSE(store.find("y")->egress);
+  for (const char* bad : {" t egress=", " t egress=a,,b", " t egress=host:0", " t egress=*",
+                          " t egress_connections=0", " t egress_mb_per_call=x"})
+    CHECK_THROWS_WITH(TokenStore::parse(d + bad + "\n"), Catch::Contains("line 1"));
+  // The entry's words are not repeated (one pasted by mistake could be a secret).
+  try {
+    TokenStore::parse(d + " t egress=ok.example,sk_live_0123456789:99999\n");
+    FAIL("parsed");
+  } catch (const std::runtime_error& err) {
+    std::string what = err.what();
+    CHECK(what.find("egress entry 2") != std::string::npos);
+    CHECK(what.find("sk_live") == std::string::npos);
+  }
+}
+
 TEST_CASE("a tokens file error never repeats what the file says", "[unit][auth]") {
   // An operator pasting a token where an option goes must not find it in the logs.
   std::string d = to_hex(sha256("x"));

@@ -57,6 +57,26 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
             "needs --oauth-client-id");
     refused({"--oauth-scopes", "a b"}, "printable ASCII without spaces");
   }
+  SECTION("egress: the upstream proxy, the price and the default caps") {
+    auto r = parse({"--egress-upstream-proxy", "proxy.corp.example:3128", "--egress-price-gib", "0",
+                    "--egress-connections", "8", "--egress-mb-per-call", "64"},
+                   {"SANDGATE_TOKEN=t", "SANDGATE_EGRESS_MB_PER_SANDBOX=512"});
+    REQUIRE(r.config);
+    REQUIRE(r.config->registry.egress_proxy.upstream);
+    CHECK(r.config->registry.egress_proxy.upstream->host == "proxy.corp.example");
+    CHECK(r.config->registry.egress_proxy.upstream->port == 3128);
+    CHECK(r.config->host.prices.usd_per_egress_gib == 0);
+    CHECK(r.config->registry.egress_connections == 8u);
+    CHECK(r.config->registry.egress_bytes_per_call == 64ull << 20);
+    CHECK(r.config->registry.egress_bytes_per_sandbox == 512ull << 20);
+    auto url = parse({"--egress-upstream-proxy", "http://[fd00::3]:8080/"}, {"SANDGATE_TOKEN=t"});
+    REQUIRE(url.config);
+    CHECK(url.config->registry.egress_proxy.upstream->host == "fd00::3");
+    for (const char* bad : {"proxy.corp.example", "proxy:0", "user@proxy:3128", "fd00::3:8080"})
+      CHECK_FALSE(parse({"--egress-upstream-proxy", bad}, {"SANDGATE_TOKEN=t"}).config);
+    CHECK_FALSE(parse({"--egress-price-gib", "-1"}, {"SANDGATE_TOKEN=t"}).config);
+    CHECK_FALSE(parse({"--egress-connections", "0"}, {"SANDGATE_TOKEN=t"}).config);
+  }
   SECTION("the pool of ready sandboxes: on by default, its preload names checked") {
     auto r = parse({}, {"SANDGATE_TOKEN=t"});
     REQUIRE(r.config);

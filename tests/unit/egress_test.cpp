@@ -223,16 +223,22 @@ TEST_CASE("literal entries match addresses, IPv4-mapped IPv6 as its IPv4", "[uni
   CHECK_FALSE(AllowList::parse("10.0.0.5").allows("ten.example", 443, 443));
 }
 
-TEST_CASE("names_literal finds entries that name an address", "[unit][egress]") {
+TEST_CASE("names_literal finds entries that name an address, for their port", "[unit][egress]") {
   auto list = AllowList::parse("pypi.org,10.0.0.5:8080,[fd00::1]:443,[::ffff:10.0.0.6]");
-  CHECK(list.names_literal(ip::make_address("10.0.0.5")));
-  CHECK(list.names_literal(ip::make_address("::ffff:10.0.0.5")));
-  CHECK(list.names_literal(ip::make_address("fd00::1")));
-  CHECK(list.names_literal(ip::make_address("10.0.0.6")));
-  CHECK_FALSE(list.names_literal(ip::make_address("10.0.0.7")));
-  CHECK_FALSE(list.names_literal(ip::make_address("fd00::2")));
-  CHECK_FALSE(list.names_literal(ip::make_address("::10.0.0.5")));
-  CHECK_FALSE(AllowList().names_literal(ip::make_address("10.0.0.5")));
+  CHECK(list.names_literal(ip::make_address("10.0.0.5"), 8080, 443));
+  CHECK(list.names_literal(ip::make_address("::ffff:10.0.0.5"), 8080, 80));
+  CHECK(list.names_literal(ip::make_address("fd00::1"), 443, 80));
+  // Without a port, the scheme's default: 443 for a tunnel, 80 for plain HTTP.
+  CHECK(list.names_literal(ip::make_address("10.0.0.6"), 443, 443));
+  CHECK(list.names_literal(ip::make_address("10.0.0.6"), 80, 80));
+  // Another port of a listed address is not listed: a name allowed on 443 that resolves to
+  // 10.0.0.5 does not reach 10.0.0.5:443 because 10.0.0.5:8080 is.
+  CHECK_FALSE(list.names_literal(ip::make_address("10.0.0.5"), 443, 443));
+  CHECK_FALSE(list.names_literal(ip::make_address("10.0.0.6"), 8080, 443));
+  CHECK_FALSE(list.names_literal(ip::make_address("10.0.0.7"), 443, 443));
+  CHECK_FALSE(list.names_literal(ip::make_address("fd00::2"), 443, 443));
+  CHECK_FALSE(list.names_literal(ip::make_address("::10.0.0.5"), 8080, 443));
+  CHECK_FALSE(AllowList().names_literal(ip::make_address("10.0.0.5"), 443, 443));
 }
 
 TEST_CASE("normalise_host writes a host the way entries are written", "[unit][egress]") {
