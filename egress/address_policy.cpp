@@ -43,6 +43,9 @@ constexpr std::array kV4Ranges{
     V4Range{v4(203, 0, 113, 0), 24, kReserved},
     V4Range{v4(224, 0, 0, 0), 4, kMulticast},
     V4Range{v4(240, 0, 0, 0), 4, kReserved},  // with 255.255.255.255, the broadcast
+    // Not special to IANA, but to a cloud: Azure's WireServer (the VM agent's channel to the
+    // host, reachable from every Azure VM). AWS, GCP and Alibaba use the ranges above.
+    V4Range{v4(168, 63, 129, 16), 32, "a cloud host address (Azure WireServer)"},
 };
 
 bool in_v4_range(std::uint32_t address, const V4Range& range) {

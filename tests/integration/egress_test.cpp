@@ -164,7 +164,6 @@ struct EgressGateway {
   TempFile hosts{"egress-hosts"};
   TempFile tokens{"egress-tokens"};
   std::optional<GatewayProcess> gw;
-  std::string index_entry() const { return "index.sandgate.test:" + std::to_string(index.port); }
 
   explicit EgressGateway(std::vector<std::string> extra = {}) {
     hosts.write(kHosts, 0644);
@@ -181,12 +180,34 @@ struct EgressGateway {
         digest("carol-token") + " carol\n" +
         // 1 MiB per call.
         digest("dave-token") + " dave egress=127.0.0.2:" + plain + " egress_mb_per_call=1\n" +
-        digest("erin-token") + " erin egress=127.0.0.2:" + plain + "\n");
+        digest("erin-token") + " erin egress=127.0.0.2:" + plain + "\n" +
+        // 1 MiB over the sandbox's life, 100 per call.
+        digest("frank-token") + " frank egress=127.0.0.2:" + plain +
+        " egress_mb_per_sandbox=1 egress_mb_per_call=100\n");
     std::vector<std::string> args = {"--token-file", tokens.path.string(), "--egress-price-gib",
                                      "100"};
     args.insert(args.end(), extra.begin(), extra.end());
     gw.emplace(args, std::vector<std::string>{}, false, hosts_wrapper(hosts.path.string()));
   }
+};
+
+// The operator's corporate proxy (tests/support/connect_proxy.py): the request lines it was
+// asked, in order.
+class ConnectProxy {
+ public:
+  ConnectProxy() : log_("connect-proxy-log") {
+    log_.write("");
+    server_.emplace(
+        "connect proxy",
+        std::vector<std::string>{"/usr/bin/python3", CONNECT_PROXY_SCRIPT, log_.path.string()},
+        std::vector<std::string>{"PATH=/usr/bin:/bin"}, LaunchOptions{});
+  }
+  int port() const { return server_->port(); }
+  std::string requests() const { return log_.read(); }
+
+ private:
+  TempFile log_;
+  std::optional<ServerProcess> server_;
 };
 
 bool can_run() {
@@ -455,4 +476,50 @@ TEST_CASE(
       dave.run("print(plain_get('http://127.0.0.2:" + plain + "/big?bytes=1000'))", "python", 60);
   INFO(next.dump());
   CHECK(stdout_of(next).find("200 OK', 1000)") != std::string::npos);
+}
+
+TEST_CASE("the byte cap per sandbox holds across calls", "[integration][egress]") {
+  if (!can_run()) return;
+  EgressGateway world;
+  auto& gw = *world.gw;
+  const std::string plain = std::to_string(world.index.plain_port);
+  Client frank(gw, "frank-token");
+  REQUIRE(stdout_of(frank.run(kProbe, "python", 30)).find("probe ready") != std::string::npos);
+  const std::string fetch = "print(plain_get('http://127.0.0.2:" + plain + "/big?bytes=700000'))";
+  // 700 kB: within the sandbox's 1 MiB.
+  CHECK(stdout_of(frank.run(fetch)).find("200 OK', 700000)") != std::string::npos);
+  // Another call, another 700 kB: the sandbox's cap closes it short.
+  auto second = stdout_of(frank.run(fetch));
+  CHECK(second.find("200 OK', 700000)") == std::string::npos);
+  // And every later call is refused: the cap is the sandbox's, not the call's.
+  CHECK(stdout_of(frank.run(fetch)).find("403 this sandbox's egress byte cap (1 MiB) is used up") !=
+        std::string::npos);
+}
+
+TEST_CASE("with an upstream proxy, allowed requests go through it and refused ones never reach it",
+          "[integration][egress]") {
+  if (!can_run()) return;
+  ConnectProxy corporate;
+  EgressGateway world({"--egress-upstream-proxy", "127.0.0.1:" + std::to_string(corporate.port())});
+  auto& gw = *world.gw;
+  const std::string https = std::to_string(world.index.port);
+  const std::string plain = std::to_string(world.index.plain_port);
+  Client alice = probing_session(gw, "alice-token", world.index.ca);
+  // A tunnel to the literal (the upstream resolves names: the test's names are the gateway's
+  // only), TLS to the index through both proxies.
+  auto tunnel =
+      stdout_of(alice.run("print(https_get('127.0.0.2:" + https + "', '/simple/', '127.0.0.2'))"));
+  CHECK(tunnel.find("tunnel HTTP/1.1 200") != std::string::npos);
+  auto plain_get =
+      stdout_of(alice.run("print(plain_get('http://127.0.0.2:" + plain + "/big?bytes=1234'))"));
+  CHECK(plain_get.find("200 OK', 1234)") != std::string::npos);
+  // Refused by the tenant's list before anything is asked of the upstream.
+  CHECK(stdout_of(alice.run("print(connect_status('pypi.org:443'))")).find("403 ") !=
+        std::string::npos);
+  std::string asked = corporate.requests();
+  INFO(asked);
+  CHECK(asked.find("CONNECT 127.0.0.2:" + https + " HTTP/1.1\n") != std::string::npos);
+  CHECK(asked.find("GET http://127.0.0.2:" + plain + "/big?bytes=1234 HTTP/1.1\n") !=
+        std::string::npos);
+  CHECK(asked.find("pypi.org") == std::string::npos);
 }

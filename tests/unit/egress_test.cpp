@@ -279,6 +279,7 @@ TEST_CASE("special IPv4 addresses are named, public ones are not", "[unit][egres
            {"127.255.255.254", "a loopback address"},
            {"169.254.169.254", metadata.c_str()},
            {"169.254.0.1", metadata.c_str()},
+           {"168.63.129.16", "a cloud host address (Azure WireServer)"},
            {"192.0.0.8", "a reserved address"},
            {"192.0.2.1", "a reserved address"},
            {"198.18.0.1", "a reserved address"},
