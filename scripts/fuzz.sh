@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture saved_sessions oauth)
+[[ ${#targets[@]} -gt 0 ]] || targets=(http_request jsonrpc tokens_file output_capture saved_sessions oauth egress_request)
 preset="${SANDGATE_FUZZ_PRESET:-fuzz}"
 case "$preset" in
   fuzz) build=build-fuzz ;;
