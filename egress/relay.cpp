@@ -71,6 +71,11 @@ struct Connection {
   std::uint16_t port = 0;
   std::uint64_t up = 0, down = 0;  // client to destination, destination to client
   std::string outcome = "relayed";
+  ConnectionEnd::Kind end = ConnectionEnd::Kind::relayed;
+  void ended(ConnectionEnd::Kind how, std::string why) {
+    end = how;
+    outcome = std::move(why);
+  }
   void close() {
     boost::system::error_code ignored;
     client.close(ignored);
@@ -82,13 +87,14 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
  public:
   RelayImpl(asio::any_io_executor executor, std::shared_ptr<const TenantEgress> policy,
             std::shared_ptr<RelayAccount> account, std::shared_ptr<const ProxyConfig> config,
-            RelayLabels labels)
+            RelayLabels labels, ConnectionObserver observer)
       : strand_(asio::make_strand(executor)),
         acceptor_(strand_),
         policy_(std::move(policy)),
         account_(std::move(account)),
         config_(std::move(config)),
-        labels_(std::move(labels)) {}
+        labels_(std::move(labels)),
+        observer_(std::move(observer)) {}
 
   void begin(UniqueFd listener) {
     boost::system::error_code ec;
@@ -186,6 +192,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     c->timer.cancel();
     c->close();
     log(*c);
+    if (observer_) observer_(ConnectionEnd{c->end, c->up, c->down});
   }
 
   asio::awaitable<void> relay(Connection& c) {
@@ -194,7 +201,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     parser.header_limit(kHeadLimit);
     auto read = co_await http::async_read_header(c.client, buffer, parser, kTuple);
     if (std::get<0>(read)) {
-      c.outcome = c.timed_out ? "no request in time" : "no request";
+      c.ended(ConnectionEnd::Kind::failed, c.timed_out ? "no request in time" : "no request");
       if (!c.timed_out && std::get<0>(read) != asio::error::eof) {
         std::string why = "a malformed proxy request";
         co_await refuse(c, 400, why);
@@ -234,7 +241,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     UpstreamRequest want{target.host, target.port, target.tunnel, target.authority};
     auto opened = co_await open_upstream(c.upstream, want, policy_->allowed, *config_, c.abandoned);
     if (c.timed_out) {
-      c.outcome = "no connection in time";
+      c.ended(ConnectionEnd::Kind::failed, "no connection in time");
       co_return;
     }
     if (!opened.reason.empty()) {
@@ -253,7 +260,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       if (!charge(c, first.size(), true)) co_return;
       auto wrote = co_await asio::async_write(c.upstream, asio::buffer(first), kTuple);
       if (std::get<0>(wrote)) {
-        c.outcome = "the destination closed";
+        c.ended(ConnectionEnd::Kind::failed, "the destination closed");
         co_return;
       }
       c.deadline = Clock::now() + config_->idle_timeout;
@@ -319,26 +326,29 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       }
       auto got = co_await c.client.async_read_some(asio::buffer(chunk), kTuple);
       if (std::get<0>(got)) {
-        c.outcome = c.timed_out ? "no ClientHello in time" : "closed before its ClientHello";
+        c.ended(ConnectionEnd::Kind::failed,
+                c.timed_out ? "no ClientHello in time" : "closed before its ClientHello");
         co_return false;
       }
       hello.insert(hello.end(), chunk.begin(), chunk.begin() + std::get<1>(got));
       parsed = parse_client_hello(hello);
     }
     if (parsed.state == ClientHello::State::not_tls) {
-      c.outcome = "refused: the tunnel did not start with a TLS ClientHello";
+      c.ended(ConnectionEnd::Kind::refused,
+              "refused: the tunnel did not start with a TLS ClientHello");
       co_return false;
     }
     bool matches =
         parsed.server_name ? *parsed.server_name == target.host : is_ip_literal(target.host);
     if (!matches) {
-      c.outcome = "refused: the ClientHello names another server than the CONNECT";
+      c.ended(ConnectionEnd::Kind::refused,
+              "refused: the ClientHello names another server than the CONNECT");
       co_return false;
     }
     if (!charge(c, hello.size(), true)) co_return false;
     auto forwarded = co_await asio::async_write(c.upstream, asio::buffer(hello), kTuple);
     if (std::get<0>(forwarded)) {
-      c.outcome = "the destination closed";
+      c.ended(ConnectionEnd::Kind::failed, "the destination closed");
       co_return false;
     }
     co_return true;
@@ -394,16 +404,16 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     // request is refused rather than given the few bytes left.
     if (sandbox_bytes_ + n > policy_->max_bytes_per_sandbox) {
       sandbox_bytes_ = policy_->max_bytes_per_sandbox;
-      c.outcome = "closed: the sandbox's egress byte cap";
+      c.ended(ConnectionEnd::Kind::capped, "closed: the sandbox's egress byte cap");
       return false;
     }
     if (call_bytes_ + n > policy_->max_bytes_per_call) {
       call_bytes_ = policy_->max_bytes_per_call;
-      c.outcome = "closed: the call's egress byte cap";
+      c.ended(ConnectionEnd::Kind::capped, "closed: the call's egress byte cap");
       return false;
     }
     if (!account_->charge(n)) {
-      c.outcome = "closed: the sandbox ended or reached its spend cap";
+      c.ended(ConnectionEnd::Kind::capped, "closed: the sandbox ended or reached its spend cap");
       return false;
     }
     sandbox_bytes_ += n;
@@ -422,7 +432,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
 
   // An HTTP error with the reason as its status line's phrase (what pip and npm print) and body.
   asio::awaitable<void> refuse(Connection& c, int status, const std::string& reason) {
-    c.outcome = "refused: " + reason;
+    c.ended(ConnectionEnd::Kind::refused, "refused: " + reason);
     std::string body = "sandgate egress: " + reason + "\n";
     std::string text = "HTTP/1.1 " + std::to_string(status) + " " + reason +
                        "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
@@ -463,6 +473,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   std::shared_ptr<RelayAccount> account_;
   std::shared_ptr<const ProxyConfig> config_;
   RelayLabels labels_;
+  ConnectionObserver observer_;
   // On the strand only.
   bool stopped_ = false;
   std::uint32_t active_ = 0;   // relayed (or being decided) now
@@ -473,13 +484,27 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   std::uint64_t call_number_ = 0;
 };
 
+const char* connection_end_name(ConnectionEnd::Kind kind) {
+  switch (kind) {
+    case ConnectionEnd::Kind::refused:
+      return "refused";
+    case ConnectionEnd::Kind::capped:
+      return "capped";
+    case ConnectionEnd::Kind::failed:
+      return "failed";
+    default:
+      return "relayed";
+  }
+}
+
 std::shared_ptr<Relay> Relay::start(asio::any_io_executor executor, UniqueFd listener,
                                     std::shared_ptr<const TenantEgress> policy,
                                     std::shared_ptr<RelayAccount> account,
-                                    std::shared_ptr<const ProxyConfig> config, RelayLabels labels) {
+                                    std::shared_ptr<const ProxyConfig> config, RelayLabels labels,
+                                    ConnectionObserver observer) {
   auto relay =
       std::make_shared<RelayImpl>(std::move(executor), std::move(policy), std::move(account),
-                                  std::move(config), std::move(labels));
+                                  std::move(config), std::move(labels), std::move(observer));
   relay->begin(std::move(listener));
   return relay;
 }

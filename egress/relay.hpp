@@ -9,6 +9,7 @@
 // thread (the sandbox's end, under its lock: it only posts).
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,14 +27,30 @@ struct RelayLabels {
   std::string sandbox;
 };
 
+// How one connection ended, for the gateway's metrics.
+struct ConnectionEnd {
+  enum class Kind {
+    relayed,  // relayed until either side closed (or idle, or the sandbox ended)
+    refused,  // an HTTP error (not allowed, malformed, over the connections cap) or its TLS was
+    capped,   // closed at a byte cap or the sandbox's spend cap
+    failed,   // no request, the far side unreachable or gone, no ClientHello in time
+  };
+  Kind kind = Kind::relayed;
+  std::uint64_t bytes_up = 0;    // client to destination
+  std::uint64_t bytes_down = 0;  // destination to client
+};
+const char* connection_end_name(ConnectionEnd::Kind kind);
+// Told of every connection's end, on the relay's strand: it must be quick and thread-safe.
+using ConnectionObserver = std::function<void(const ConnectionEnd&)>;
+
 class Relay {
  public:
   // Starts accepting on `listener` (a listening TCP socket; the relay owns it from now on).
   static std::shared_ptr<Relay> start(boost::asio::any_io_executor executor, UniqueFd listener,
                                       std::shared_ptr<const TenantEgress> policy,
                                       std::shared_ptr<RelayAccount> account,
-                                      std::shared_ptr<const ProxyConfig> config,
-                                      RelayLabels labels);
+                                      std::shared_ptr<const ProxyConfig> config, RelayLabels labels,
+                                      ConnectionObserver observer = {});
   virtual ~Relay() = default;
   // Closes the listener and every connection. Idempotent, any thread.
   virtual void stop() = 0;

@@ -73,7 +73,7 @@ Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
 
 void Registry::equip(Session& session, const SessionTerms& terms) {
   session.report_usage(usage_);
-  if (terms.egress) session.allow_egress(terms.egress, egress_proxy_);
+  if (terms.egress) session.allow_egress(terms.egress, egress_proxy_, egress_observer_);
 }
 
 bool Registry::admit_locked(const std::shared_ptr<Session>& session) {

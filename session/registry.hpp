@@ -19,6 +19,7 @@
 
 #include "egress/allow_list.hpp"
 #include "egress/proxy_config.hpp"
+#include "egress/relay.hpp"
 #include "egress/tenant_egress.hpp"
 #include "saved_sessions.hpp"
 #include "session.hpp"
@@ -143,6 +144,9 @@ class Registry : public TenantSandboxes {
   static constexpr std::size_t kRememberedEnds = 4096;
   // Told of every eviction, outside the registry's lock. Set before serving.
   void on_eviction(std::function<void(const Eviction&)> observer);
+  // Told of the end of every connection through a sandbox's egress proxy (on the relay's strand:
+  // quick and thread-safe). Set before serving.
+  void on_egress(egress::ConnectionObserver observer) { egress_observer_ = std::move(observer); }
   // Under pressure (the sandbox cap, the memory budget): hibernates the least recently used idle
   // sandbox of the tenant holding the most (live sandboxes, or their memory) (its session or handle
   // stays; its next call resumes with its /work), or ends it when hibernation is off or fails. A
@@ -265,8 +269,9 @@ class Registry : public TenantSandboxes {
   // victim is looked for.
   std::unordered_map<std::string, TenantSessions> per_tenant_;
   std::function<void(const Eviction&)> on_eviction_;
-  std::shared_ptr<const UsageReporting> usage_;  // null: usage is not recorded
+  std::shared_ptr<const UsageReporting> usage_;              // null: usage is not recorded
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;  // config_.egress_proxy, shared
+  egress::ConnectionObserver egress_observer_;
   std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {
     std::string tenant, why;

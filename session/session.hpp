@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "egress/proxy_config.hpp"
-#include "egress/tenant_egress.hpp"
 #include "async_semaphore.hpp"
 #include "call_slots.hpp"
+#include "egress/proxy_config.hpp"
+#include "egress/relay.hpp"
+#include "egress/tenant_egress.hpp"
 #include "ledger/usage_record.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox_usage_log.hpp"
@@ -169,8 +170,10 @@ class Session {
   // Its tenant's egress (issue #30): each sandbox made for it from now on gets a relay for its
   // proxy socket (the session's limits ask for one: Limits::egress). Set by the registry before
   // the session serves.
+  // `observer` (may be empty) is told of each relayed connection's end.
   void allow_egress(std::shared_ptr<const egress::TenantEgress> policy,
-                    std::shared_ptr<const egress::ProxyConfig> proxy);
+                    std::shared_ptr<const egress::ProxyConfig> proxy,
+                    egress::ConnectionObserver observer = {});
 
  private:
   // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
@@ -263,6 +266,7 @@ class Session {
   // Egress: what the tenant's sandboxes may reach, and the gateway's proxy settings (null: none).
   std::shared_ptr<const egress::TenantEgress> egress_;
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
+  egress::ConnectionObserver egress_observer_;
 };
 
 }  // namespace sandgate::session

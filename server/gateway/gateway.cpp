@@ -159,6 +159,9 @@ void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, M
     log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
   };
   registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
+  registry.on_egress([&metrics](const egress::ConnectionEnd& end) {
+    metrics.count_egress(egress::connection_end_name(end.kind), end.bytes_up, end.bytes_down);
+  });
   host.set_make_room(
       [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
 }

@@ -84,6 +84,16 @@ void Metrics::count_pressure_hibernation(const char* reason) {
     hibernated_sandbox_cap_++;
 }
 
+void Metrics::count_egress(const char* outcome, std::uint64_t bytes_up, std::uint64_t bytes_down) {
+  std::string_view kind = outcome;
+  (kind == "refused"  ? egress_refused_
+   : kind == "capped" ? egress_capped_
+   : kind == "failed" ? egress_failed_
+                      : egress_relayed_)++;
+  egress_bytes_up_ += bytes_up;
+  egress_bytes_down_ += bytes_down;
+}
+
 void Metrics::count_http(unsigned status) {
   if (status >= 500)
     http_5xx_++;
@@ -195,6 +205,18 @@ std::string Metrics::render(const Gauges& g) const {
       << "# TYPE sandgate_ledger_saves_total counter\n"
       << "sandgate_ledger_saves_total{outcome=\"ok\"} " << ledger_saved_ << "\n"
       << "sandgate_ledger_saves_total{outcome=\"failed\"} " << ledger_save_failed_ << "\n"
+      << "# HELP sandgate_egress_connections_total Connections through sandboxes' egress "
+         "proxies, by how they ended.\n"
+      << "# TYPE sandgate_egress_connections_total counter\n"
+      << "sandgate_egress_connections_total{outcome=\"relayed\"} " << egress_relayed_ << "\n"
+      << "sandgate_egress_connections_total{outcome=\"refused\"} " << egress_refused_ << "\n"
+      << "sandgate_egress_connections_total{outcome=\"capped\"} " << egress_capped_ << "\n"
+      << "sandgate_egress_connections_total{outcome=\"failed\"} " << egress_failed_ << "\n"
+      << "# HELP sandgate_egress_bytes_total Bytes sandboxes' egress proxies relayed, by "
+         "direction (up: from the sandbox).\n"
+      << "# TYPE sandgate_egress_bytes_total counter\n"
+      << "sandgate_egress_bytes_total{direction=\"up\"} " << egress_bytes_up_ << "\n"
+      << "sandgate_egress_bytes_total{direction=\"down\"} " << egress_bytes_down_ << "\n"
       << "# HELP sandgate_tenant_spend_usd_total USD spent by tenants' sandboxes, as saved to "
          "the ledger; tenants without a line of their own in the tokens file or OAuth policy "
          "are \"other\".\n"

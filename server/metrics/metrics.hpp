@@ -71,6 +71,9 @@ class Metrics {
   // A sandbox hibernated to make room for a new one (sandbox_cap, memory_budget, tenant_share).
   void count_pressure_hibernation(const char* reason);
   void count_http(unsigned status);
+  // A connection through a sandbox's egress proxy ended: `outcome` is relayed, refused, capped
+  // or failed (egress::connection_end_name), with the bytes it carried each way.
+  void count_egress(const char* outcome, std::uint64_t bytes_up, std::uint64_t bytes_down);
   std::string render(const Gauges& gauges) const;
 
  private:
@@ -90,6 +93,8 @@ class Metrics {
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
   std::atomic<std::uint64_t> jwks_refreshed_{0}, jwks_refresh_failed_{0};
   std::atomic<std::uint64_t> ledger_saved_{0}, ledger_save_failed_{0};
+  std::atomic<std::uint64_t> egress_relayed_{0}, egress_refused_{0}, egress_capped_{0},
+      egress_failed_{0}, egress_bytes_up_{0}, egress_bytes_down_{0};
   mutable std::mutex auth_mutex_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> auth_outcomes_;
   mutable std::mutex spend_mutex_;

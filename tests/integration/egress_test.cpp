@@ -381,6 +381,11 @@ TEST_CASE(
       "python", 30);
   INFO(none.dump());
   CHECK(stdout_of(none) == "False\nrefused 97\n");  // EAFNOSUPPORT: seccomp, as before #30
+
+  // /metrics counts the connections by how they ended, and the bytes relayed.
+  CHECK(metric(gw, "sandgate_egress_connections_total{outcome=\"relayed\"}") >= 2);
+  CHECK(metric(gw, "sandgate_egress_connections_total{outcome=\"refused\"}") >= 10);
+  CHECK(metric(gw, "sandgate_egress_bytes_total{direction=\"down\"}") > 1000);
 }
 
 TEST_CASE(
