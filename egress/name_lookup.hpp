@@ -10,8 +10,9 @@
 
 namespace sandgate::egress {
 
-// Lookups that may run at once; more wait their turn.
-inline constexpr std::size_t kLookupThreads = 4;
+// Lookups that may run at once, for all sandboxes together (each sandbox's relay runs at most two:
+// relay.cpp); more wait their turn.
+inline constexpr std::size_t kLookupThreads = 8;
 
 // The addresses `host` resolves to (the system's resolver: /etc/hosts, then DNS), in its order;
 // empty when it resolves to none.

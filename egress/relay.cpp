@@ -17,6 +17,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <optional>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -51,6 +52,26 @@ constexpr int kClientHelloReads = 32;
 // Connections open through every relay of this gateway: each holds two descriptors, and a
 // gateway out of descriptors could serve no one.
 std::atomic<std::size_t> open_connections{0};
+
+// Far sides being opened (a name looked up, an address connected) at once per sandbox.
+constexpr std::uint32_t kLookupsPerSandbox = 2;
+
+// Counts one use of `count` for as long as it lives (or until release()): the counters stay right
+// whichever way a coroutine leaves.
+template <class Count>
+class Counted {
+ public:
+  explicit Counted(Count& count) : count_(&count) { ++*count_; }
+  ~Counted() { release(); }
+  Counted(const Counted&) = delete;
+  Counted& operator=(const Counted&) = delete;
+  void release() {
+    if (count_ != nullptr) --*std::exchange(count_, nullptr);
+  }
+
+ private:
+  Count* count_;
+};
 
 }  // namespace
 
@@ -175,19 +196,16 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
                               std::shared_ptr<Connection> c) {
     c->deadline = Clock::now() + config_->step_timeout;
     asio::co_spawn(strand_, watch(c), asio::detached);
-    ++serving_;
+    Counted serving(serving_);
     if (active_ >= policy_->max_connections) {
       std::string why = "this sandbox already has its " + std::to_string(policy_->max_connections) +
                         " egress connections open";
       co_await refuse(*c, 429, why);
     } else {
-      ++active_;
-      ++open_connections;
+      Counted active(active_);
+      Counted open(open_connections);
       co_await relay(*c);
-      --open_connections;
-      --active_;
     }
-    --serving_;
     c->done = true;
     c->timer.cancel();
     c->close();
@@ -229,8 +247,11 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     // One request per plain connection, its body framed by Content-Length: what follows it is
     // never relayed (a far side that ignored `Connection: close` would otherwise serve a second
     // request, for another Host, on a connection allowed for the first).
-    if (!tunnel && parser.chunked()) {
-      std::string why = "a chunked request body is not proxied; send Content-Length";
+    // Any Transfer-Encoding is refused, not only a final chunked: "gzip" beside a Content-Length
+    // parses here as framed by the length, and a far side that reads it as chunked would find a
+    // second request in the body.
+    if (!tunnel && request.find(http::field::transfer_encoding) != request.end()) {
+      std::string why = "a request body with Transfer-Encoding is not proxied; send Content-Length";
       co_await refuse(c, 400, why);
       co_return;
     }
@@ -239,7 +260,19 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       co_return;
     }
     UpstreamRequest want{target.host, target.port, target.tunnel, target.authority};
+    // A sandbox's connections look names up two at a time: the lookup threads are the whole
+    // gateway's, and one sandbox asking for a name nobody answers holds at most two of them.
+    while (lookups_ >= kLookupsPerSandbox && !c.abandoned) {
+      asio::steady_timer pause(strand_, std::chrono::milliseconds(20));
+      co_await pause.async_wait(kTuple);
+    }
+    if (c.abandoned) {
+      c.ended(ConnectionEnd::Kind::failed, "no connection in time");
+      co_return;
+    }
+    Counted looking_up(lookups_);
     auto opened = co_await open_upstream(c.upstream, want, policy_->allowed, *config_, c.abandoned);
+    looking_up.release();
     if (c.timed_out) {
       c.ended(ConnectionEnd::Kind::failed, "no connection in time");
       co_return;
@@ -478,6 +511,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   bool stopped_ = false;
   std::uint32_t active_ = 0;   // relayed (or being decided) now
   std::uint32_t serving_ = 0;  // the same, and refusals being written
+  std::uint32_t lookups_ = 0;  // far sides being opened now (kLookupsPerSandbox)
   std::vector<std::weak_ptr<Connection>> live_;
   std::uint64_t sandbox_bytes_ = 0;
   std::uint64_t call_bytes_ = 0;

@@ -109,7 +109,7 @@ constexpr int kAllowed[] = {
     SCMP_SYS(bind), SCMP_SYS(connect), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
     SCMP_SYS(getsockname), SCMP_SYS(getpeername), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
     SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg),
-    SCMP_SYS(getsockopt), SCMP_SYS(shutdown),  // setsockopt: below
+    SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(shutdown),
     // About the system, and randomness.
     SCMP_SYS(uname), SCMP_SYS(sysinfo), SCMP_SYS(getrandom),
     // A program may confine itself further (filters only stack, never loosen).
@@ -227,24 +227,6 @@ int add_argument_rules(scmp_filter_ctx ctx, SeccompProgram::Sockets sockets) {
     if ((rc = rule(ctx, SCMP_ACT_ALLOW, sc, SCMP_CMP_EQ, AF_UNIX)) != 0) return rc;
     if ((rc = rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sc, SCMP_CMP_NE, AF_UNIX)) != 0) return rc;
   }
-  // setsockopt, but not TCP_ULP: attaching an upper-layer protocol (kernel TLS) to a TCP socket
-  // is kernel attack surface a program has no use for (CVE-2023-0461 was reached this way).
-  {
-    scmp_arg_cmp other_level{1, SCMP_CMP_NE, SOL_TCP, 0};
-    scmp_arg_cmp tcp_level{1, SCMP_CMP_EQ, SOL_TCP, 0};
-    scmp_arg_cmp ulp{2, SCMP_CMP_EQ, TCP_ULP, 0};
-    scmp_arg_cmp not_ulp{2, SCMP_CMP_NE, TCP_ULP, 0};
-    scmp_arg_cmp tcp_other[] = {tcp_level, not_ulp};
-    scmp_arg_cmp tcp_ulp[] = {tcp_level, ulp};
-    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1, &other_level)) !=
-        0)
-      return rc;
-    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2, tcp_other)) != 0)
-      return rc;
-    if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2,
-                                     tcp_ulp)) != 0)
-      return rc;
-  }
   // clone without namespace flags; with any of them EPERM, one rule per flag since a masked
   // comparison can only test for equality.
   unsigned long all = 0;
@@ -267,6 +249,41 @@ int add_argument_rules(scmp_filter_ctx ctx, SeccompProgram::Sockets sockets) {
   return 0;
 }
 
+// The second filter of a sandbox whose programs may make TCP sockets: everything allowed
+// (the first filter decides that) but setsockopt(SOL_TCP, TCP_ULP) — attaching an upper-layer
+// protocol (kernel TLS) to a TCP socket, kernel attack surface a program has no use for
+// (CVE-2023-0461 was reached this way). A filter of its own because "setsockopt unless
+// SOL_TCP/TCP_ULP" cannot be written in one: the kernel reads both arguments as int, so only
+// their low 32 bits may be compared (a masked comparison, equality only), and overlapping
+// allow and refuse rules of one syscall are not for one filter to order. Stacked, the kernel
+// takes the stricter answer of the two.
+int add_tcp_ulp_refusal(scmp_filter_ctx ctx) {
+  scmp_arg_cmp tcp_ulp[] = {{1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, SOL_TCP},
+                            {2, SCMP_CMP_MASKED_EQ, 0xffffffffUL, TCP_ULP}};
+  return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsockopt), 2, tcp_ulp);
+}
+
+// libseccomp's compiled program; throws std::system_error.
+std::vector<sock_filter> export_program(scmp_filter_ctx ctx, int rc) {
+  // libseccomp 2.5 exports to a file descriptor only: a memfd holds the program briefly.
+  UniqueFd out(::memfd_create("seccomp", MFD_CLOEXEC));
+  if (rc == 0 && !out) rc = -errno;
+  if (rc == 0) rc = seccomp_export_bpf(ctx, out.get());
+  seccomp_release(ctx);
+  if (rc != 0) throw std::system_error(-rc, std::generic_category(), "seccomp filter");
+  std::vector<sock_filter> code;
+  off_t size = ::lseek(out.get(), 0, SEEK_END);
+  code.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
+  if (::pread(out.get(), code.data(), static_cast<std::size_t>(size), 0) != size)
+    throw std::system_error(errno, std::generic_category(), "read seccomp filter");
+  return code;
+}
+
+int install_program(const std::vector<sock_filter>& code) {
+  sock_fprog prog{static_cast<unsigned short>(code.size()), const_cast<sock_filter*>(code.data())};
+  return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 ? 0 : errno;
+}
+
 }  // namespace
 
 SeccompProgram SeccompProgram::compile(Sockets sockets) {
@@ -279,24 +296,19 @@ SeccompProgram SeccompProgram::compile(Sockets sockets) {
   int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   if (rc == 0) rc = add_lists(ctx);
   if (rc == 0) rc = add_argument_rules(ctx, sockets);
-  // libseccomp 2.5 exports to a file descriptor only: a memfd holds the program briefly.
-  UniqueFd out(::memfd_create("seccomp", MFD_CLOEXEC));
-  if (rc == 0 && !out) rc = -errno;
-  if (rc == 0) rc = seccomp_export_bpf(ctx, out.get());
-  seccomp_release(ctx);
-  if (rc != 0) throw std::system_error(-rc, std::generic_category(), "seccomp filter");
   SeccompProgram program;
-  off_t size = ::lseek(out.get(), 0, SEEK_END);
-  program.code_.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
-  if (::pread(out.get(), program.code_.data(), static_cast<std::size_t>(size), 0) != size)
-    throw std::system_error(errno, std::generic_category(), "read seccomp filter");
+  program.code_ = export_program(ctx, rc);
+  if (sockets == Sockets::unix_and_tcp) {
+    scmp_filter_ctx tcp = seccomp_init(SCMP_ACT_ALLOW);
+    if (tcp == nullptr) throw std::system_error(ENOMEM, std::generic_category(), "seccomp_init");
+    program.tcp_code_ = export_program(tcp, add_tcp_ulp_refusal(tcp));
+  }
   return program;
 }
 
 int SeccompProgram::install() const {
-  sock_fprog prog{static_cast<unsigned short>(code_.size()),
-                  const_cast<sock_filter*>(code_.data())};
-  return ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0 ? 0 : errno;
+  if (int e = install_program(code_)) return e;
+  return tcp_code_.empty() ? 0 : install_program(tcp_code_);
 }
 
 }  // namespace sandgate::sandbox

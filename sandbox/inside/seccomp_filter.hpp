@@ -25,6 +25,8 @@ class SeccompProgram {
 
  private:
   std::vector<sock_filter> code_;
+  // With TCP sockets: a second filter refusing setsockopt(SOL_TCP, TCP_ULP) (seccomp_filter.cpp).
+  std::vector<sock_filter> tcp_code_;
 };
 
 }  // namespace sandgate::sandbox

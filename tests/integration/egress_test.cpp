@@ -132,6 +132,13 @@ def tunnel_plain_http(target, path):
     s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     return "tunnel " + head_of(s)[0]
 
+def raw_status(data):
+    s = socket.create_connection(PROXY, timeout=30)
+    s.sendall(data)
+    status = head_of(s)[0]
+    s.close()
+    return status
+
 def plain_get(url):
     s = socket.create_connection(PROXY, timeout=30)
     s.sendall(f"GET {url} HTTP/1.1\r\nHost: ignored\r\n\r\n".encode())
@@ -340,6 +347,14 @@ TEST_CASE(
   // An https URL in a plain request, and a malformed request: 400s that say why.
   CHECK(probe(alice, "plain_get('https://index.sandgate.test:" + https + "/')", 9)
             .find("400 an https URL must be fetched through CONNECT") != std::string::npos);
+
+  // A body framed by anything but Content-Length (a far side could read a second request in it).
+  CHECK(probe(alice,
+              "raw_status(b'POST http://127.0.0.2:" + plain +
+                  "/ HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding: gzip\\r\\n"
+                  "Content-Length: 5\\r\\n\\r\\nhello')",
+              12)
+            .find("HTTP/1.1 400 ") != std::string::npos);
 
   // A ClientHello naming another server than the CONNECT's (both listed, the certificate valid
   // for both): the tunnel is closed before a byte reaches the index.

@@ -53,7 +53,15 @@ TEST_CASE("a sandbox with egress reaches its proxy socket and nothing else", "[s
             "attempt('mptcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))\n"
             "attempt('tcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 6))\n"
             "attempt('nodelay', lambda: socket.socket().setsockopt(6, 1, 1))\n"
-            "attempt('ulp', lambda: socket.socket().setsockopt(6, 31, b'tls'))\n");
+            "attempt('ulp', lambda: socket.socket().setsockopt(6, 31, b'tls'))\n"
+            // The kernel reads level and optname as int: upper bits set must not pass.
+            "import ctypes\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "s = socket.socket()\n"
+            "L = ctypes.c_long\n"
+            "rc = libc.syscall(L(54), L(s.fileno()), L(0x100000006), L(0x10000001f),\n"
+            "                  ctypes.c_char_p(b'tls'), L(3))\n"
+            "print('ulp high bits', errno.errorcode.get(ctypes.get_errno(), rc))\n");
   INFO(r.stdout_text << r.stderr_text);
   CHECK(r.exit_code == 0);
   CHECK(r.stdout_text ==
@@ -69,7 +77,8 @@ TEST_CASE("a sandbox with egress reaches its proxy socket and nothing else", "[s
         "mptcp EPERM\n"
         "tcp ok\n"
         "nodelay ok\n"
-        "ulp EPERM\n");
+        "ulp EPERM\n"
+        "ulp high bits EPERM\n");
 
   // The connection waits in the listener's queue, for the gateway (here, the test) to take.
   int accepted = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
