@@ -31,9 +31,9 @@ std::vector<Option> egress_options() {
   return {
       {"--egress-upstream-proxy", "SANDGATE_EGRESS_UPSTREAM_PROXY", "",
        "host:port of an HTTP proxy (e.g. a corporate one) that every egress connection goes "
-       "through, by CONNECT. Tenants' allow-lists still decide what may be asked for; names are "
-       "then resolved, and private addresses refused or not, by that proxy. Default: connect "
-       "directly.",
+       "through: CONNECT for tunnels, the absolute URL for plain HTTP. Tenants' allow-lists "
+       "still decide what may be asked for; names are then resolved, and private addresses "
+       "refused or not, by that proxy. Default: connect directly.",
        [](Config& c, const std::string& v) {
          if (v.empty()) {
            c.registry.egress_proxy.upstream.reset();

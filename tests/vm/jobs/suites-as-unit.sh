@@ -41,9 +41,11 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   # memory.peak (v2 only) here. And OAuth ([oauth]): token checks and a Python issuer signing
   # with RSA, nothing of cgroups. And the pool of ready sandboxes ([pool]): its tests preload the
   # data stack (minutes under emulation); its sandboxes are made like any other, and the unit and
-  # pod jobs run with it on.
+  # pod jobs run with it on. And egress ([egress]): a proxy in the gateway and stock pip and npm
+  # (which this guest does not carry), nothing of cgroups; the sandbox suite above runs the
+  # egress sandbox checks here.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
-    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]~[pool]"
+    "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]~[pool]~[egress]"
   rc=$?
   # The per-gateway cgroups (a SIGKILLed gateway leaves its leaf, as in a unit until systemd
   # removes the unit'"'"'s cgroup).
