@@ -134,4 +134,10 @@ std::string special_address(const ip::address& address) {
   return address.is_v4() ? special_v4(address.to_v4()) : special_v6(address.to_v6());
 }
 
+ip::address unmapped(const ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    return ip::make_address_v4(ip::v4_mapped, address.to_v6());
+  return address;
+}
+
 }  // namespace sandgate::egress

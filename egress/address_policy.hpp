@@ -9,6 +9,9 @@
 
 namespace sandgate::egress {
 
+// An IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it is; any other unchanged.
+boost::asio::ip::address unmapped(const boost::asio::ip::address& address);
+
 // "" when `address` is public unicast; otherwise what it is, in words for a 403's reason
 // ("a loopback address", "a private address", "a link-local address (cloud metadata)", …).
 // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible, NAT64 (64:ff9b::/96) and 6to4 (2002::/16)

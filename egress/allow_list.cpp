@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "egress/address_policy.hpp"
+
 namespace sandgate::egress {
 
 namespace {
@@ -69,12 +71,6 @@ std::optional<ip::address_v4> parse_v4(const std::string& text) {
   boost::system::error_code ec;
   auto address = ip::make_address_v4(text, ec);
   if (ec) return std::nullopt;
-  return address;
-}
-
-ip::address unmapped(const ip::address& address) {
-  if (address.is_v6() && address.to_v6().is_v4_mapped())
-    return ip::make_address_v4(ip::v4_mapped, address.to_v6());
   return address;
 }
 

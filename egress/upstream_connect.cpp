@@ -25,12 +25,6 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // make the proxy try dozens of unanswered addresses one after another.
 constexpr std::size_t kAddressesTried = 4;
 
-asio::ip::address unmapped(const asio::ip::address& address) {
-  if (address.is_v6() && address.to_v6().is_v4_mapped())
-    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-  return address;
-}
-
 // Connects to the first of `endpoints` that answers; false when none did, or when the connection
 // was abandoned meanwhile (its deadline passed, its relay stopped: the socket was closed under
 // the attempt, and a next attempt would open it again with no deadline left to stop it).

@@ -134,7 +134,8 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
   }
   if (fresh) {
     start_usage_log(*fresh);
-    start_egress(fresh, co_await asio::this_coro::executor);
+    auto executor = co_await asio::this_coro::executor;
+    start_egress(fresh, executor);
   }
   bool resuming = false;
   if (fresh && store_) {
