@@ -26,9 +26,11 @@ struct ProxyConfig {
   std::chrono::milliseconds step_timeout{10'000};
   // A relayed connection with no byte either way for this long is closed.
   std::chrono::milliseconds idle_timeout{300'000};
-  // Connections relayed at once by all the gateway's sandboxes together (each holds two
-  // descriptors); more are closed unanswered.
-  std::size_t max_connections_total = 4096;
+  // Connections relayed at once by all the gateway's sandboxes together; more are closed
+  // unanswered. Each holds two descriptors and, while it relays, two 64 KiB buffers: 512 of
+  // them are 64 MiB of the gateway's memory at most, well inside --gateway-memory-reserve-mb,
+  // whatever the tenants do (a package install uses a few at a time).
+  std::size_t max_connections_total = 512;
   bool operator==(const ProxyConfig&) const = default;
 };
 
