@@ -13,6 +13,11 @@ struct AuthConfig {
   bool no_auth = false;    // serve without tokens: refused unless listening on loopback
   OAuthConfig oauth;       // JWT access tokens from authorization servers, beside the file
 
+  // Whether only one tenant can ever reach the gateway: --no-auth, or SANDGATE_TOKEN alone. A
+  // tokens file may name many, and with an issuer every OAuth subject is a tenant of its own, so
+  // either one makes the gateway's pools shared between tenants.
+  bool single_tenant() const { return no_auth || (token_file.empty() && !oauth.enabled()); }
+
   bool operator==(const AuthConfig&) const = default;
 };
 

@@ -16,7 +16,8 @@ struct OAuthConfig {
   std::string introspection_url;  // RFC 7662, for tokens that are not JWTs
   std::string client_id;          // the gateway's credentials at the introspection endpoint
   std::string client_secret_file;
-  std::string ca_file;  // trust for the issuer's TLS instead of the system store
+  unsigned introspection_rate = 20;  // questions a second to it, gateway-wide
+  std::string ca_file;               // trust for the issuer's TLS instead of the system store
   std::string resource_name = "sandgate";
   std::string resource_documentation;
 

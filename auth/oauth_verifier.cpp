@@ -1,21 +1,16 @@
 #include "auth/oauth_verifier.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 #include "auth/jwt.hpp"
+#include "auth/opaque_token.hpp"
+#include "common/tenant_name.hpp"
 
 namespace sandgate::auth {
 namespace asio = boost::asio;
 using Clock = std::chrono::system_clock;
-
-std::size_t OAuthVerifier::DigestHash::operator()(const Digest& d) const {
-  std::size_t h;
-  std::memcpy(&h, d.data(), sizeof h);
-  return h;
-}
 
 namespace {
 // The gateway's client secret for the introspection endpoint: one line of a file the operator
@@ -37,6 +32,7 @@ OAuthVerifier::OAuthVerifier(const OAuthConfig& config, RefreshObserver observer
       fetcher_(config.ca_file),
       introspection_observer_(introspection_observer ? std::move(introspection_observer)
                                                      : [](const std::string&) {}),
+      introspection_gate_(config.introspection_rate),
       policy_(std::make_shared<const OAuthPolicy>(OAuthPolicy::load(config.policy_file))) {
   if (!config.introspection_url.empty())
     introspection_ = std::make_unique<TokenIntrospection>(
@@ -81,31 +77,27 @@ OAuthCheck OAuthVerifier::check(std::string_view token, Clock::time_point now) {
   const Digest digest = sha256(token);
   {
     std::lock_guard lock(mutex_);
-    if (auto it = remembered_.find(digest); it != remembered_.end()) {
-      if (it->second.expires > now) {
-        out.kind = it->second.kind;
-        if (it->second.tenant_name.empty()) {
-          // An introspection said "not active" a moment ago: not asked again for a while.
-          out.outcome = "inactive";
-          out.description = "the access token is not active";
-          return out;
-        }
-        out.verdict = OAuthVerdict::ok;
-        out.outcome = "ok";
-        out.tenant = policy_->tenant(it->second.tenant_name);
-        return out;
-      }
-      remembered_.erase(it);
+    if (const Verified* known = verified_.find(digest, now)) {
+      out.verdict = OAuthVerdict::ok;
+      out.kind = known->kind;
+      out.outcome = "ok";
+      out.tenant = policy_->tenant(known->tenant_name);
+      return out;
     }
+    // The introspection endpoint refused it a moment ago: not asked again for a while.
+    if (const OAuthCheck* refused = refused_.find(digest, now)) return *refused;
   }
   if (!looks_like_jwt(token)) {
     out.kind = "introspection";
-    if (introspection_) {
-      out.verdict = OAuthVerdict::introspection_needed;
-      return out;
-    }
-    out.outcome = "malformed";
-    out.description = "the access token is not a well-formed JWT";
+    if (!introspection_)
+      return refusal(out, "malformed", "the access token is not a well-formed JWT");
+    // Never a question for what no authorization server issues (RFC 6750 §2.1).
+    if (!plausible_opaque_token(token))
+      return refusal(out, "malformed",
+                     "the access token is neither a JWT nor an opaque token (letters, digits "
+                     "and '-._~+/' then '='s, at most " +
+                         std::to_string(kMaxOpaqueTokenBytes) + " bytes)");
+    out.verdict = OAuthVerdict::introspection_needed;
     return out;
   }
   auto decoded = decode_jwt(token);
@@ -181,21 +173,28 @@ OAuthCheck OAuthVerifier::judge_claims(OAuthCheck out, const nlohmann::json& hea
                        " printable ASCII characters, no spaces, quotes or backslashes)");
   // check_access_token held `iss` to the configured issuers.
   std::string name = oauth_tenant_name(claims["iss"].get<std::string>(), checked.tenant);
-  remember(digest, {name, std::min(checked.expires, now + remember_for), out.kind}, now);
+  if (name.size() > kMaxTenantNameBytes)
+    return refusal(out, "tenant",
+                   "the access token's '" + config_.tenant_claim +
+                       "' claim is too long: with its issuer a tenant name is at most " +
+                       std::to_string(kMaxTenantNameBytes) + " bytes");
+  {
+    std::lock_guard lock(mutex_);
+    verified_.remember(digest, {name, out.kind}, std::min(checked.expires, now + remember_for));
+  }
   out.verdict = OAuthVerdict::ok;
   out.outcome = "ok";
   out.tenant = tenant(name);
   return out;
 }
 
-void OAuthVerifier::remember(const Digest& digest, Remembered entry, Clock::time_point now) {
+void OAuthVerifier::remember_refusal(const Digest& digest, const OAuthCheck& refused,
+                                     Clock::time_point now) {
+  OAuthCheck kept = refused;
+  kept.tenant.reset();
+  kept.issuer = nullptr;
   std::lock_guard lock(mutex_);
-  if (remembered_.size() >= kMaxRememberedTokens) {
-    std::erase_if(remembered_, [&](const auto& kv) { return kv.second.expires <= now; });
-    // Still full of live tokens: forget them all; each is verified again once, at its next use.
-    if (remembered_.size() >= kMaxRememberedTokens) remembered_.clear();
-  }
-  remembered_[digest] = std::move(entry);
+  refused_.remember(digest, std::move(kept), now + kIntrospectionMemory);
 }
 
 asio::awaitable<OAuthCheck> OAuthVerifier::check_fetching(std::string token,
@@ -240,6 +239,15 @@ asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
                                                       asio::any_io_executor executor) {
   OAuthCheck out;
   out.kind = "introspection";
+  // Held until the answer comes: at most so many questions a second, and so many unanswered.
+  auto entry = introspection_gate_.enter();
+  if (!entry.pass) {
+    out = deferral(out, entry.busy ? "introspection_busy" : "introspection_rate_limited",
+                   "the authorization server is being asked about many new tokens; try again "
+                   "in a moment");
+    out.retry_after = entry.retry_after;
+    co_return out;
+  }
   auto answer = co_await introspection_->introspect(token, executor);
   auto now = Clock::now();
   if (!answer.answered) {
@@ -252,13 +260,17 @@ asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
   if (!answer.active) {
     // Remembered as refused for a while: a flood of made-up tokens does not become a flood
     // of questions to the authorization server.
-    remember(digest, {"", now + kIntrospectionMemory, out.kind}, now);
-    co_return refusal(out, "inactive", "the access token is not active");
+    out = refusal(out, "inactive", "the access token is not active");
+    remember_refusal(digest, out, now);
+    co_return out;
   }
   // An active token is asked about again after kIntrospectionMemory: a revocation at the
-  // authorization server reaches this gateway within that time.
-  co_return judge_claims(out, nlohmann::json::object(), answer.claims, digest, now,
-                         kIntrospectionMemory);
+  // authorization server reaches this gateway within that time. Its refusal (an audience,
+  // a scope, a tenant claim) stands as long: asking again would change nothing.
+  out =
+      judge_claims(out, nlohmann::json::object(), answer.claims, digest, now, kIntrospectionMemory);
+  if (out.verdict != OAuthVerdict::ok) remember_refusal(digest, out, now);
+  co_return out;
 }
 
 void OAuthVerifier::prefetch(asio::any_io_executor executor) {

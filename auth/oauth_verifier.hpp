@@ -7,6 +7,12 @@
 // Verified tokens are remembered (by SHA-256, never the token) until they expire, for at most
 // kMaxKeyAge, so a client's later requests cost a digest and a lookup instead of a signature
 // check; a key the issuer withdraws stops a token it signed within that time.
+//
+// Opaque tokens (with an introspection endpoint) cost the authorization server a question each,
+// and anyone can make one up: only a plausible token is asked about (opaque_token.hpp), the
+// questions are capped gateway-wide (introspection_gate.hpp), and every answer — active,
+// inactive or refused — is remembered for kIntrospectionMemory. Refusals are remembered apart
+// from verified tokens, so made-up tokens never push a client's good token out.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -16,14 +22,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "auth/access_token.hpp"
+#include "auth/introspection_gate.hpp"
 #include "auth/issuer_keys.hpp"
 #include "auth/oauth_config.hpp"
 #include "auth/oauth_policy.hpp"
 #include "auth/token_introspection.hpp"
+#include "auth/token_memory.hpp"
 
 namespace sandgate::auth {
 
@@ -33,7 +40,8 @@ enum class OAuthVerdict {
   insufficient_scope,    // 403 error="insufficient_scope"
   keys_needed,           // decided only after the issuer's keys are fetched (again)
   introspection_needed,  // an opaque token: decided only after the introspection endpoint answers
-  unavailable,  // the issuer's keys cannot be fetched now: 503, try again (not the token's fault)
+  unavailable,  // not judged now (keys or introspection out of reach, or the introspection cap):
+                // 503, try again after retry_after (not the token's fault)
 };
 
 struct OAuthCheck {
@@ -46,10 +54,13 @@ struct OAuthCheck {
   std::string description;
   IssuerKeys* issuer = nullptr;                                    // set when keys_needed
   std::optional<std::chrono::system_clock::time_point> issued_at;  // its `iat`, when keys_needed
+  std::chrono::seconds retry_after{10};                            // when unavailable
 };
 
-// More verified tokens than this are not remembered (the oldest-expiring go first).
+// More verified tokens than this are not remembered (the least recently used go first).
 constexpr std::size_t kMaxRememberedTokens = 20000;
+// Nor more refused opaque tokens than this (apart: they never push a verified one out).
+constexpr std::size_t kMaxRefusedTokens = 10000;
 // How long an introspection's answer stands, active or not (RFC 7662 §4: a revoked token must
 // not stay good for long; a made-up one must not make the gateway ask again and again).
 constexpr std::chrono::seconds kIntrospectionMemory{60};
@@ -63,9 +74,10 @@ class OAuthVerifier {
 
   // Whether a bearer token is shaped like a JWT (three dot-separated parts).
   static bool looks_like_jwt(std::string_view token);
-  // Whether this verifier judges such a token: a JWT, or any token with introspection.
+  // Whether this verifier judges such a token: a JWT, or any other non-empty token with
+  // introspection (an implausible one is refused without a question).
   bool judges(std::string_view token) const {
-    return looks_like_jwt(token) || introspection_ != nullptr;
+    return looks_like_jwt(token) || (introspection_ != nullptr && !token.empty());
   }
   // With the keys known now; keys_needed when the issuer's keys lack the token's key and may be
   // fetched again.
@@ -87,9 +99,8 @@ class OAuthVerifier {
   const OAuthConfig& config() const { return config_; }
 
  private:
-  struct Remembered {
-    std::string tenant_name;  // empty: an introspection found the token inactive
-    std::chrono::system_clock::time_point expires;
+  struct Verified {
+    std::string tenant_name;
     const char* kind;
   };
   IssuerKeys* issuer_of(const nlohmann::json& claims);
@@ -107,7 +118,9 @@ class OAuthVerifier {
   boost::asio::awaitable<OAuthCheck> introspect(const std::string& token,
                                                 boost::asio::any_io_executor executor);
   std::shared_ptr<const Tenant> tenant(const std::string& name) const;
-  void remember(const Digest& digest, Remembered entry, std::chrono::system_clock::time_point now);
+  // An introspection's refusal, remembered as it was (verdict, outcome, description).
+  void remember_refusal(const Digest& digest, const OAuthCheck& refused,
+                        std::chrono::system_clock::time_point now);
 
   const OAuthConfig config_;
   AccessTokenRules rules_;
@@ -116,13 +129,12 @@ class OAuthVerifier {
   std::unique_ptr<TokenIntrospection> introspection_;  // with --oauth-introspection-url
   std::function<void(const std::string&)> introspection_observer_;
   std::vector<std::string> tenant_prefixes_;  // oauth_tenant_name(issuer, "")
+  IntrospectionGate introspection_gate_;
 
   mutable std::mutex mutex_;
   std::shared_ptr<const OAuthPolicy> policy_;
-  struct DigestHash {
-    std::size_t operator()(const Digest& d) const;
-  };
-  std::unordered_map<Digest, Remembered, DigestHash> remembered_;
+  TokenMemory<Verified> verified_{kMaxRememberedTokens};
+  TokenMemory<OAuthCheck> refused_{kMaxRefusedTokens};
 };
 
 }  // namespace sandgate::auth

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "auth/tenant_options.hpp"
+#include "common/tenant_name.hpp"
 
 namespace sandgate::auth {
 
@@ -71,6 +72,10 @@ TokenStore TokenStore::parse(std::string_view text) {
     if (!(words >> name))
       throw std::runtime_error("tokens file line " + std::to_string(line_no) +
                                ": missing tenant name");
+    if (name.size() > kMaxTenantNameBytes)
+      throw std::runtime_error("tokens file line " + std::to_string(line_no) +
+                               ": the tenant name is longer than " +
+                               std::to_string(kMaxTenantNameBytes) + " bytes");
     Entry entry{*digest, Tenant{name, std::nullopt, std::nullopt}};
     int option_no = 0;
     for (std::string option; words >> option;)

@@ -13,6 +13,7 @@
 
 #include "common/bounded_json.hpp"
 #include "common/durable_file.hpp"
+#include "common/tenant_name.hpp"
 #include "session_id.hpp"
 
 namespace sandgate::session {
@@ -26,7 +27,6 @@ constexpr const char* kTempName = "sessions.json.tmp";
 // {"sessions": [ {...} ]}: three levels, and one more for what a later version may add to an
 // entry; anything deeper is not this file.
 constexpr std::size_t kMaxDepth = 4;
-constexpr std::size_t kMaxTenantBytes = 256;
 constexpr double kMaxSpendUsd = 1e12;
 
 const char* sandbox_name(SavedSandbox s) {
@@ -42,7 +42,7 @@ const char* sandbox_name(SavedSandbox s) {
 }
 
 bool is_tenant_name(const std::string& s) {
-  if (s.empty() || s.size() > kMaxTenantBytes) return false;
+  if (s.empty() || s.size() > kMaxTenantNameBytes) return false;
   for (unsigned char c : s)
     if (c < 0x21 || c == 0x7f) return false;  // tokens-file names are single words
   return true;

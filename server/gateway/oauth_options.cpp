@@ -5,6 +5,7 @@
 
 #include "auth/http_url.hpp"
 #include "auth/oauth_policy.hpp"
+#include "common/tenant_name.hpp"
 #include "server/gateway/config_option.hpp"
 
 namespace sandgate::server::options_detail {
@@ -72,7 +73,8 @@ std::vector<Option> oauth_options() {
       {"--oauth-introspection-url", "SANDGATE_OAUTH_INTROSPECTION_URL", "",
        "RFC 7662 introspection endpoint for access tokens that are not JWTs (opaque tokens), "
        "asked as the client --oauth-client-id with the secret in --oauth-client-secret-file. "
-       "An answer stands for 60 s, active or not.",
+       "An answer stands for 60 s, active or not. Only a plausible token is asked about (an RFC "
+       "6750 b64token of at most 4096 bytes).",
        [](Config& c, const std::string& v) { c.auth.oauth.introspection_url = checked_url(v); }},
       {"--oauth-client-id", "SANDGATE_OAUTH_CLIENT_ID", "",
        "The gateway's client id at the introspection endpoint.",
@@ -80,6 +82,13 @@ std::vector<Option> oauth_options() {
       {"--oauth-client-secret-file", "SANDGATE_OAUTH_CLIENT_SECRET_FILE", "",
        "File holding the gateway's client secret for the introspection endpoint.",
        [](Config& c, const std::string& v) { c.auth.oauth.client_secret_file = v; }},
+      {"--oauth-introspection-rate", "SANDGATE_OAUTH_INTROSPECTION_RATE", "20",
+       "Questions a second the whole gateway may put to the introspection endpoint (as many at "
+       "once, at most 8 unanswered). A token not judged yet beyond it gets 503 with Retry-After; "
+       "tokens already judged are answered from memory, never held back.",
+       [](Config& c, const std::string& v) {
+         c.auth.oauth.introspection_rate = static_cast<unsigned>(to_u64(v, 1, 10000));
+       }},
       {"--oauth-ca-file", "SANDGATE_OAUTH_CA_FILE", "",
        "PEM certificates to trust for the issuers' HTTPS instead of the system's store (a "
        "private CA).",
@@ -115,6 +124,14 @@ std::string oauth_problem(const Config& c) {
       if (auth::oauth_tenant_name(o.issuers[i], "") == auth::oauth_tenant_name(o.issuers[j], ""))
         return "--oauth-issuer lists two issuers whose tenants would share names (they differ "
                "only in scheme or a trailing '/')";
+  // Room for a claim in every tenant name (common/tenant_name.hpp): the longest claim a
+  // tenant may have is the bound less this issuer's part.
+  for (const auto& issuer : o.issuers)
+    if (auth::oauth_tenant_name(issuer, "").size() + 32 > kMaxTenantNameBytes)
+      return "--oauth-issuer " + issuer +
+             " is too long: a tenant name (issuer without its "
+             "scheme, '#', claim) is at most " +
+             std::to_string(kMaxTenantNameBytes) + " bytes, and the claim needs room";
   if (!o.introspection_url.empty() && (o.client_id.empty() || o.client_secret_file.empty()))
     return "--oauth-introspection-url needs --oauth-client-id and --oauth-client-secret-file (the "
            "gateway's own credentials at the authorization server)";

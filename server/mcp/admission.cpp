@@ -1,6 +1,7 @@
 #include "admission.hpp"
 
 #include <boost/asio/this_coro.hpp>
+#include <string_view>
 
 #include "auth/authenticate.hpp"
 #include "common/logging.hpp"
@@ -170,10 +171,14 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
   }
   metrics_.count_auth(check.kind, check.outcome);
   if (check.verdict == auth::OAuthVerdict::unavailable) {
-    log_event(LogLevel::warn, "auth_deferred", {{"reason", check.outcome}});
+    // The introspection cap holding new tokens back is expected under load (the metric counts
+    // it): a warning each time would let anyone flood the log.
+    std::string_view why = check.outcome;
+    bool capped = why == "introspection_rate_limited" || why == "introspection_busy";
+    log_event(capped ? LogLevel::debug : LogLevel::warn, "auth_deferred", {{"reason", why}});
     Reply r = refuse(req, http::status::service_unavailable, jsonrpc::server_error,
                      "Service unavailable: " + check.description);
-    r.response.set(http::field::retry_after, "10");
+    r.response.set(http::field::retry_after, std::to_string(check.retry_after.count()));
     co_return r;
   }
   if (check.verdict != auth::OAuthVerdict::insufficient_scope)

@@ -448,10 +448,249 @@ TEST_CASE("an opaque token is judged by introspection, whose answers stand for a
   // A JWT is still checked with the issuer's keys, never sent to the introspection endpoint.
   CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("lee"))).status == 200);
   CHECK(issuer.requests_to("/introspect") == 4);
+  // A refused answer stands as an inactive one does: asking again changes nothing.
+  check_invalid_token(initialize_with(gw, "opaque-other-audience"));
+  CHECK(initialize_with(gw, "opaque-narrow").status == 403);
+  CHECK(issuer.requests_to("/introspect") == 4);
 
   // The authorization server refuses the gateway's credentials: not the token's fault.
   issuer.expect_client_auth("Basic bm90LXRoaXM=");
   auto refused = initialize_with(gw, "opaque-fresh");
   CHECK(refused.status == 503);
   CHECK(refused.headers.count("retry-after") == 1);
+}
+
+// Issue #41: with an issuer every OAuth subject is a tenant, so an OAuth gateway without a
+// tokens file shares its call slots and sandboxes between them as a tokens-file gateway does.
+TEST_CASE(
+    "on an OAuth gateway without a tokens file, a tenant at its share of call slots "
+    "does not keep another tenant waiting",
+    "[integration][oauth][tenants]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  GatewayProcess gw(gateway_args(issuer, {"--max-concurrent-calls", "2", "--timeout-max", "900"}),
+                    {});
+  std::string alice = signed_token("RS256", key, issuer.claims("alice"));
+  std::string bob = signed_token("RS256", key, issuer.claims("bob"));
+  std::string a1 = gw.initialize(alice), a2 = gw.initialize(alice), b = gw.initialize(bob);
+  const std::string long_call = "sleep 641";  // a name no other test's program has
+  std::future<HttpReply> first, second, theirs;
+  StopGatewayFirst stop_first{gw};
+  first = std::async(std::launch::async,
+                     [&] { return gw.call_execute(a1, long_call, "bash", 900, 1, alice); });
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
+  second = std::async(std::launch::async,
+                      [&] { return gw.call_execute(a2, long_call, "bash", 900, 2, alice); });
+  // alice's second call is in: running (as on today's gateway without shares) or waiting.
+  REQUIRE(eventually([&] {
+    return sandboxed_running(long_call) == 2 || metric(gw, "sandgate_calls_waiting") == 1;
+  }));
+
+  theirs = std::async(std::launch::async,
+                      [&] { return gw.call_execute(b, "echo bob ran", "bash", 30, 3, bob); });
+  REQUIRE(theirs.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  auto reply = theirs.get();
+  REQUIRE(reply.status == 200);
+  CHECK(reply.json_body()["result"]["structuredContent"]["stdout"] == "bob ran\n");
+  // alice holds half the slots: her second call waits although one is free.
+  CHECK(sandboxed_running(long_call) == 1);
+  CHECK(metric(gw, "sandgate_calls_waiting") == 1);
+  REQUIRE(gw.stop(SIGTERM) == 0);
+}
+
+TEST_CASE(
+    "on an OAuth gateway without a tokens file, a tenant whose sandboxes are all busy "
+    "leaves another tenant room for one",
+    "[integration][oauth][tenants]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  issuer.publish(jwk_set_of({&key}));
+  GatewayProcess gw(
+      gateway_args(issuer, {"--max-sandboxes", "2", "--max-concurrent-calls", "8",
+                            "--tenant-max-concurrent-calls", "8", "--timeout-max", "900"}),
+      {});
+  std::string alice = signed_token("RS256", key, issuer.claims("alice"));
+  std::string bob = signed_token("RS256", key, issuer.claims("bob"));
+  std::string a1 = gw.initialize(alice), a2 = gw.initialize(alice), b = gw.initialize(bob);
+  const std::string long_call = "sleep 642";
+  std::future<HttpReply> busy;
+  StopGatewayFirst stop_first{gw};
+  busy = std::async(std::launch::async,
+                    [&] { return gw.call_execute(a1, long_call, "bash", 900, 1, alice); });
+  REQUIRE(eventually([&] { return sandboxed_running(long_call) == 1; }));
+  // alice's share is one of the two sandboxes: her second session is told so at once...
+  auto refused = gw.execute(a2, "echo never", "bash", 30, 2, alice);
+  CHECK(refused["isError"] == true);
+  CHECK(refused.dump().find("its share of live sandboxes (1)") != std::string::npos);
+  // ...and bob's first call gets the other one.
+  auto ran = gw.execute(b, "echo bob ran", "bash", 30, 3, bob);
+  CHECK(ran["isError"] == false);
+  CHECK(ran["structuredContent"]["stdout"] == "bob ran\n");
+  REQUIRE(gw.stop(SIGTERM) == 0);
+}
+
+// Issue #41: the log scan covered static tokens only. OAuth tokens (JWTs, whole or in part, and
+// opaque ones), their claims and the introspection client's secret never reach the log either,
+// whichever way they are judged.
+TEST_CASE("the log never holds an OAuth token, its claims or the introspection secret",
+          "[integration][oauth][logs]") {
+  TestIssuer issuer;
+  auto key = rsa_key("k1");
+  auto stranger = rsa_key("k1");  // the same kid, another key: a forged signature
+  issuer.publish(jwk_set_of({&key}));
+  TempFile secret("oauth-log-secret");
+  secret.write("sandgate-client-secret-marker\n");
+  issuer.expect_client_auth("Basic " +
+                            sandgate::base64_encode("sandgate:sandgate-client-secret-marker"));
+  json active = issuer.claims("kim");
+  active["active"] = true;
+  active["email"] = "sandgate-introspected-claim-marker@example.com";
+  issuer.answer_introspection({{"sandgate-opaque-good-marker", active}});
+  TempFile log("oauth-privacy.log");
+  GatewayProcess gw(
+      gateway_args(issuer, {"--log-level", "debug", "--oauth-introspection-url",
+                            issuer.url() + "/introspect", "--oauth-client-id", "sandgate",
+                            "--oauth-client-secret-file", secret.path.string()}),
+      {}, false, {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+
+  json claims = issuer.claims("alice");
+  claims["email"] = "sandgate-jwt-claim-marker@example.com";
+  std::string good = signed_token("RS256", key, claims);
+  std::string forged = signed_token("RS256", stranger, claims);
+  json expired_claims = claims;
+  expired_claims["exp"] = 1000;
+  std::string expired = signed_token("RS256", key, expired_claims);
+  std::string session = gw.initialize(good);
+  CHECK(gw.execute(session, "echo ran", "bash", 30, 1, good)["isError"] == false);
+  check_invalid_token(initialize_with(gw, forged));
+  check_invalid_token(initialize_with(gw, expired));
+  CHECK(initialize_with(gw, "sandgate-opaque-good-marker").status == 200);
+  check_invalid_token(initialize_with(gw, "sandgate-opaque-made-up-marker"));
+  REQUIRE(gw.stop(SIGTERM) == 0);
+
+  std::string logged = log.read();
+  INFO(logged);
+  // The log holds the requests' metadata (so an empty log cannot pass).
+  REQUIRE(logged.find("auth_failed") != std::string::npos);
+  REQUIRE(logged.find("\"exit_code\"") != std::string::npos);
+  std::vector<std::string> secrets = {
+      "sandgate-client-secret-marker", "sandgate-introspected-claim-marker",
+      "sandgate-jwt-claim-marker", "sandgate-opaque-good-marker", "sandgate-opaque-made-up-marker"};
+  // Each JWT whole and each of its three parts (a header or a signature logged alone).
+  for (const auto& token : {good, forged, expired}) {
+    secrets.push_back(token);
+    std::size_t start = 0;
+    for (std::size_t dot = token.find('.'); start <= token.size();
+         start = dot + 1, dot = token.find('.', start)) {
+      std::string part = token.substr(start, dot == std::string::npos ? dot : dot - start);
+      if (part.size() >= 16) secrets.push_back(part);
+      if (dot == std::string::npos) break;
+    }
+  }
+  for (const auto& s : secrets) {
+    INFO(s);
+    CHECK(logged.find(s) == std::string::npos);
+  }
+}
+
+namespace {
+
+// A gateway asking the test issuer's introspection endpoint, with `more` options.
+struct IntrospectingGateway {
+  explicit IntrospectingGateway(std::vector<std::string> more = {}) {
+    issuer.publish(jwk_set_of({&key}));
+    secret.write("s3cret\n");
+    json active = issuer.claims("kim");
+    active["active"] = true;
+    issuer.answer_introspection({{"opaque-good", active}});
+    std::vector<std::string> args = {"--oauth-introspection-url",  issuer.url() + "/introspect",
+                                     "--oauth-client-id",          "sandgate",
+                                     "--oauth-client-secret-file", secret.path.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    gw.emplace(gateway_args(issuer, args));
+  }
+  TestIssuer issuer;
+  SigningKey key = rsa_key("k1");
+  TempFile secret{"oauth-client-secret"};
+  std::optional<GatewayProcess> gw;
+};
+
+}  // namespace
+
+TEST_CASE("an empty or malformed token is refused at once, never introspected",
+          "[integration][oauth]") {
+  IntrospectingGateway setup;
+  GatewayProcess& gw = *setup.gw;
+
+  // A wrong X-MCP-AUTH without Authorization: a tokens-file token that is not one (X-MCP-AUTH
+  // never carries OAuth tokens), not an empty token to ask about.
+  auto r = gw.request(http::verb::post, "/mcp", initialize_message(0, "x").dump(),
+                      {{"Content-Type", "application/json"},
+                       {"Accept", "application/json, text/event-stream"},
+                       {"X-MCP-AUTH", "not-a-tokens-file-token"}});
+  CHECK(r.status == 401);
+  CHECK(r.headers.count("retry-after") == 0);
+  // Not RFC 6750 b64tokens, or longer than any authorization server issues.
+  for (const std::string& token :
+       {std::string("two words"), std::string("quote\"d"), std::string("a=b"),
+        std::string("semi;colon"), std::string("percent%41"), std::string(5000, 'a')}) {
+    INFO(token.substr(0, 20));
+    check_invalid_token(initialize_with(gw, token));
+  }
+  CHECK(setup.issuer.requests_to("/introspect") == 0);
+  // A plausible one is still asked about.
+  check_invalid_token(initialize_with(gw, "opaque-made-up_0123456789-._~+/=="));
+  CHECK(setup.issuer.requests_to("/introspect") == 1);
+}
+
+TEST_CASE(
+    "a flood of made-up tokens costs the introspection endpoint a bounded number of "
+    "questions, and a known token is served meanwhile",
+    "[integration][oauth]") {
+  // One question per second, gateway-wide.
+  IntrospectingGateway setup({"--oauth-introspection-rate", "1"});
+  GatewayProcess& gw = *setup.gw;
+  REQUIRE(gw.initialize("opaque-good").size() > 0);
+  REQUIRE(setup.issuer.requests_to("/introspect") == 1);
+
+  constexpr int kFlood = 40;
+  std::vector<std::string> refused;
+  int deferred = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kFlood; ++i) {
+    std::string token = "made-up-" + std::to_string(i);
+    auto r = initialize_with(gw, token);
+    INFO("made-up token " << i);
+    if (r.status == 401) {
+      refused.push_back(token);
+      check_invalid_token(r);
+    } else {
+      ++deferred;
+      // Not the token's fault: the client keeps it and comes back, told when.
+      CHECK(r.status == 503);
+      REQUIRE(r.headers.count("retry-after") == 1);
+      CHECK(std::stoi(r.headers.at("retry-after")) >= 1);
+      CHECK(challenge(r).empty());
+    }
+  }
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Each made-up token asked about was refused; none deferred cost a question. At one a second
+  // (the bucket's one question used by opaque-good's), at most one more than the seconds the
+  // flood took: 40 questions would have taken 39 s at least.
+  int asked = setup.issuer.requests_to("/introspect") - 1;
+  CHECK(asked == static_cast<int>(refused.size()));
+  CHECK(asked <= 1 + static_cast<int>(elapsed));
+  CHECK(deferred > 0);
+  CHECK(metric(gw,
+               "sandgate_auth_total{kind=\"introspection\",outcome=\"introspection_rate_"
+               "limited\"}") >= deferred);
+
+  // The cap holds questions back, never a token already known, nor a JWT (not introspected).
+  CHECK(initialize_with(gw, "opaque-good").status == 200);
+  CHECK(initialize_with(gw, signed_token("RS256", setup.key, setup.issuer.claims("lee"))).status ==
+        200);
+  // The made-up tokens asked about stand refused, without another question.
+  for (const auto& token : refused) check_invalid_token(initialize_with(gw, token));
+  CHECK(setup.issuer.requests_to("/introspect") == 1 + asked);
 }

@@ -41,6 +41,11 @@ TEST_CASE("a bad tokens file names the line", "[unit][auth]") {
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sessions=4294967296\n"),
                     Catch::Contains("bad option"));
   CHECK_THROWS_WITH(TokenStore::parse(d + " t spend_cap_usd=inf\n"), Catch::Contains("bad option"));
+  // Issue #41: a name the saved registry would drop is refused where it is made.
+  CHECK_THROWS_WITH(TokenStore::parse(d + " " + std::string(257, 't') + "\n"),
+                    Catch::Contains("longer than 256 bytes"));
+  CHECK(
+      TokenStore::parse(d + " " + std::string(256, 't') + "\n").find_tenant(std::string(256, 't')));
   CHECK_THROWS_WITH(TokenStore::parse(d + " a\n" + d + " b\n"),
                     Catch::Contains("line 2") && Catch::Contains("already listed"));
 }

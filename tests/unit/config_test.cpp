@@ -56,6 +56,14 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
              "https://s.example.com/mcp", "--oauth-introspection-url", "https://idp.example.com/i"},
             "needs --oauth-client-id");
     refused({"--oauth-scopes", "a b"}, "printable ASCII without spaces");
+    // Issue #41: every tenant name (issuer, '#', claim) fits the saved registry's bound.
+    refused({"--oauth-issuer", "https://idp.example.com/" + std::string(220, 'r'), "--resource-url",
+             "https://s.example.com/mcp"},
+            "is too long");
+    // The introspection cap: questions a second, never none (no opaque token could be judged).
+    CHECK(parse({"--oauth-introspection-rate", "5"}, {"SANDGATE_TOKEN=t"})
+              .config->auth.oauth.introspection_rate == 5);
+    CHECK_FALSE(parse({"--oauth-introspection-rate", "0"}, {"SANDGATE_TOKEN=t"}).config);
   }
   SECTION("egress: the upstream proxy, the price and the default caps") {
     auto r = parse({"--egress-upstream-proxy", "proxy.corp.example:3128", "--egress-price-gib", "0",
