@@ -39,7 +39,25 @@ std::vector<std::string> connection_options(const http::request<http::empty_body
   return names;
 }
 
+// Headers that frame or route the request: never hop-by-hop, whatever Connection says.
+bool frames_or_routes(std::string_view name) {
+  for (std::string_view h : {"content-length", "host", "transfer-encoding"})
+    if (beast::iequals(name, h)) return true;
+  return name.size() >= 6 && beast::iequals(name.substr(0, 6), "proxy-");
+}
+
 }  // namespace
+
+std::string plain_request_refusal(const http::request<http::empty_body>& request) {
+  if (request.find(http::field::transfer_encoding) != request.end())
+    return "a request body with Transfer-Encoding is not proxied; send Content-Length";
+  // The reason names no byte of the request: it goes into a status line and the log.
+  for (const auto& option : connection_options(request))
+    if (frames_or_routes(option))
+      return "a Connection header naming Content-Length, Host, Transfer-Encoding or a Proxy- "
+             "header is not proxied";
+  return "";
+}
 
 std::string plain_request_head(const http::request<http::empty_body>& request,
                                const ProxyTarget& target, bool to_upstream_proxy) {

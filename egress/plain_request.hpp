@@ -10,6 +10,15 @@
 
 namespace sandgate::egress {
 
+// Why this plain request cannot be relayed as exactly one request, or "" when it can. Its body
+// is framed by Content-Length alone, so any Transfer-Encoding is refused (a far side reading
+// "gzip, chunked" or a lone "chunked" could find a second request in the body); and so is a
+// Connection header naming a header that frames or routes the request (Content-Length, Host,
+// Transfer-Encoding, Proxy-*): it would be dropped as hop-by-hop while the proxy still relays
+// that many body bytes, and the far side would read the body as a request of its own.
+std::string plain_request_refusal(
+    const boost::beast::http::request<boost::beast::http::empty_body>& request);
+
 std::string plain_request_head(
     const boost::beast::http::request<boost::beast::http::empty_body>& request,
     const ProxyTarget& target, bool to_upstream_proxy);

@@ -31,6 +31,9 @@ struct ProxyConfig {
   // them are 64 MiB of the gateway's memory at most, well inside --gateway-memory-reserve-mb,
   // whatever the tenants do (a package install uses a few at a time).
   std::size_t max_connections_total = 512;
+  // Of those, one tenant's at most (the gateway sets half unless only one tenant can exist, as
+  // for call slots); more get a 429 saying so.
+  std::size_t max_connections_per_tenant = 256;
   bool operator==(const ProxyConfig&) const = default;
 };
 

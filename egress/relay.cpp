@@ -1,7 +1,6 @@
 // The egress relay: accept, read one proxy request, decide, connect, relay (relay.hpp).
 #include "egress/relay.hpp"
 
-#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -48,10 +47,6 @@ std::string mib(std::uint64_t bytes) {
 // Reads of a tunnel's first bytes before its ClientHello must be whole: a real one comes in one
 // or two, and each read parses all that came so far.
 constexpr int kClientHelloReads = 32;
-
-// Connections open through every relay of this gateway: each holds two descriptors, and a
-// gateway out of descriptors could serve no one.
-std::atomic<std::size_t> open_connections{0};
 
 // Far sides being opened (a name looked up, an address connected) at once per sandbox.
 constexpr std::uint32_t kLookupsPerSandbox = 2;
@@ -108,12 +103,14 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
  public:
   RelayImpl(asio::any_io_executor executor, std::shared_ptr<const TenantEgress> policy,
             std::shared_ptr<RelayAccount> account, std::shared_ptr<const ProxyConfig> config,
-            RelayLabels labels, ConnectionObserver observer)
+            std::shared_ptr<ConnectionShares> shares, RelayLabels labels,
+            ConnectionObserver observer)
       : strand_(asio::make_strand(executor)),
         acceptor_(strand_),
         policy_(std::move(policy)),
         account_(std::move(account)),
         config_(std::move(config)),
+        shares_(std::move(shares)),
         labels_(std::move(labels)),
         observer_(std::move(observer)) {}
 
@@ -160,10 +157,10 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
         co_await pause.async_wait(kTuple);
         continue;
       }
-      // Beyond what can be answered: closed unanswered, so that a flood of connections cannot
-      // hold the gateway's descriptors waiting for their refusals to be written.
-      if (serving_ >= 2 * policy_->max_connections + 8 ||
-          open_connections.load() >= config_->max_connections_total) {
+      // Beyond what this sandbox may have answered at once: closed unanswered, so that a flood
+      // of connections cannot hold the gateway's descriptors waiting for their refusals to be
+      // written. (The gateway-wide cap and the tenant's share of it are answered: serve.)
+      if (serving_ >= 2 * policy_->max_connections + 8) {
         boost::system::error_code ignored;
         std::get<1>(accepted).close(ignored);
         continue;
@@ -201,9 +198,11 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
       std::string why = "this sandbox already has its " + std::to_string(policy_->max_connections) +
                         " egress connections open";
       co_await refuse(*c, 429, why);
+    } else if (std::string why = shares_->take(labels_.tenant); !why.empty()) {
+      co_await refuse(*c, 429, why);
     } else {
+      SharePlace place(*shares_, labels_.tenant);
       Counted active(active_);
-      Counted open(open_connections);
       co_await relay(*c);
     }
     c->done = true;
@@ -217,6 +216,9 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     beast::flat_buffer buffer;
     http::request_parser<http::empty_body> parser;
     parser.header_limit(kHeadLimit);
+    // The body is relayed, never held: its size is bounded by the byte caps below, not by
+    // Beast's default (1 MiB, which would call a larger upload malformed).
+    parser.body_limit(boost::none);
     auto read = co_await http::async_read_header(c.client, buffer, parser, kTuple);
     if (std::get<0>(read)) {
       c.ended(ConnectionEnd::Kind::failed, c.timed_out ? "no request in time" : "no request");
@@ -247,16 +249,19 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
     // One request per plain connection, its body framed by Content-Length: what follows it is
     // never relayed (a far side that ignored `Connection: close` would otherwise serve a second
     // request, for another Host, on a connection allowed for the first).
-    // Any Transfer-Encoding is refused, not only a final chunked: "gzip" beside a Content-Length
-    // parses here as framed by the length, and a far side that reads it as chunked would find a
-    // second request in the body.
-    if (!tunnel && request.find(http::field::transfer_encoding) != request.end()) {
-      std::string why = "a request body with Transfer-Encoding is not proxied; send Content-Length";
+    // (plain_request_refusal: no Transfer-Encoding, no Connection naming a framing header.)
+    if (std::string why = tunnel ? "" : plain_request_refusal(request); !why.empty()) {
       co_await refuse(c, 400, why);
       co_return;
     }
     if (std::string cap = cap_reached(); !cap.empty()) {
       co_await refuse(c, 403, cap);
+      co_return;
+    }
+    if (!tunnel && parser.content_length().value_or(0) > policy_->max_bytes_per_call) {
+      std::string why = "a request body larger than this call's egress byte cap (" +
+                        mib(policy_->max_bytes_per_call) + ") is not proxied";
+      co_await refuse(c, 413, why);
       co_return;
     }
     UpstreamRequest want{target.host, target.port, target.tunnel, target.authority};
@@ -505,6 +510,7 @@ class RelayImpl final : public Relay, public std::enable_shared_from_this<RelayI
   std::shared_ptr<const TenantEgress> policy_;
   std::shared_ptr<RelayAccount> account_;
   std::shared_ptr<const ProxyConfig> config_;
+  std::shared_ptr<ConnectionShares> shares_;
   RelayLabels labels_;
   ConnectionObserver observer_;
   // On the strand only.
@@ -534,11 +540,12 @@ const char* connection_end_name(ConnectionEnd::Kind kind) {
 std::shared_ptr<Relay> Relay::start(asio::any_io_executor executor, UniqueFd listener,
                                     std::shared_ptr<const TenantEgress> policy,
                                     std::shared_ptr<RelayAccount> account,
-                                    std::shared_ptr<const ProxyConfig> config, RelayLabels labels,
+                                    std::shared_ptr<const ProxyConfig> config,
+                                    std::shared_ptr<ConnectionShares> shares, RelayLabels labels,
                                     ConnectionObserver observer) {
-  auto relay =
-      std::make_shared<RelayImpl>(std::move(executor), std::move(policy), std::move(account),
-                                  std::move(config), std::move(labels), std::move(observer));
+  auto relay = std::make_shared<RelayImpl>(std::move(executor), std::move(policy),
+                                           std::move(account), std::move(config), std::move(shares),
+                                           std::move(labels), std::move(observer));
   relay->begin(std::move(listener));
   return relay;
 }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/unique_fd.hpp"
+#include "egress/connection_shares.hpp"
 #include "egress/proxy_config.hpp"
 #include "egress/relay_account.hpp"
 #include "egress/tenant_egress.hpp"
@@ -46,10 +47,12 @@ using ConnectionObserver = std::function<void(const ConnectionEnd&)>;
 class Relay {
  public:
   // Starts accepting on `listener` (a listening TCP socket; the relay owns it from now on).
+  // `shares` are the whole gateway's: each connection relayed holds a place of its tenant's.
   static std::shared_ptr<Relay> start(boost::asio::any_io_executor executor, UniqueFd listener,
                                       std::shared_ptr<const TenantEgress> policy,
                                       std::shared_ptr<RelayAccount> account,
-                                      std::shared_ptr<const ProxyConfig> config, RelayLabels labels,
+                                      std::shared_ptr<const ProxyConfig> config,
+                                      std::shared_ptr<ConnectionShares> shares, RelayLabels labels,
                                       ConnectionObserver observer = {});
   virtual ~Relay() = default;
   // Closes the listener and every connection. Idempotent, any thread.

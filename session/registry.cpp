@@ -34,7 +34,10 @@ Registry::Registry(asio::any_io_executor executor, RegistryConfig config,
       gateway_slots_(gateway_slots),
       store_(store),
       sweep_timer_(executor),
-      egress_proxy_(std::make_shared<const egress::ProxyConfig>(config.egress_proxy)) {
+      egress_proxy_(std::make_shared<const egress::ProxyConfig>(config.egress_proxy)),
+      egress_shares_(std::make_shared<egress::ConnectionShares>(
+          config.egress_proxy.max_connections_total,
+          config.egress_proxy.max_connections_per_tenant)) {
   asio::co_spawn(executor, sweep_loop(), asio::detached);
 }
 
@@ -62,7 +65,8 @@ Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
     auto egress = std::make_shared<egress::TenantEgress>();
     egress->allowed = *tenant.egress;
     egress->max_connections = tenant.egress_connections.value_or(config_.egress_connections);
-    egress->max_bytes_per_call = tenant.egress_bytes_per_call.value_or(config_.egress_bytes_per_call);
+    egress->max_bytes_per_call =
+        tenant.egress_bytes_per_call.value_or(config_.egress_bytes_per_call);
     egress->max_bytes_per_sandbox =
         tenant.egress_bytes_per_sandbox.value_or(config_.egress_bytes_per_sandbox);
     terms.egress = std::move(egress);
@@ -73,7 +77,8 @@ Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
 
 void Registry::equip(Session& session, const SessionTerms& terms) {
   session.report_usage(usage_);
-  if (terms.egress) session.allow_egress(terms.egress, egress_proxy_, egress_observer_);
+  if (terms.egress)
+    session.allow_egress(terms.egress, egress_proxy_, egress_shares_, egress_observer_);
 }
 
 bool Registry::admit_locked(const std::shared_ptr<Session>& session) {

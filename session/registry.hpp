@@ -271,6 +271,7 @@ class Registry : public TenantSandboxes {
   std::function<void(const Eviction&)> on_eviction_;
   std::shared_ptr<const UsageReporting> usage_;              // null: usage is not recorded
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;  // config_.egress_proxy, shared
+  std::shared_ptr<egress::ConnectionShares> egress_shares_;  // every relay's, each tenant's share
   egress::ConnectionObserver egress_observer_;
   std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {

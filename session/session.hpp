@@ -173,6 +173,7 @@ class Session {
   // `observer` (may be empty) is told of each relayed connection's end.
   void allow_egress(std::shared_ptr<const egress::TenantEgress> policy,
                     std::shared_ptr<const egress::ProxyConfig> proxy,
+                    std::shared_ptr<egress::ConnectionShares> shares,
                     egress::ConnectionObserver observer = {});
 
  private:
@@ -266,6 +267,7 @@ class Session {
   // Egress: what the tenant's sandboxes may reach, and the gateway's proxy settings (null: none).
   std::shared_ptr<const egress::TenantEgress> egress_;
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
+  std::shared_ptr<egress::ConnectionShares> egress_shares_;
   egress::ConnectionObserver egress_observer_;
 };
 

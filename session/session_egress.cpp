@@ -31,10 +31,12 @@ class SandboxEgressAccount final : public egress::RelayAccount {
 
 void Session::allow_egress(std::shared_ptr<const egress::TenantEgress> policy,
                            std::shared_ptr<const egress::ProxyConfig> proxy,
+                           std::shared_ptr<egress::ConnectionShares> shares,
                            egress::ConnectionObserver observer) {
   std::lock_guard lock(mutex_);
   egress_ = std::move(policy);
   egress_proxy_ = std::move(proxy);
+  egress_shares_ = std::move(shares);
   egress_observer_ = std::move(observer);
 }
 
@@ -42,19 +44,21 @@ void Session::start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
                            const boost::asio::any_io_executor& executor) {
   std::shared_ptr<const egress::TenantEgress> policy;
   std::shared_ptr<const egress::ProxyConfig> proxy;
+  std::shared_ptr<egress::ConnectionShares> shares;
   egress::ConnectionObserver observer;
   {
     std::lock_guard lock(mutex_);
     policy = egress_;
     proxy = egress_proxy_;
+    shares = egress_shares_;
     observer = egress_observer_;
   }
   UniqueFd listener = fresh->take_egress_listener();
-  if (!policy || !proxy || !listener) return;
+  if (!policy || !proxy || !shares || !listener) return;
   egress::RelayLabels labels{tenant_, id_.substr(0, 8), fresh->id()};
   auto relay = egress::Relay::start(executor, std::move(listener), std::move(policy),
                                     std::make_shared<SandboxEgressAccount>(fresh), std::move(proxy),
-                                    std::move(labels), std::move(observer));
+                                    std::move(shares), std::move(labels), std::move(observer));
   fresh->when_ended([relay] { relay->stop(); });
 }
 

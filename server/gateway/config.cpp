@@ -173,7 +173,8 @@ std::vector<Option> option_rows() {
          c.calls.max_queued = static_cast<std::uint32_t>(to_u64(v, 0, 1000000));
        }},
       {"--tenant-max-concurrent-calls", "SANDGATE_TENANT_MAX_CONCURRENT_CALLS",
-       "half of --max-concurrent-calls (all of it with a single token or --no-auth)",
+       "half of --max-concurrent-calls (all of it with a single token and no --oauth-issuer, or "
+       "--no-auth)",
        "execute calls one tenant may run at once (the tokens file may override with "
        "max_concurrent_calls=N); its further calls wait. Freed slots go to the waiting tenant "
        "running the fewest calls.",
@@ -400,7 +401,8 @@ std::vector<Option> option_rows() {
          c.host.pool.preload = std::move(modules);
        }},
       {"--tenant-max-sandboxes", "SANDGATE_TENANT_MAX_SANDBOXES",
-       "half of --max-sandboxes (all of it with a single token or --no-auth)",
+       "half of --max-sandboxes (all of it with a single token and no --oauth-issuer, or "
+       "--no-auth)",
        "Live sandboxes one tenant may hold at once (the tokens file may override with "
        "max_sandboxes=N). At its share, "
        "a tenant's new sandbox hibernates (or ends) the tenant's own least recently used one that "

@@ -52,6 +52,15 @@ std::vector<Option> egress_options() {
        [](Config& c, const std::string& v) {
          c.registry.egress_connections = static_cast<std::uint32_t>(to_u64(v, 1, 4096));
        }},
+      {"--egress-max-connections", "SANDGATE_EGRESS_MAX_CONNECTIONS", "512",
+       "Connections all sandboxes together may hold open through the egress proxies at once; "
+       "one tenant at most half of them (all with a single token and no --oauth-issuer, or "
+       "--no-auth). Beyond either, a connection gets a 429 saying which. Each may hold 128 KiB "
+       "of the gateway's memory while it relays: keep this many times that inside "
+       "--gateway-memory-reserve-mb.",
+       [](Config& c, const std::string& v) {
+         c.registry.egress_proxy.max_connections_total = to_u64(v, 1, 2048);
+       }},
       {"--egress-mb-per-call", "SANDGATE_EGRESS_MB_PER_CALL", "1024",
        "MiB a sandbox's egress proxy relays (both ways) while one call runs (a tenant's "
        "egress_mb_per_call= overrides).",

@@ -41,12 +41,12 @@ namespace {
 
 // The calls one tenant may run at once unless its tokens-file line says otherwise: half the
 // pool, so that a tenant arriving while another is at its cap still finds slots; all of it
-// where only one tenant can exist (one SANDGATE_TOKEN, or --no-auth).
+// where only one tenant can exist (one SANDGATE_TOKEN and no OAuth, or --no-auth).
 std::uint32_t default_tenant_call_cap(const Config& config) {
   std::uint32_t pool = config.calls.max_concurrent;
   std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
   if (set) return std::min(set, pool);
-  if (config.auth.no_auth || config.auth.token_file.empty()) return pool;
+  if (config.auth.single_tenant()) return pool;
   return std::max<std::uint32_t>(1, pool / 2);
 }
 
@@ -57,8 +57,17 @@ std::uint32_t default_tenant_call_cap(const Config& config) {
 std::uint32_t default_tenant_sandbox_cap(const Config& config) {
   std::uint32_t set = config.registry.max_sandboxes_per_tenant;
   if (set) return set;
-  if (config.auth.no_auth || config.auth.token_file.empty()) return 0;
+  if (config.auth.single_tenant()) return 0;
   return std::max<std::uint32_t>(1, config.host.max_sandboxes / 2);
+}
+
+// The connections one tenant's sandboxes may hold open through the egress proxies at once:
+// half of the gateway's, as for call slots, so that one tenant holding all it may leaves
+// another room; all of them where only one tenant can exist.
+std::size_t default_tenant_egress_share(const Config& config) {
+  std::size_t total = config.registry.egress_proxy.max_connections_total;
+  if (config.auth.single_tenant()) return total;
+  return std::max<std::size_t>(1, total / 2);
 }
 
 // As often as the registry sweeps: a checkpoint sees each hibernation soon after it happens.
@@ -249,6 +258,7 @@ session::RegistryConfig effective_registry_config(const Config& config) {
   session::RegistryConfig registry = config.registry;
   registry.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
   registry.max_sandboxes_per_tenant = default_tenant_sandbox_cap(config);
+  registry.egress_proxy.max_connections_per_tenant = default_tenant_egress_share(config);
   return registry;
 }
 

@@ -10,10 +10,12 @@
 // NO_PROXY sends to its own loopback.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <optional>
+#include <thread>
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
@@ -139,6 +141,18 @@ def raw_status(data):
     s.close()
     return status
 
+def raw_reply(data):
+    s = socket.create_connection(PROXY, timeout=30)
+    s.sendall(data)
+    reply = b""
+    while True:
+        chunk = s.recv(1 << 16)
+        if not chunk:
+            break
+        reply += chunk
+    s.close()
+    return reply.decode(errors="replace")
+
 def plain_get(url):
     s = socket.create_connection(PROXY, timeout=30)
     s.sendall(f"GET {url} HTTP/1.1\r\nHost: ignored\r\n\r\n".encode())
@@ -170,6 +184,7 @@ struct EgressGateway {
   PackageIndex index;
   TempFile hosts{"egress-hosts"};
   TempFile tokens{"egress-tokens"};
+  TempFile log{"egress-gateway.log"};  // the gateway's stderr: its log
   std::optional<GatewayProcess> gw;
 
   explicit EgressGateway(std::vector<std::string> extra = {}) {
@@ -191,10 +206,13 @@ struct EgressGateway {
         // 1 MiB over the sandbox's life, 100 per call.
         digest("frank-token") + " frank egress=127.0.0.2:" + plain +
         " egress_mb_per_sandbox=1 egress_mb_per_call=100\n");
+    // At debug, the log holds every event there is to scan for what it must never hold.
     std::vector<std::string> args = {"--token-file", tokens.path.string(), "--egress-price-gib",
-                                     "100"};
+                                     "100",          "--log-level",        "debug"};
     args.insert(args.end(), extra.begin(), extra.end());
-    gw.emplace(args, std::vector<std::string>{}, false, hosts_wrapper(hosts.path.string()));
+    auto wrapper = hosts_wrapper(hosts.path.string());
+    wrapper.insert(wrapper.begin(), {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+    gw.emplace(args, std::vector<std::string>{}, false, wrapper);
   }
 };
 
@@ -351,6 +369,21 @@ TEST_CASE(
                          "/ HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding: gzip\\r\\n"
                          "Content-Length: 5\\r\\n\\r\\nhello')")
             .find("HTTP/1.1 400 ") != std::string::npos);
+  // Issue #41: a Connection header naming Content-Length dropped the length but relayed the
+  // body, which the far side read as a second request of the sandbox's choosing.
+  CHECK(probe(alice, "raw_status(b'POST http://127.0.0.2:" + plain +
+                         "/ HTTP/1.1\\r\\nHost: x\\r\\nConnection: Content-Length\\r\\n"
+                         "Content-Length: 47\\r\\n\\r\\nGET /admin HTTP/1.1\\r\\n"
+                         "Host: internal.example\\r\\n\\r\\n')")
+            .find("HTTP/1.1 400 a Connection header naming") != std::string::npos);
+  // A body over Beast's default limit (1 MiB) is relayed whole: it is bounded by the byte caps.
+  // Its path, a header and the body carry markers the log must never hold (checked below).
+  CHECK(probe(alice, "raw_reply(b'POST http://127.0.0.2:" + plain +
+                         "/upload-sandgate-path-marker HTTP/1.1\\r\\nHost: x\\r\\n"
+                         "X-Note: sandgate-header-marker\\r\\nContent-Length: 3145728"
+                         "\\r\\n\\r\\n' + b'sandgate-body-marker' + b'u' * 3145708)")
+            .find("received 3145728 bytes for POST /upload-sandgate-path-marker") !=
+        std::string::npos);
 
   // A ClientHello naming another server than the CONNECT's (both listed, the certificate valid
   // for both): the tunnel is closed before a byte reaches the index.
@@ -396,6 +429,17 @@ TEST_CASE(
   CHECK(metric(gw, "sandgate_egress_connections_total{outcome=\"relayed\"}") >= 2);
   CHECK(metric(gw, "sandgate_egress_connections_total{outcome=\"refused\"}") >= 10);
   CHECK(metric(gw, "sandgate_egress_bytes_total{direction=\"down\"}") > 1000);
+
+  // Issue #41: the log holds each connection's metadata, never a byte of what it carried.
+  REQUIRE(gw.stop(SIGTERM) == 0);
+  std::string logged = world.log.read();
+  INFO(logged);
+  REQUIRE(logged.find("egress_connection") != std::string::npos);
+  for (const char* marker : {"sandgate-path-marker", "sandgate-header-marker",
+                             "sandgate-body-marker", "internal.example", "/admin"}) {
+    INFO(marker);
+    CHECK(logged.find(marker) == std::string::npos);
+  }
 }
 
 TEST_CASE(
@@ -413,13 +457,10 @@ TEST_CASE(
   auto flood = alice.run("held = [tunnel('127.0.0.2:" + https +
                              "') for _ in range(3)]\n"
                              "print([status for _, status in held])\n"
-                             "import time\n"
-                             "started = time.monotonic()\n"
                              "more = [connect_status('127.0.0.2:" +
                              https +
                              "') for _ in range(20)]\n"
-                             "print(sorted(set(more)))\n"
-                             "print('slow' if time.monotonic() - started > 15 else 'prompt')\n",
+                             "print(sorted(set(more)))\n",
                          "python", 120);
   INFO(flood.dump());
   std::string out = stdout_of(flood);
@@ -427,7 +468,6 @@ TEST_CASE(
                  "'HTTP/1.1 200 Connection established']") != std::string::npos);
   CHECK(out.find("['HTTP/1.1 429 this sandbox already has its 3 egress connections open']") !=
         std::string::npos);
-  CHECK(out.find("prompt") != std::string::npos);
 
   // Meanwhile another tenant's sandbox fetches through its own proxy.
   Client erin(gw, "erin-token");
@@ -454,6 +494,51 @@ TEST_CASE(
       "python", 60);
   INFO(again.dump());
   CHECK(stdout_of(again).find("HTTP/1.1 200") != std::string::npos);
+}
+
+// Issue #41: the gateway-wide cap had no per-tenant share, so one tenant's held connections
+// left every other tenant's closed unanswered.
+TEST_CASE(
+    "a tenant holding its share of the gateway's egress connections is told so with a 429, "
+    "and another tenant's connections still go through",
+    "[integration][egress][tenants]") {
+  if (!can_run()) return;
+  // 3 connections for the whole gateway: a tenant's share is 1 (half, at least 1), below
+  // alice's per-sandbox cap of 3.
+  EgressGateway world({"--egress-max-connections", "3"});
+  auto& gw = *world.gw;
+  const std::string https = std::to_string(world.index.port);
+  const std::string plain = std::to_string(world.index.plain_port);
+  Client alice = probing_session(gw, "alice-token", world.index.ca);
+
+  auto held = alice.run("held = [tunnel('127.0.0.2:" + https +
+                            "') for _ in range(3)]\n"
+                            "print('|'.join(status for _, status in held))\n",
+                        "python", 120);
+  INFO(held.dump());
+  CHECK(stdout_of(held) ==
+        "HTTP/1.1 200 Connection established|HTTP/1.1 429 this tenant already has its share of "
+        "the gateway's egress connections (1) open|HTTP/1.1 429 this tenant already has its "
+        "share of the gateway's egress connections (1) open\n");
+
+  // erin's sandbox, meanwhile, fetches through its own proxy: answered, not closed.
+  Client erin(gw, "erin-token");
+  auto other = erin.run(
+      "python3 - <<'EOF'\n"
+      "import urllib.request\n"
+      "print(len(urllib.request.urlopen('http://127.0.0.2:" +
+          plain + "/big?bytes=200000', timeout=30).read()))\nEOF\n",
+      "bash", 60);
+  INFO(other.dump());
+  CHECK(stdout_of(other) == "200000\n");
+  // Counted when the refused connection is closed: after the client's last bytes are read (at
+  // most 2 s; alice's probe keeps its sockets open).
+  double refused = 0;
+  for (int i = 0; i < 100 && refused < 2; ++i) {
+    refused = metric(gw, "sandgate_egress_connections_total{outcome=\"refused\"}");
+    if (refused < 2) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(refused >= 2);
 }
 
 TEST_CASE(

@@ -349,6 +349,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self):
         self.answer(send_body=False)
 
+    def do_POST(self):
+        """Any path: reads the body its Content-Length frames and says how many bytes came and
+        which path was asked for (the egress tests' uploads and smuggling probes)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        left = length
+        while left > 0:
+            chunk = self.rfile.read(min(left, CHUNK))
+            if not chunk:
+                break
+            left -= len(chunk)
+        body = f"received {length - left} bytes for POST {self.path}\n".encode()
+        self.send_bytes(body, "text/plain", True)
+
     def answer(self, send_body):
         target = self.path
         # A proxy may pass on the absolute form (GET http://host:port/path); a server must
