@@ -89,7 +89,8 @@ ReplicaForwarder::ReplicaForwarder(const McpEndpointConfig& config)
       response_wait_(config.forward_wait) {}
 
 std::optional<std::string> ReplicaForwarder::peer_for(std::string_view id) const {
-  if (self_.empty() || !(session::looks_like_session_id(id) || session::looks_like_handle(id)))
+  if (self_.empty() || !(session::looks_like_session_id(id) || session::looks_like_handle(id) ||
+                         session::looks_like_task_id(id)))
     return std::nullopt;
   std::string_view owner = session::owner_replica(id);
   if (owner.empty() || owner == self_) return std::nullopt;

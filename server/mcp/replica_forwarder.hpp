@@ -24,8 +24,8 @@ class ReplicaForwarder {
  public:
   explicit ReplicaForwarder(const McpEndpointConfig& config);
 
-  // The base URL of the replica holding a session or sandbox handle named `id`, when that is
-  // another, known replica.
+  // The base URL of the replica holding a session, sandbox handle or task named `id` (each
+  // names the replica that minted it), when that is another, known replica.
   std::optional<std::string> peer_for(std::string_view id) const;
   // The peer's answer, relayed; nothing when the peer could not be reached or did not answer
   // (the caller decides what the client gets: unreachable() for a session). `cancel` fires

@@ -5,6 +5,7 @@
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "task_requests.hpp"
 #include "temp_file.hpp"
 
 using namespace sandgate::test;
@@ -164,4 +165,64 @@ TEST_CASE(
       "execute", {{"code", "cat /work/s"}, {"language", "bash"}, {"sandbox_id", handle}},
       "token-alpha");
   CHECK(own["structuredContent"]["stdout"] == "secret\n");
+}
+
+// Issue #41: a 2026-07-28 task is named by its taskId alone (no session), which names the
+// replica that made it; tasks/get and tasks/cancel through another replica reach it there.
+TEST_CASE("a 2026-07-28 task made on replica B is polled and cancelled through replica A",
+          "[integration][replicas][tasks]") {
+  TempFile tokens("replica-tasks");
+  auto digest = [](const std::string& token) {
+    return sandgate::auth::to_hex(sandgate::auth::sha256(token));
+  };
+  tokens.write(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
+  // The peers' shared secret: it rides on every forward, and never reaches either log.
+  const std::string peer_secret = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e7";
+  TempFile secret("replica-tasks-secret");
+  secret.write(peer_secret + "\n");
+  TempFile log_a("replica-a.log"), log_b("replica-b.log");
+  int pa = free_port(), pb = free_port();
+  std::string peers =
+      "a=http://127.0.0.1:" + std::to_string(pa) + ",b=http://127.0.0.1:" + std::to_string(pb);
+  auto replica = [&](const char* name, int port, const TempFile& log) {
+    return std::make_unique<GatewayProcess>(
+        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(port), "--replica-name",
+                                 name, "--peers", peers, "--token-file", tokens.path.string(),
+                                 "--task-after", "0", "--peer-secret-file", secret.path.string(),
+                                 "--log-level", "debug"},
+        std::vector<std::string>{}, false,
+        std::vector<std::string>{EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+  };
+  auto a = replica("a", pa, log_a), b = replica("b", pb, log_b);
+  const std::string marker = "sleep 643";  // a command line no other test runs
+  auto made = response_of(post_2026(*b, "tools/call", bash_call(marker, 120), true, "token-alpha"));
+  REQUIRE(made["result"]["resultType"] == "task");
+  std::string id = made["result"]["taskId"];
+  REQUIRE(id.rfind("b.", 0) == 0);
+  REQUIRE(eventually([&] { return sandboxed_running(marker) == 1; }));
+
+  auto got = response_of(post_2026(*a, "tasks/get", {{"taskId", id}}, true, "token-alpha"));
+  INFO(got.dump());
+  CHECK(got["result"]["taskId"] == id);
+  CHECK(got["result"]["status"] == "working");
+  // Forwarded or not, another tenant's token does not reach it.
+  for (const char* method : {"tasks/get", "tasks/cancel"}) {
+    INFO(method);
+    CHECK(response_of(post_2026(*a, method, {{"taskId", id}}, true,
+                                "token-beta"))["error"]["code"] == -32602);
+  }
+  CHECK(sandboxed_running(marker) == 1);
+  CHECK(response_of(post_2026(*a, "tasks/cancel", {{"taskId", id}}, true, "token-alpha"))
+            .contains("result"));
+  CHECK(eventually([&] { return sandboxed_running(marker) == 0; }));
+  CHECK(response_of(post_2026(*a, "tasks/get", {{"taskId", id}}, true,
+                              "token-alpha"))["result"]["status"] == "cancelled");
+  REQUIRE(a->stop(SIGTERM) == 0);
+  REQUIRE(b->stop(SIGTERM) == 0);
+  for (const TempFile* log : {&log_a, &log_b}) {
+    std::string logged = log->read();
+    INFO(logged);
+    REQUIRE(logged.find("\"ready\"") != std::string::npos);  // a log, not an empty file
+    CHECK(logged.find(peer_secret) == std::string::npos);
+  }
 }

@@ -10,29 +10,12 @@
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "task_requests.hpp"
 
 using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
-
-// The JSON-RPC response in a reply: the body itself, or the response among an event stream's
-// messages (a tasks/result that waits streams its answer).
-json response_of(const HttpReply& reply) {
-  if (reply.headers.count("content-type") &&
-      reply.headers.at("content-type").rfind("text/event-stream", 0) == 0) {
-    std::istringstream lines(reply.body);
-    json found;
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind("data: ", 0) != 0 || line.size() <= 6) continue;
-      json message = json::parse(line.substr(6));
-      if (message.contains("id") && (message.contains("result") || message.contains("error")))
-        found = message;
-    }
-    return found;
-  }
-  return reply.json_body();
-}
 
 // Notifications of a reply (an event stream's; none for a plain JSON body).
 std::vector<json> notifications_of(const HttpReply& reply) {
@@ -254,27 +237,6 @@ TEST_CASE("malformed task requests get clear errors", "[integration][tasks]") {
   CHECK(bad_cursor["error"]["code"] == -32602);
 }
 
-namespace {
-
-// A 2026-07-28 request; `tasks`: its client capabilities declare the tasks extension.
-HttpReply post_2026(GatewayProcess& gw, const std::string& method, json params, bool tasks,
-                    const std::string& token = "test-token") {
-  json message = GatewayProcess::stateless_message(method, std::move(params));
-  if (tasks)
-    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {
-        {"extensions", {{"io.modelcontextprotocol/tasks", json::object()}}}};
-  auto headers = GatewayProcess::stateless_headers(message, token);
-  if (message["params"].contains("taskId")) headers["Mcp-Name"] = message["params"]["taskId"];
-  return gw.request(http::verb::post, "/mcp", message.dump(), headers);
-}
-
-json bash(const std::string& code, int timeout_s) {
-  return {{"name", "execute"},
-          {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}};
-}
-
-}  // namespace
-
 TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the client polls",
           "[integration][tasks]") {
   // --task-after counts from the call's arrival, sandbox start included: 3 s leaves a loaded
@@ -284,13 +246,13 @@ TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the clie
   CHECK(discover["result"]["capabilities"]["extensions"].contains("io.modelcontextprotocol/tasks"));
 
   // A quick call is answered as usual, even from a client that declared tasks.
-  auto quick = response_of(post_2026(gw, "tools/call", bash("echo quick", 5), true));
+  auto quick = response_of(post_2026(gw, "tools/call", bash_call("echo quick", 5), true));
   CHECK(quick["result"]["resultType"] == "complete");
   CHECK(quick["result"]["structuredContent"]["stdout"] == "quick\n");
 
   // A longer one becomes a task: flat, resultType "task", with ttlMs and pollIntervalMs. It may
   // ask for more than a plain call's maximum.
-  auto made = response_of(post_2026(gw, "tools/call", bash("sleep 6; echo slow", 30), true));
+  auto made = response_of(post_2026(gw, "tools/call", bash_call("sleep 6; echo slow", 30), true));
   REQUIRE(made["result"]["resultType"] == "task");
   std::string id = made["result"]["taskId"];
   CHECK(made["result"]["status"] == "working");
@@ -311,7 +273,8 @@ TEST_CASE("2026-07-28: a call that outlasts --task-after becomes a task the clie
 
   // Without the extension: the same call is a plain call (and a plain call's maximum holds);
   // the task methods name the missing capability.
-  auto plain = response_of(post_2026(gw, "tools/call", bash("sleep 4; echo plain", 10), false));
+  auto plain =
+      response_of(post_2026(gw, "tools/call", bash_call("sleep 4; echo plain", 10), false));
   CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
   auto gated = response_of(post_2026(gw, "tasks/get", {{"taskId", id}}, false));
   CHECK(gated["error"]["code"] == -32021);
@@ -329,7 +292,7 @@ TEST_CASE("2026-07-28: tasks/cancel stops a task's program, and another tenant c
   TokensFile tokens(digest("token-alpha") + " alpha\n" + digest("token-beta") + " beta\n");
   GatewayProcess gw({"--token-file", tokens.path.string(), "--task-after", "0"}, {});
   const std::string marker = "sleep 627";  // a command line no other test runs
-  auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true, "token-alpha"));
+  auto made = response_of(post_2026(gw, "tools/call", bash_call(marker, 60), true, "token-alpha"));
   std::string id = made["result"]["taskId"];
   auto running = [&] {
     return std::system(("pgrep -f '^" + marker + "$' > /dev/null").c_str()) == 0;
@@ -352,11 +315,11 @@ TEST_CASE("2026-07-28: at its task cap a tenant's call runs plain instead of bei
           "[integration][tasks]") {
   GatewayProcess gw({"--tasks-per-tenant", "1", "--task-after", "0"});
   const std::string marker = "sleep 618";
-  auto made = response_of(post_2026(gw, "tools/call", bash(marker, 60), true));
+  auto made = response_of(post_2026(gw, "tools/call", bash_call(marker, 60), true));
   REQUIRE(made["result"]["resultType"] == "task");
   // The tenant's one task runs: the next call may run plain, so it does (within the plain
   // timeout) and gets its own result.
-  auto plain = response_of(post_2026(gw, "tools/call", bash("echo plain", 5), true));
+  auto plain = response_of(post_2026(gw, "tools/call", bash_call("echo plain", 5), true));
   CHECK(plain["result"]["resultType"] == "complete");
   CHECK(plain["result"]["structuredContent"]["stdout"] == "plain\n");
   CHECK(response_of(post_2026(gw, "tasks/cancel", {{"taskId", made["result"]["taskId"]}}, true))
