@@ -49,6 +49,14 @@ const OTHER_RESOURCE = "https://other.example/mcp"; // another API of the same i
 const REDIRECT_URI = "http://127.0.0.1/oauth/callback";
 const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" } } };
 const node22 = Number(process.versions.node.split(".")[0]) >= 22;
+// Without Node 22 a part of this file cannot run: that is a skip (ctest's marker), never a pass,
+// and a failure where SANDGATE_TESTS_REQUIRE names node22 (or all), as for the C++ suites.
+if (!node22) {
+  const required = (process.env.SANDGATE_TESTS_REQUIRE ?? "").split(",").map((s) => s.trim());
+  if (required.includes("node22") || required.includes("all"))
+    throw new Error("SANDGATE_TESTS_REQUIRE names 'node22', which is missing: run this file with Node 22 (tests/e2e/node_modules/.bin/node)");
+  console.log("SANDGATE-TEST-SKIPPED (node22): the Node 22 clients' tests need Node 22 (tests/e2e/node_modules/.bin/node)");
+}
 
 let issuer; // the authorization server: { url, provider, interactions, requests, stop }
 let gateway;

@@ -103,7 +103,9 @@ TEST_CASE("a SIGKILLed gateway's ledger holds what was reported before its last 
     std::string a = gw.initialize("tok-a");
     spent = run(gw, a, "tok-a", cpu_burn(0.3), 1);
     // Saved while the sandbox lives (every second), not only when it ends.
-    CHECK(eventually([&] { return ledger_usd(dir, "a") >= spent - kReportedPrecision; }));
+    // Within a few of those seconds (issue #41: 30 s let a save every 20 s pass).
+    CHECK(eventually([&] { return ledger_usd(dir, "a") >= spent - kReportedPrecision; },
+                     std::chrono::seconds(5)));
     CHECK(gw.stop(SIGKILL) == 128 + SIGKILL);
   }
   CHECK(ledger_usd(dir, "a") >= spent - kReportedPrecision);

@@ -277,3 +277,52 @@ TEST_CASE("a hibernated sandbox resumes into a ready one with its files", "[inte
   CHECK(resumed.dump().find("resumed from hibernation") != std::string::npos);
   CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == hits + 1);
 }
+
+// Issue #41: "never serves twice" was untested. A sandbox that served a session, whichever way
+// it ended (end_sandbox, DELETE of its session), is never handed to another session, nor back
+// to its own: each ready sandbox taken afterwards shows nothing of the first one's use.
+TEST_CASE("a sandbox that served a session never serves another", "[integration][pool]") {
+  if (!has_data_stack()) return;
+  TwoTenantDir dir("pool-once");
+  GatewayProcess gw({"--token-file", dir.tokens.string(), "--pool-size", "1"}, {});
+  const std::string leave_traces =
+      "served = 'sandgate-served-marker'\n"
+      "open('/work/served', 'w').write(served)\n"
+      "open('/tmp/served', 'w').write(served)\n"
+      "print('left')\n";
+  const std::string look =
+      "import os\n"
+      "print('served' in globals(), os.listdir('/work'), os.path.exists('/tmp/served'))\n";
+  auto clean = [](const json& result) {
+    INFO(result.dump());
+    CHECK(stdout_of(result) == "False [] False\n");
+  };
+
+  // a's session takes the ready sandbox and uses it; then ends it with end_sandbox.
+  REQUIRE(pool_holds(gw, 1));
+  std::string a = gw.initialize("tok-a");
+  REQUIRE(stdout_of(call(gw, a, "tok-a", leave_traces, 1)) == "left\n");
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 1);
+  auto ended = gw.post(tool_call_message(2, "end_sandbox", json::object()), a, "tok-a");
+  REQUIRE(ended.status == 200);
+
+  // b's new session takes the next ready one: a fresh sandbox, not a's.
+  REQUIRE(pool_holds(gw, 1));
+  std::string b = gw.initialize("tok-b");
+  clean(call(gw, b, "tok-b", look, 3));
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 2);
+  // a's next call gets a sandbox again (a ready one), with nothing of its old one either.
+  REQUIRE(pool_holds(gw, 1));
+  clean(call(gw, a, "tok-a", look, 4));
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 3);
+
+  // b's sandbox, used and its session deleted: the next session's is fresh too.
+  REQUIRE(stdout_of(call(gw, b, "tok-b", leave_traces, 5)) == "left\n");
+  CHECK(
+      gw.request(http::verb::delete_, "/mcp", "", GatewayProcess::mcp_headers(b, "tok-b")).status ==
+      200);
+  REQUIRE(pool_holds(gw, 1));
+  std::string c = gw.initialize("tok-b");
+  clean(call(gw, c, "tok-b", look, 6));
+  CHECK(metric(gw, "sandgate_pool_takes_total{result=\"hit\"}") == 4);
+}

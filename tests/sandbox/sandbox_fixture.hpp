@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdlib>
+#include <vector>
 // Runs sandbox coroutines to completion on a private io_context, for tests.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -57,7 +58,8 @@ class SandboxFixture {
 
   // A sandbox with the host's limits: with a pool, a ready one (the test fails if it was not).
   std::shared_ptr<sandbox::Sandbox> create() {
-    if (host_.config().pool.size == 0) return await(host_.create(host_.config().limits));
+    if (host_.config().pool.size == 0)
+      return with_egress_confirmed(await(host_.create(host_.config().limits)));
     // Up to two minutes for the pool's build (the preload's imports on a loaded machine).
     io_.restart();
     auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -66,7 +68,19 @@ class SandboxFixture {
     auto hits = host_.pool_stats().hits;
     auto sandbox = await(host_.create(host_.config().limits));
     REQUIRE(host_.pool_stats().hits == hits + 1);
-    return sandbox;
+    return with_egress_confirmed(std::move(sandbox));
+  }
+
+  // With SANDGATE_TEST_EGRESS=1, proof that the sandbox has egress (issue #41: the entry never
+  // checked): its supervisor handed over the proxy's listening socket. Kept open here, so
+  // that the socket stays as it is in production, where the relay holds it.
+  std::shared_ptr<sandbox::Sandbox> with_egress_confirmed(std::shared_ptr<sandbox::Sandbox> sb) {
+    if (sb && host_.config().limits.egress) {
+      UniqueFd listener = sb->take_egress_listener();
+      REQUIRE(listener);
+      egress_listeners_.push_back(std::move(listener));
+    }
+    return sb;
   }
 
   sandbox::RunResult run(const std::shared_ptr<sandbox::Sandbox>& sb, sandbox::Language lang,
@@ -91,6 +105,7 @@ class SandboxFixture {
  private:
   boost::asio::io_context io_;
   sandbox::SandboxHost host_;
+  std::vector<UniqueFd> egress_listeners_;  // with SANDGATE_TEST_EGRESS=1 (with_egress_confirmed)
 };
 
 }  // namespace sandgate::test

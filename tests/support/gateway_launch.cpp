@@ -54,9 +54,14 @@ std::vector<std::string> sandgate_command(const std::string& binary,
                                           const std::string& cgroup) {
   std::vector<std::string> argv = own_cgroup_wrapper(cgroup);
   argv.insert(argv.end(), wrapper.begin(), wrapper.end());
+  // No pool unless a test asks for one (a ready sandbox's build is seconds of CPU), or the
+  // ctest entry that runs a share of the suite as production runs, pool on, sets
+  // SANDGATE_TEST_POOL_SIZE. A test's own --pool-size comes later and wins.
+  const char* pool = std::getenv("SANDGATE_TEST_POOL_SIZE");
+  std::string pool_size = pool != nullptr && *pool != '\0' ? pool : "0";
   for (std::string a :
        {binary, std::string("--listen"), std::string("127.0.0.1:0"), std::string("--log-level"),
-        std::string("warn"), std::string("--pool-size"), std::string("0")})
+        std::string("warn"), std::string("--pool-size"), pool_size})
     argv.push_back(a);
   argv.insert(argv.end(), args.begin(), args.end());
   bool chosen = false;
