@@ -2,8 +2,11 @@
 // (tests/support/test_issuer.py serving metadata and a key set this test writes), access tokens
 // signed here, and what the gateway answers each of them — the metadata document, the Bearer
 // challenges, every hostile token of issue #27, key rotation, an issuer that is slow, huge or
-// down, OAuth tenants' limits from the policy file, and tokens-file clients beside them.
+// down, OAuth tenants' limits from the policy file, and tokens-file clients beside them; and an
+// issuer over real TLS (a CA the test makes): keys only from a certificate the gateway trusts,
+// for the issuer's own host, and never from another origin a redirect names.
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -24,18 +27,55 @@ constexpr const char* kMetadataUrl =
     "https://sandgate.test/.well-known/oauth-protected-resource/mcp";
 constexpr const char* kScope = "sandgate:execute";
 
+// A throwaway CA of the test's own (tests/support/test_tls.py): nothing trusts it unless the
+// gateway is handed its file with --oauth-ca-file.
+class TestCa {
+ public:
+  explicit TestCa(const std::string& name)
+      : dir_(std::filesystem::temp_directory_path() /
+             ("sandgate-ca-" + std::to_string(::getpid()) + "-" + name)) {
+    std::string command =
+        std::string("/usr/bin/python3 ") + TEST_TLS_SCRIPT + " make-ca " + dir_.string();
+    REQUIRE(std::system(command.c_str()) == 0);
+  }
+  ~TestCa() { std::filesystem::remove_all(dir_); }
+  TestCa(const TestCa&) = delete;
+  TestCa& operator=(const TestCa&) = delete;
+
+  std::string dir() const { return dir_.string(); }
+  std::string ca_file() const { return (dir_ / "ca.pem").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// An issuer over https: its certificate, signed by `ca`, is for exactly `names` (addresses or
+// DNS names), and its URL names it as `host` (the server listens on 127.0.0.1 either way). The
+// gateway checks the certificate against the URL's host, so a test leaves that out of `names`
+// to present a certificate for another host.
+struct IssuerTls {
+  const TestCa* ca = nullptr;
+  std::vector<std::string> names = {"127.0.0.1"};
+  std::string host = "127.0.0.1";
+};
+
 // An authorization server that serves what the test writes into its folder.
 class TestIssuer {
  public:
-  TestIssuer()
+  explicit TestIssuer(std::optional<IssuerTls> tls = std::nullopt)
       : dir_(std::filesystem::temp_directory_path() /
              ("sandgate-issuer-" + std::to_string(::getpid()) + "-" +
               std::to_string(++instances_))) {
     std::filesystem::create_directories(dir_ / ".well-known");
-    server_.emplace("issuer",
-                    std::vector<std::string>{"/usr/bin/python3", TEST_ISSUER_SCRIPT, dir_.string()},
-                    std::vector<std::string>{"PATH=/usr/bin:/bin"}, LaunchOptions{});
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    std::vector<std::string> argv = {"/usr/bin/python3", TEST_ISSUER_SCRIPT, dir_.string()};
+    if (tls) {
+      argv.insert(argv.end(), {"--tls", tls->ca->dir()});
+      for (const auto& name : tls->names) argv.insert(argv.end(), {"--name", name});
+    }
+    server_.emplace("issuer", argv, std::vector<std::string>{"PATH=/usr/bin:/bin"},
+                    LaunchOptions{});
+    url_ = (tls ? "https://" + tls->host : std::string("http://127.0.0.1")) + ":" +
+           std::to_string(server_->port());
     write(".well-known/oauth-authorization-server",
           json{{"issuer", url_}, {"jwks_uri", url_ + "/jwks.json"}}.dump());
   }
@@ -45,9 +85,16 @@ class TestIssuer {
   }
 
   const std::string& url() const { return url_; }
-  void publish(const json& jwks) { write("jwks.json", jwks.dump()); }
+  void publish(const json& jwks, const std::string& name = "jwks.json") {
+    write(name, jwks.dump());
+  }
   void publish_text(const std::string& text) { write("jwks.json", text); }
   void set_delay(double seconds) { write("_delay", std::to_string(seconds)); }
+  // A GET of `path` answers 302 Found to `location`.
+  void redirect(const std::string& path, const std::string& location) {
+    redirects_[path] = location;
+    write("_redirects.json", redirects_.dump());
+  }
   void stop() { server_.reset(); }
   // How many times the key set was asked for.
   int key_set_fetches() const { return requests_to("/jwks.json"); }
@@ -86,6 +133,7 @@ class TestIssuer {
   std::optional<ServerProcess> server_;
   std::string url_;
   int writes_ = 0;
+  json redirects_ = json::object();
 };
 
 std::vector<std::string> gateway_args(const TestIssuer& issuer,
@@ -693,4 +741,120 @@ TEST_CASE(
   // The made-up tokens asked about stand refused, without another question.
   for (const auto& token : refused) check_invalid_token(initialize_with(gw, token));
   CHECK(setup.issuer.requests_to("/introspect") == 1 + asked);
+}
+
+namespace {
+
+constexpr const char* kMetadataPath = "/.well-known/oauth-authorization-server";
+
+// A gateway whose log the test reads: a refusal must be the check's, not the issuer being
+// down or a path the test got wrong, and the log names why each fetch of the keys failed.
+struct LoggedGateway {
+  explicit LoggedGateway(const std::vector<std::string>& args, const std::string& name)
+      : log(name),
+        gw(args, {"SANDGATE_TOKEN=test-token"}, false,
+           {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"}) {}
+  // Whether a fetch of the keys failed with exactly this problem.
+  bool fetch_failed_with(const std::string& problem) const {
+    std::istringstream lines(log.read());
+    for (std::string line; std::getline(lines, line);) {
+      auto entry = json::parse(line, nullptr, false);
+      if (entry.is_object() && entry.value("event", "") == "oauth_keys_fetch_failed" &&
+          entry.value("problem", "") == problem)
+        return true;
+    }
+    return false;
+  }
+  TempFile log;
+  GatewayProcess gw;
+};
+
+}  // namespace
+
+TEST_CASE("an issuer over https whose certificate --oauth-ca-file trusts serves its keys",
+          "[integration][oauth]") {
+  TestCa ca("trusted");
+  auto key = rsa_key("k1");
+  // Both ways a certificate names the host the URL does: an address, and a DNS name.
+  for (std::string host : {"127.0.0.1", "localhost"}) {
+    INFO(host);
+    TestIssuer issuer(IssuerTls{&ca, {host}, host});
+    issuer.publish(jwk_set_of({&key}));
+    GatewayProcess gw(gateway_args(issuer, {"--oauth-ca-file", ca.ca_file()}));
+    CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("tls"))).status == 200);
+    CHECK(issuer.key_set_fetches() >= 1);
+  }
+}
+
+TEST_CASE("an issuer whose certificate no CA the gateway trusts signed gets no token accepted",
+          "[integration][oauth]") {
+  TestCa ca("issuer");
+  TestCa other("other");
+  auto key = rsa_key("k1");
+  // An issuer, key and token like those the test above accepts: only the trust is missing.
+  // Anyone who can answer for the issuer's address can present such a certificate, and would
+  // then sign tokens for any tenant.
+  TestIssuer issuer(IssuerTls{&ca});
+  issuer.publish(jwk_set_of({&key}));
+  std::vector<std::string> args;
+  SECTION("the system's trust store (no --oauth-ca-file)") {
+    args = gateway_args(issuer);
+  }
+  SECTION("--oauth-ca-file of another CA") {
+    args = gateway_args(issuer, {"--oauth-ca-file", other.ca_file()});
+  }
+  LoggedGateway logged(args, "oauth-untrusted.log");
+  check_keys_unavailable(
+      initialize_with(logged.gw, signed_token("RS256", key, issuer.claims("x"))));
+  // Refused in the handshake: not even the metadata was asked for.
+  CHECK(issuer.requests_to(kMetadataPath) == 0);
+  CHECK(logged.fetch_failed_with("metadata: TLS (certificate or handshake)"));
+}
+
+TEST_CASE("an issuer whose certificate, from a trusted CA, names another host is refused",
+          "[integration][oauth]") {
+  TestCa ca("trusted");
+  auto key = rsa_key("k1");
+  // A good certificate, for issuer.sandgate.test only; the URL names its server by address,
+  // or by another DNS name.
+  for (std::string host : {"127.0.0.1", "localhost"}) {
+    INFO(host);
+    TestIssuer issuer(IssuerTls{&ca, {"issuer.sandgate.test"}, host});
+    issuer.publish(jwk_set_of({&key}));
+    LoggedGateway logged(gateway_args(issuer, {"--oauth-ca-file", ca.ca_file()}),
+                         "oauth-wrong-host.log");
+    check_keys_unavailable(
+        initialize_with(logged.gw, signed_token("RS256", key, issuer.claims("x"))));
+    CHECK(issuer.requests_to(kMetadataPath) == 0);
+    CHECK(logged.fetch_failed_with("metadata: TLS (certificate or handshake)"));
+  }
+}
+
+TEST_CASE("a redirect of the key set is followed within the issuer's origin only",
+          "[integration][oauth]") {
+  TestCa ca("trusted");
+  auto key = rsa_key("k1");
+  TestIssuer issuer(IssuerTls{&ca});
+  // Another origin (the same address, another port) with a certificate the gateway trusts,
+  // serving the very key that signs the token: only its origin can be why it is refused.
+  TestIssuer elsewhere(IssuerTls{&ca});
+  elsewhere.publish(jwk_set_of({&key}));
+  const auto args = gateway_args(issuer, {"--oauth-ca-file", ca.ca_file()});
+
+  SECTION("to another origin: not followed, and no token is accepted") {
+    issuer.redirect("/jwks.json", elsewhere.url() + "/jwks.json");
+    LoggedGateway logged(args, "oauth-redirect.log");
+    check_keys_unavailable(
+        initialize_with(logged.gw, signed_token("RS256", key, issuer.claims("x"))));
+    CHECK(issuer.key_set_fetches() >= 1);
+    CHECK(elsewhere.key_set_fetches() == 0);
+    CHECK(logged.fetch_failed_with("jwks: redirect to another origin"));
+  }
+  SECTION("within the issuer's origin: followed (the redirect itself is not what is refused)") {
+    issuer.publish(jwk_set_of({&key}), "moved-jwks.json");
+    issuer.redirect("/jwks.json", issuer.url() + "/moved-jwks.json");
+    GatewayProcess gw(args);
+    CHECK(initialize_with(gw, signed_token("RS256", key, issuer.claims("x"))).status == 200);
+    CHECK(issuer.requests_to("/moved-jwks.json") >= 1);
+  }
 }

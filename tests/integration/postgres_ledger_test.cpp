@@ -17,6 +17,7 @@
 #include "cpu_priced.hpp"
 #include "gateway_process.hpp"
 #include "postgres_cluster.hpp"
+#include "temp_file.hpp"
 #include "tests/support/skip.hpp"
 #include "two_tenant_dir.hpp"
 
@@ -292,8 +293,10 @@ TEST_CASE(
   // Both tenants have a budget ($10 a day); a replica reserves $5 at a time.
   TwoTenantDir dir("pg-down");
   auto args = replica_args(dir, *pg, 0, "5");
-  args.insert(args.end(), {"--budget-usd-per-day", "10"});
-  GatewayProcess gw(args);
+  args.insert(args.end(), {"--budget-usd-per-day", "10", "--log-level", "debug"});
+  // Its log, scanned at the end: the ledger it opened is named, its password never.
+  TempFile log("pg-down-gateway.log");
+  GatewayProcess gw(args, {}, false, {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
   std::string a = gw.initialize("tok-a");
   std::string b = gw.initialize("tok-b");
   auto call = [&](const std::string& session, const std::string& token, int id) {
@@ -331,4 +334,8 @@ TEST_CASE(
   // Nothing used during the outage is missing from the ledger.
   CHECK(ledger_usd(*pg, "a") >= a_reported - 1e-6);
   CHECK(ledger_usd(*pg, "b") > 0);
+  std::string logged = log.read();
+  INFO(logged);
+  REQUIRE(logged.find("ledger_opened") != std::string::npos);
+  CHECK(logged.find(password_of(*pg)) == std::string::npos);
 }

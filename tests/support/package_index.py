@@ -61,21 +61,22 @@ import gzip
 import hashlib
 import http.server
 import io
-import ipaddress
 import json
 import os
 import re
-import secrets
 import signal
 import socket
 import socketserver
 import ssl
-import subprocess
 import sys
 import tarfile
 import threading
 import urllib.parse
 import zipfile
+
+# Beside this file: Python puts a script's own directory first on sys.path.
+from test_tls import (HandshakeInThread, alt_name, make_ca, server_context,
+                      sign_server_certificate)
 
 LOG_PREFIX = "package_index:"
 
@@ -101,92 +102,19 @@ TAR_MTIME = 1577836800  # 2020-01-01T00:00:00Z
 
 
 # ---------------------------------------------------------------------------------------------
-# Certificates
-
-CA_CONFIG = """\
-[req]
-distinguished_name = dn
-prompt = no
-x509_extensions = ca_ext
-
-[dn]
-CN = sandgate test package index CA
-
-[ca_ext]
-# Python's ssl (and, since 3.13, its X509_STRICT default) and Node both insist on a CA that says
-# it is one: critical basicConstraints and keyUsage keyCertSign.
-basicConstraints = critical, CA:TRUE, pathlen:0
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-"""
-
-SERVER_CSR_CONFIG = """\
-[req]
-distinguished_name = dn
-prompt = no
-
-[dn]
-CN = localhost
-"""
-
-SERVER_EXT = """\
-[server_ext]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature
-extendedKeyUsage = serverAuth
-subjectAltName = {names}
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid, issuer
-"""
-
-EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-
-
-def run_openssl(args, cwd):
-    """Runs openssl, raising with its own words if it fails."""
-    done = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"openssl {' '.join(args)} failed: {done.stderr.strip()}")
-
-
-def write_text(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
+# Certificates (test_tls.py makes them)
 
 def subject_alt_names(host, names):
     """localhost, 127.0.0.1 and ::1 always; the listening address and any --name too (a test
     whose gateway resolves a test name through its own /etc/hosts asks for that name)."""
-    entries = ["DNS:localhost", "IP:127.0.0.1", "IP:::1"]
-    try:
-        ipaddress.ip_address(host)
-        entries.append(f"IP:{host}")
-    except ValueError:
-        entries.append(f"DNS:{host}")
-    entries += [f"DNS:{name}" for name in names]
-    return ", ".join(dict.fromkeys(entries))
+    return ["DNS:localhost", "IP:127.0.0.1", "IP:::1", alt_name(host),
+            *(f"DNS:{name}" for name in names)]
 
 
 def make_certificates(directory, host="127.0.0.1", names=()):
     """Makes DIR/ca.pem (+ca.key) and DIR/server.pem (+server.key) signed by it."""
-    write_text(os.path.join(directory, "ca.cnf"), CA_CONFIG)
-    write_text(os.path.join(directory, "server_csr.cnf"), SERVER_CSR_CONFIG)
-    write_text(os.path.join(directory, "server_ext.cnf"),
-               SERVER_EXT.format(names=subject_alt_names(host, names)))
-    # -config on every req: the system openssl.cnf's own v3_ca section would otherwise add
-    # extensions of its own alongside ours.
-    run_openssl(["req", "-x509", *EC_KEY, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
-                 "-sha256", "-config", "ca.cnf"], directory)
-    run_openssl(["req", "-new", *EC_KEY, "-keyout", "server.key", "-out", "server.csr",
-                 "-sha256", "-config", "server_csr.cnf"], directory)
-    # A random serial each run and no .srl file left behind: two runs' certificates must never
-    # share issuer+serial, or a client that cached one would reject the other.
-    run_openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                 "-set_serial", "0x" + secrets.token_hex(16), "-days", "1", "-sha256",
-                 "-extfile", "server_ext.cnf", "-extensions", "server_ext",
-                 "-out", "server.pem"], directory)
-    for name in ("ca.key", "server.key"):
-        os.chmod(os.path.join(directory, name), 0o600)
+    make_ca(directory, "sandgate test package index CA")
+    sign_server_certificate(directory, subject_alt_names(host, names))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,7 +381,7 @@ def log(line):
 # ---------------------------------------------------------------------------------------------
 # Servers
 
-class IndexServer(http.server.ThreadingHTTPServer):
+class IndexServer(HandshakeInThread, http.server.ThreadingHTTPServer):
     daemon_threads = True  # a stuck client must not keep the process from exiting
 
     def __init__(self, host, port, content, ssl_context):
@@ -471,36 +399,13 @@ class IndexServer(http.server.ThreadingHTTPServer):
         self.server_name = self.public_host
         self.server_port = self.server_address[1]
 
-    def finish_request(self, request, client_address):
-        # The TLS handshake happens here, in the request's own thread, not in accept(): a
-        # client that connects and says nothing must not stall everyone else.
-        if self.ssl_context is None:
-            super().finish_request(request, client_address)
-            return
-        request.settimeout(30)
-        try:
-            tls = self.ssl_context.wrap_socket(request, server_side=True)
-        except (ssl.SSLError, OSError) as error:
-            log(f"https TLS handshake failed from {client_address[0]}: {error}")
-            return
-        tls.settimeout(None)
-        try:
-            super().finish_request(tls, client_address)
-        finally:
-            self.shutdown_request(tls)
+    def handshake_failed(self, client_address, error):
+        log(f"https TLS handshake failed from {client_address[0]}: {error}")
 
     def handle_error(self, request, client_address):
         # A client that drops the connection mid-request is routine in these tests; say so in
         # one line rather than a traceback.
         log(f"{self.scheme} connection from {client_address[0]} ended: {sys.exc_info()[1]!r}")
-
-
-def server_context(directory):
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(os.path.join(directory, "server.pem"),
-                            os.path.join(directory, "server.key"))
-    context.set_alpn_protocols(["http/1.1"])
-    return context
 
 
 def start(server):
