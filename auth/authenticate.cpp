@@ -5,9 +5,6 @@
 namespace sandgate::auth {
 
 namespace {
-const std::shared_ptr<const Tenant> kAnonymous =
-    std::make_shared<const Tenant>(Tenant{"anonymous", std::nullopt, std::nullopt});
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -23,9 +20,9 @@ std::string_view bearer_token(std::string_view authorization) {
   return {};
 }
 
-AuthResult authenticate(const TokenStore* store, std::string_view authorization,
+AuthResult authenticate(const TokenStore& store, std::string_view authorization,
                         std::string_view x_mcp_auth) {
-  if (store == nullptr) return {AuthStatus::ok, kAnonymous};
+  if (store.open()) return {AuthStatus::ok, store.anonymous()};
   std::string_view token;
   authorization = trim(authorization);
   // The scheme is case-insensitive (RFC 9110); the token is not.
@@ -36,7 +33,7 @@ AuthResult authenticate(const TokenStore* store, std::string_view authorization,
   else if (!authorization.empty())
     return {AuthStatus::invalid, nullptr};
   if (token.empty()) return {AuthStatus::missing, nullptr};
-  auto tenant = store->find(token);
+  auto tenant = store.find(token);
   if (!tenant) return {AuthStatus::invalid, nullptr};
   return {AuthStatus::ok, std::move(tenant)};
 }

@@ -18,8 +18,8 @@ struct AuthResult {
 // The token of `Authorization: Bearer <token>` (the scheme in any case), or empty.
 std::string_view bearer_token(std::string_view authorization);
 
-// `store` null means auth is off (--no-auth): everyone is the "anonymous" tenant.
-AuthResult authenticate(const TokenStore* store, std::string_view authorization,
+// With auth off (TokenStore::anyone, --no-auth) everyone is the "anonymous" tenant.
+AuthResult authenticate(const TokenStore& store, std::string_view authorization,
                         std::string_view x_mcp_auth);
 
 }  // namespace sandgate::auth

@@ -4,8 +4,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "auth/tenant_options.hpp"
-
 namespace sandgate::auth {
 
 bool is_usable_tenant_claim(std::string_view value) {
@@ -25,8 +23,10 @@ std::string oauth_tenant_name(std::string_view issuer, std::string_view claim_va
   return name;
 }
 
-OAuthPolicy OAuthPolicy::parse(std::string_view text) {
+OAuthPolicy OAuthPolicy::parse(std::string_view text, const Tenant& defaults) {
   OAuthPolicy policy;
+  policy.gateway_defaults_ = defaults;
+  policy.defaults_ = defaults;
   std::istringstream in{std::string(text)};
   std::string line;
   int line_no = 0;
@@ -43,10 +43,11 @@ OAuthPolicy OAuthPolicy::parse(std::string_view text) {
     std::string name;
     if (!(words >> name)) continue;
     std::string where = "OAuth policy file line " + std::to_string(line_no);
-    Tenant tenant{name, std::nullopt, std::nullopt};
+    Tenant tenant = defaults;
+    tenant.name = name;
     int option_no = 0;
     for (std::string option; words >> option;)
-      apply_tenant_option(tenant, option, where, ++option_no);
+      tenant::apply_tenant_option(tenant, option, where, ++option_no);
     if (name == "*") {
       if (defaults_seen) throw std::runtime_error(where + ": a second '*' line");
       defaults_seen = true;
@@ -61,13 +62,13 @@ OAuthPolicy OAuthPolicy::parse(std::string_view text) {
   return policy;
 }
 
-OAuthPolicy OAuthPolicy::load(const std::string& path) {
-  if (path.empty()) return OAuthPolicy();
+OAuthPolicy OAuthPolicy::load(const std::string& path, const Tenant& defaults) {
+  if (path.empty()) return parse("", defaults);
   std::ifstream file(path);
   if (!file) throw std::runtime_error("cannot read the OAuth policy file");
   std::ostringstream text;
   text << file.rdbuf();
-  return parse(text.str());
+  return parse(text.str(), defaults);
 }
 
 std::shared_ptr<const Tenant> OAuthPolicy::tenant(const std::string& name) const {

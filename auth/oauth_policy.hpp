@@ -28,18 +28,24 @@ std::string oauth_tenant_name(std::string_view issuer, std::string_view claim_va
 class OAuthPolicy {
  public:
   OAuthPolicy() = default;
-  // Throws std::runtime_error naming the line that is wrong.
-  static OAuthPolicy parse(std::string_view text);
-  static OAuthPolicy load(const std::string& path);  // "" : the server's defaults for all
+  // Each line's tenant starts from `defaults` (the gateway's, from its flags), as does every
+  // tenant when no line applies. Throws std::runtime_error naming the line that is wrong.
+  static OAuthPolicy parse(std::string_view text, const Tenant& defaults = {});
+  // "" : the server's defaults for all.
+  static OAuthPolicy load(const std::string& path, const Tenant& defaults = {});
 
-  // The tenant of this name with its limits: its own line, else the `*` line, else none set.
+  // The tenant of this name with its limits: its own line, else the `*` line, else the
+  // gateway's defaults.
   std::shared_ptr<const Tenant> tenant(const std::string& name) const;
   std::size_t overrides() const { return named_.size(); }
   // Whether the tenant has a line of its own (not only the `*` defaults).
   bool names(const std::string& name) const { return named_.count(name) > 0; }
+  // The terms every tenant starts from: the gateway's defaults (for a reload).
+  const Tenant& gateway_defaults() const { return gateway_defaults_; }
 
  private:
-  Tenant defaults_;
+  Tenant gateway_defaults_;
+  Tenant defaults_;  // the `*` line's
   std::map<std::string, Tenant, std::less<>> named_;
 };
 

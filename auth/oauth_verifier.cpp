@@ -26,14 +26,16 @@ std::string read_client_secret(const std::string& path) {
 }
 }  // namespace
 
-OAuthVerifier::OAuthVerifier(const OAuthConfig& config, RefreshObserver observer,
+OAuthVerifier::OAuthVerifier(const OAuthConfig& config, const Tenant& defaults,
+                             RefreshObserver observer,
                              std::function<void(const std::string&)> introspection_observer)
     : config_(config),
       fetcher_(config.ca_file),
       introspection_observer_(introspection_observer ? std::move(introspection_observer)
                                                      : [](const std::string&) {}),
       introspection_gate_(config.introspection_rate),
-      policy_(std::make_shared<const OAuthPolicy>(OAuthPolicy::load(config.policy_file))) {
+      policy_(
+          std::make_shared<const OAuthPolicy>(OAuthPolicy::load(config.policy_file, defaults))) {
   if (!config.introspection_url.empty())
     introspection_ = std::make_unique<TokenIntrospection>(
         config.introspection_url, config.client_id, read_client_secret(config.client_secret_file),

@@ -69,7 +69,8 @@ class OAuthVerifier {
  public:
   // Throws std::runtime_error when the policy file, the CA file or the client secret file cannot
   // be used. `introspection_observer` hears why the introspection endpoint could not be asked.
-  OAuthVerifier(const OAuthConfig& config, RefreshObserver observer,
+  // Each OAuth tenant starts from `defaults` (the gateway's), then its policy line.
+  OAuthVerifier(const OAuthConfig& config, const Tenant& defaults, RefreshObserver observer,
                 std::function<void(const std::string& problem)> introspection_observer = {});
 
   // Whether a bearer token is shaped like a JWT (three dot-separated parts).

@@ -49,7 +49,7 @@ ModeVerdict judge_token_file_mode(const std::filesystem::path& path, mode_t mode
   return v;
 }
 
-LoadedTokens load_token_file(const std::filesystem::path& path) {
+LoadedTokens load_token_file(const std::filesystem::path& path, const Tenant& defaults) {
   // The checks and the read are on one open file: a file swapped in between cannot slip by.
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
   if (file.fd < 0)
@@ -74,7 +74,7 @@ LoadedTokens load_token_file(const std::filesystem::path& path) {
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > (64u << 20)) throw std::runtime_error("tokens file is larger than 64 MiB");
   }
-  return {TokenStore::parse(text), std::move(verdict.warning)};
+  return {TokenStore::parse(text, defaults), std::move(verdict.warning)};
 }
 
 }  // namespace sandgate::auth

@@ -27,7 +27,8 @@ struct LoadedTokens {
   TokenStore store;
   std::string warning;  // from judge_token_file_mode, empty when none
 };
-// Reads, judges and parses the file. Throws std::runtime_error saying why it is not used.
-LoadedTokens load_token_file(const std::filesystem::path& path);
+// Reads, judges and parses the file, each tenant from `defaults`. Throws std::runtime_error
+// saying why it is not used.
+LoadedTokens load_token_file(const std::filesystem::path& path, const Tenant& defaults = {});
 
 }  // namespace sandgate::auth

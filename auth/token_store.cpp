@@ -6,7 +6,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "auth/tenant_options.hpp"
 #include "common/tenant_name.hpp"
 
 namespace sandgate::auth {
@@ -54,7 +53,7 @@ std::string to_hex(const Digest& digest) {
   return out;
 }
 
-TokenStore TokenStore::parse(std::string_view text) {
+TokenStore TokenStore::parse(std::string_view text, const Tenant& defaults) {
   Entries entries;
   std::istringstream in{std::string(text)};
   std::string line;
@@ -76,11 +75,12 @@ TokenStore TokenStore::parse(std::string_view text) {
       throw std::runtime_error("tokens file line " + std::to_string(line_no) +
                                ": the tenant name is longer than " +
                                std::to_string(kMaxTenantNameBytes) + " bytes");
-    Entry entry{*digest, Tenant{name, std::nullopt, std::nullopt}};
+    Entry entry{*digest, defaults};
+    entry.tenant.name = name;
     int option_no = 0;
     for (std::string option; words >> option;)
-      apply_tenant_option(entry.tenant, option, "tokens file line " + std::to_string(line_no),
-                          ++option_no);
+      tenant::apply_tenant_option(entry.tenant, option,
+                                  "tokens file line " + std::to_string(line_no), ++option_no);
     for (const auto& earlier : entries)
       if (earlier.digest == entry.digest)
         throw std::runtime_error("tokens file line " + std::to_string(line_no) +
@@ -94,20 +94,33 @@ TokenStore TokenStore::parse(std::string_view text) {
   return store;
 }
 
-TokenStore TokenStore::single(std::string_view token, std::string tenant) {
+TokenStore TokenStore::single(std::string_view token, const Tenant& defaults, std::string tenant) {
   Entries entries;
-  entries.push_back({sha256(token), Tenant{std::move(tenant), std::nullopt, std::nullopt}});
+  entries.push_back({sha256(token), defaults});
+  entries.back().tenant.name = std::move(tenant);
   TokenStore store;
   store.entries_ = std::make_shared<const Entries>(std::move(entries));
   return store;
 }
 
-TokenStore::TokenStore(TokenStore&& other) noexcept : entries_(other.snapshot()) {
+TokenStore TokenStore::anyone(const Tenant& defaults) {
+  TokenStore store;
+  auto anonymous = std::make_shared<Tenant>(defaults);
+  anonymous->name = "anonymous";
+  store.anyone_ = std::move(anonymous);
+  return store;
+}
+
+TokenStore::TokenStore(TokenStore&& other) noexcept
+    : entries_(other.snapshot()), anyone_(std::move(other.anyone_)) {
   other.replace(TokenStore());
 }
 
 TokenStore& TokenStore::operator=(TokenStore&& other) noexcept {
-  if (this != &other) replace(std::move(other));
+  if (this != &other) {
+    anyone_ = std::move(other.anyone_);  // set only where a store is made, before it serves
+    replace(std::move(other));
+  }
   return *this;
 }
 
@@ -145,6 +158,7 @@ std::shared_ptr<const Tenant> TokenStore::find(std::string_view token) const {
 }
 
 std::shared_ptr<const Tenant> TokenStore::find_tenant(std::string_view name) const {
+  if (anyone_) return name == anyone_->name ? anyone_ : nullptr;
   auto entries = snapshot();
   for (const auto& e : *entries)
     if (e.tenant.name == name) return std::shared_ptr<const Tenant>(entries, &e.tenant);

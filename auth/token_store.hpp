@@ -21,43 +21,37 @@
 #include <string_view>
 #include <vector>
 
-#include "egress/allow_list.hpp"
+#include "tenant/tenant_terms.hpp"
 
 namespace sandgate::auth {
 
 using Digest = std::array<unsigned char, 32>;
 
-struct Tenant {
-  std::string name;
-  std::optional<std::uint32_t> max_sessions;  // overrides the per-tenant default
-  std::optional<double> spend_cap_usd;        // overrides the per-sandbox default
-  std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;  // overrides the default share
-  std::optional<std::uint32_t> max_sandboxes = std::nullopt;         // overrides the default share
-  // The tenant's budgets over UTC calendar periods (override the defaults; ledger/budget_book).
-  std::optional<double> budget_usd_per_day = std::nullopt;
-  std::optional<double> budget_usd_per_month = std::nullopt;
-  // Egress (issue #30): where the tenant's sandboxes may connect through the gateway's proxy;
-  // null (the default): nowhere, and its sandboxes get no proxy. The caps override the
-  // gateway's --egress-* defaults.
-  std::shared_ptr<const egress::AllowList> egress = nullptr;
-  std::optional<std::uint32_t> egress_connections = std::nullopt;
-  std::optional<std::uint64_t> egress_mb_per_call = std::nullopt;
-  std::optional<std::uint64_t> egress_mb_per_sandbox = std::nullopt;
-};
+// A tenant as the gateway applies it: the gateway's defaults (`defaults` below), then what its
+// line says.
+using Tenant = tenant::TenantTerms;
 
 Digest sha256(std::string_view data);
 std::string to_hex(const Digest& digest);
 
 class TokenStore {
  public:
-  // Throws std::runtime_error naming the line that is wrong.
+  // Each tenant starts from `defaults` (the gateway's, from its flags); its line's options
+  // change what they name. Throws std::runtime_error naming the line that is wrong.
   // Error texts name the line and what is wrong, never the file's words: a token pasted by
   // mistake must not reach a log.
-  static TokenStore parse(std::string_view text);
+  static TokenStore parse(std::string_view text, const Tenant& defaults = {});
   // One token for one tenant ("default"), e.g. from SANDGATE_TOKEN.
-  static TokenStore single(std::string_view token, std::string tenant = "default");
+  static TokenStore single(std::string_view token, const Tenant& defaults = {},
+                           std::string tenant = "default");
   // No token at all (OAuth access tokens only).
   static TokenStore none() { return TokenStore(); }
+  // Auth off (--no-auth): every request is the tenant "anonymous", with `defaults`.
+  static TokenStore anyone(const Tenant& defaults = {});
+
+  // Whether auth is off (anyone()), and then the one tenant every request is.
+  bool open() const { return anyone_ != nullptr; }
+  const std::shared_ptr<const Tenant>& anonymous() const { return anyone_; }
 
   TokenStore(TokenStore&& other) noexcept;
   TokenStore& operator=(TokenStore&& other) noexcept;
@@ -82,6 +76,7 @@ class TokenStore {
 
   mutable std::mutex mutex_;
   std::shared_ptr<const Entries> entries_ = std::make_shared<const Entries>();
+  std::shared_ptr<const Tenant> anyone_;  // set when auth is off
 };
 
 }  // namespace sandgate::auth

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   // Warm up, then time classes in a random interleaved order.
   std::size_t sink = 0;
   for (int i = 0; i < 20000; ++i)
-    sink += auth::authenticate(&store, classes[i % classes.size()].headers[i % 64], {}).status ==
+    sink += auth::authenticate(store, classes[i % classes.size()].headers[i % 64], {}).status ==
             auth::AuthStatus::ok;
   std::uniform_int_distribution<std::size_t> pick(0, classes.size() - 1);
   for (long i = 0; i < long(samples) * long(classes.size()); ++i) {
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     const auto& header = c.headers[i % 64];
     auto start = bench::Clock::now();
     for (int k = 0; k < kChecksPerSample; ++k)
-      sink += auth::authenticate(&store, header, {}).status == auth::AuthStatus::ok;
+      sink += auth::authenticate(store, header, {}).status == auth::AuthStatus::ok;
     auto elapsed = std::chrono::duration<double, std::nano>(bench::Clock::now() - start).count();
     c.ns.push_back(elapsed / kChecksPerSample);
   }

@@ -11,7 +11,9 @@ import sys
 SANDBOX = {"sandbox", "sandbox/inside", "sandbox/cgroups", "sandbox/shared"}
 MAY_INCLUDE = {
     "common": set(),
-    "auth": {"egress", "common"},
+    # tenant/: one tenant resolved (limits, shares, budgets, egress), built by auth, read below.
+    "tenant": {"egress", "ledger", "common"},
+    "auth": {"tenant", "egress", "common"},
     # ledger/: usage records and their store; fed by sessions, read by the gateway (issue #28).
     "ledger": {"common"},
     # egress/: the sandboxes' forward proxy (issue #30); knows nothing of sandboxes or sessions.
@@ -22,16 +24,16 @@ MAY_INCLUDE = {
     "sandbox/inside": {"sandbox/shared", "common"},
     "sandbox/cgroups": {"sandbox/shared", "common"},
     "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
-    "session": {"sandbox", "sandbox/shared", "ledger", "egress", "common"},
+    "session": {"sandbox", "sandbox/shared", "tenant", "ledger", "egress", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
-    "server/tools": {"server/metrics", "session", "sandbox", "sandbox/shared", "auth", "egress",
+    "server/tools": {"tenant", "server/metrics", "session", "sandbox", "sandbox/shared", "auth", "egress",
                      "common"},
-    "server/tasks": {"server/tools", "server/metrics", "session", "sandbox", "sandbox/shared",
+    "server/tasks": {"tenant", "server/tools", "server/metrics", "session", "sandbox", "sandbox/shared",
                      "auth", "common"},
-    "server/mcp": {"server/http", "server/tasks", "server/tools", "server/metrics", "session",
+    "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "sandbox", "sandbox/shared", "auth", "common"},
-    "server/gateway": {"server/mcp", "server/http", "server/tasks", "server/tools",
+    "server/gateway": {"tenant", "server/mcp", "server/http", "server/tasks", "server/tools",
                        "server/metrics", "session", "ledger", "auth", "egress", "common"} | SANDBOX,
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between

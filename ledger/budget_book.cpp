@@ -13,9 +13,8 @@ bool same_period(const Period& a, const Period& b) {
 
 }  // namespace
 
-BudgetBook::BudgetBook(std::shared_ptr<LedgerStore> store, BudgetOf budget_of,
-                       std::size_t max_tenants)
-    : store_(std::move(store)), budget_of_(std::move(budget_of)), max_tenants_(max_tenants) {}
+BudgetBook::BudgetBook(std::shared_ptr<LedgerStore> store, std::size_t max_tenants)
+    : store_(std::move(store)), max_tenants_(max_tenants) {}
 
 std::optional<BudgetSpent> BudgetBook::check(const std::string& tenant, const TenantSpend& spend,
                                              const Budget& budget) {
@@ -27,9 +26,8 @@ std::optional<BudgetSpent> BudgetBook::check(const std::string& tenant, const Te
   return std::nullopt;
 }
 
-std::optional<BudgetSpent> BudgetBook::refusal(const std::string& tenant, Clock::time_point now) {
-  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
-  if (!budget.any()) return std::nullopt;
+std::optional<BudgetSpent> BudgetBook::judge(const std::string& tenant, const Budget& budget,
+                                             Clock::time_point now) {
   if (auto spend = kept(tenant, now)) return check(tenant, *spend, budget);
   // Missing or of an earlier day: from the store, in order with saves.
   std::lock_guard order(store_order_);
@@ -139,10 +137,9 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
 }
 
 void BudgetBook::report_spent(const std::vector<std::pair<std::string, TenantSpend>>& grown) {
-  // Outside the locks: the budget lookup may take the policy's.
   std::vector<BudgetSpent> spent_now;
   for (const auto& [tenant, spend] : grown) {
-    Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+    Budget budget = known_budget(tenant);
     if (auto spent = check(tenant, spend, budget)) spent_now.push_back(*spent);
   }
   if (spent_now.empty() || !on_spent_) return;

@@ -28,12 +28,7 @@ class BudgetBook final : public Budgets {
   // At most `max_tenants` tenants' totals are kept; beyond, those not asked about for an hour
   // are forgotten (loaded again when asked): OAuth tenants are as many as the issuer mints.
   static constexpr std::size_t kMaxTenants = 100'000;
-  BudgetBook(std::shared_ptr<LedgerStore> store, BudgetOf budget_of,
-             std::size_t max_tenants = kMaxTenants);
-
-  // The budget `tenant` has spent at `now`, if any. Throws LedgerError when the store cannot be
-  // read.
-  std::optional<BudgetSpent> refusal(const std::string& tenant, Clock::time_point now) override;
+  explicit BudgetBook(std::shared_ptr<LedgerStore> store, std::size_t max_tenants = kMaxTenants);
 
   // LedgerStore: save passes to the store, then adds what the batch grew to the tenants'
   // totals; the reads pass through.
@@ -48,6 +43,10 @@ class BudgetBook final : public Budgets {
   std::size_t tenants_kept() const;
 
  private:
+  // The budget `tenant` has spent at `now`, if any. Throws LedgerError when the store cannot be
+  // read.
+  std::optional<BudgetSpent> judge(const std::string& tenant, const Budget& budget,
+                                   Clock::time_point now) override;
   struct TenantSpend {
     Period day, month;
     double day_usd = 0, month_usd = 0;
@@ -67,7 +66,6 @@ class BudgetBook final : public Budgets {
   void forget_old_locked(Clock::time_point now);
 
   const std::shared_ptr<LedgerStore> store_;
-  const BudgetOf budget_of_;
   const std::size_t max_tenants_;
   // Held across a save and the totals it grows, and across a load from the store: a load never
   // sees a batch whose growth is not yet counted (it would be counted twice). Before totals_.

@@ -4,24 +4,17 @@
 // several replicas share (shared_budgets) — stands between the usage writer and the store: every
 // batch saved passes through it, so it knows what each tenant spent without a query per call.
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "ledger/budget.hpp"
 #include "ledger/budget_period.hpp"
 #include "ledger/ledger_store.hpp"
 
 namespace sandgate::ledger {
-
-struct Budget {
-  std::optional<double> usd_per_day;
-  std::optional<double> usd_per_month;
-  bool any() const { return usd_per_day.has_value() || usd_per_month.has_value(); }
-  std::optional<double> of(PeriodKind kind) const {
-    return kind == PeriodKind::day ? usd_per_day : usd_per_month;
-  }
-  bool operator==(const Budget&) const = default;
-};
 
 // A budget a tenant has spent: which, how much, and when it is available again.
 struct BudgetSpent {
@@ -41,9 +34,6 @@ std::string budget_spent_text(const BudgetSpent& spent);
 
 class Budgets : public LedgerStore {
  public:
-  // The tenant's budget as its policy says now (a tokens-file reload changes it at once). Called
-  // from request threads and the writer's, never under the budgets' locks.
-  using BudgetOf = std::function<Budget(const std::string& tenant)>;
   // Tenants a save found over a budget whose spend grew in that save: their running sandboxes
   // are to end. Called on the writer's thread, after the save, outside the budgets' locks.
   using OnSpent = std::function<void(const std::vector<BudgetSpent>&)>;
@@ -55,15 +45,39 @@ class Budgets : public LedgerStore {
   void on_spent(OnSpent hook) { on_spent_ = std::move(hook); }
   void on_growth(OnGrowth hook) { on_growth_ = std::move(hook); }
 
-  // The budget `tenant` has spent at `now`, if any: a new call must not run. A tenant without
-  // a budget costs no lookup. Throws LedgerError when the count cannot be known.
-  virtual std::optional<BudgetSpent> refusal(const std::string& tenant, Clock::time_point now) = 0;
+  // The budget `tenant` has spent at `now`, if any: a new call must not run. `budget` is what
+  // the tenant's terms say now (handed down with the call, never looked up from here); it is
+  // remembered, so that the saves judge the tenant's growth by it until its next call says
+  // otherwise. A tenant without a budget costs no lookup. Throws LedgerError when the count
+  // cannot be known.
+  std::optional<BudgetSpent> refusal(const std::string& tenant, const Budget& budget,
+                                     Clock::time_point now) {
+    remember(tenant, budget);
+    if (!budget.any()) return std::nullopt;
+    return judge(tenant, budget, now);
+  }
   // The gateway stops (after the writer's last save): what it holds for others is given back.
   virtual void release() {}
 
+  // At most this many tenants' budgets are remembered (beyond, one is forgotten for each new
+  // one, and learnt again at its next call): OAuth tenants are as many as the issuer mints.
+  static constexpr std::size_t kMaxBudgetsKept = 100'000;
+
  protected:
+  // refusal() for a tenant with a budget.
+  virtual std::optional<BudgetSpent> judge(const std::string& tenant, const Budget& budget,
+                                           Clock::time_point now) = 0;
+  // The budget `tenant`'s last call was given; none when it has none or made no call here.
+  Budget known_budget(const std::string& tenant) const;
+
   OnSpent on_spent_;
   OnGrowth on_growth_;
+
+ private:
+  void remember(const std::string& tenant, const Budget& budget);
+
+  mutable std::mutex known_mutex_;
+  std::unordered_map<std::string, Budget> known_;  // tenants with a budget only
 };
 
 }  // namespace sandgate::ledger

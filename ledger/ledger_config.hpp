@@ -21,8 +21,6 @@ struct LedgerConfig {
   SharedBudgetOptions shared;
   // How often live sandboxes' totals are saved: the most a SIGKILL of the gateway can lose.
   std::chrono::milliseconds save_interval{1000};
-  // Every tenant's budgets unless its tokens-file line or OAuth policy says otherwise.
-  Budget default_budget;
 
   bool operator==(const LedgerConfig&) const = default;
 };

@@ -18,12 +18,9 @@ bool within(Clock::time_point at, const Period& period) {
 }  // namespace
 
 SharedBudgets::SharedBudgets(std::shared_ptr<LedgerStore> store,
-                             std::shared_ptr<ReservationStore> reservations, BudgetOf budget_of,
+                             std::shared_ptr<ReservationStore> reservations,
                              SharedBudgetOptions options)
-    : store_(std::move(store)),
-      reservations_(std::move(reservations)),
-      budget_of_(std::move(budget_of)),
-      options_(options) {}
+    : store_(std::move(store)), reservations_(std::move(reservations)), options_(options) {}
 
 SharedBudgets::TenantShares& SharedBudgets::tenant_locked(const std::string& tenant,
                                                           Clock::time_point now) {
@@ -62,10 +59,8 @@ ReservationStore::Grant SharedBudgets::reserve_marked(const std::string& tenant,
   return reservations_->reserve(tenant, period, wanted, limit);
 }
 
-std::optional<BudgetSpent> SharedBudgets::refusal(const std::string& tenant,
-                                                  Clock::time_point now) {
-  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
-  if (!budget.any()) return std::nullopt;
+std::optional<BudgetSpent> SharedBudgets::judge(const std::string& tenant, const Budget& budget,
+                                                Clock::time_point now) {
   for (PeriodKind kind : kKinds) {
     auto limit = budget.of(kind);
     if (!limit) continue;
@@ -145,13 +140,13 @@ std::exception_ptr SharedBudgets::save_to_store(const std::vector<UsageRecord>& 
 }
 
 void SharedBudgets::account(const std::vector<UsageRecord>& records, Clock::time_point now) {
-  // Every tenant with a budget is counted, asked about on this replica or not (a sandbox alive
-  // across midnight, a budget set by a reload): its use is claimed by this replica alone.
+  // Every tenant with a budget its calls here told of is counted (a sandbox alive across
+  // midnight too): its use is claimed by this replica alone.
   std::set<std::string> budgeted;
   {
     std::set<std::string> seen;
     for (const auto& record : records)
-      if (seen.insert(record.tenant).second && budget_of_ && budget_of_(record.tenant).any())
+      if (seen.insert(record.tenant).second && known_budget(record.tenant).any())
         budgeted.insert(record.tenant);
   }
   const Period today = period_of(PeriodKind::day, now);
@@ -195,7 +190,7 @@ void SharedBudgets::account(const std::vector<UsageRecord>& records, Clock::time
 }
 
 std::optional<BudgetSpent> SharedBudgets::top_up(const std::string& tenant, Clock::time_point now) {
-  Budget budget = budget_of_ ? budget_of_(tenant) : Budget{};
+  Budget budget = known_budget(tenant);
   std::optional<BudgetSpent> first_spent;
   for (PeriodKind kind : kKinds) {
     auto limit = budget.of(kind);

@@ -47,12 +47,8 @@ struct SharedBudgetOptions {
 class SharedBudgets final : public Budgets {
  public:
   SharedBudgets(std::shared_ptr<LedgerStore> store, std::shared_ptr<ReservationStore> reservations,
-                BudgetOf budget_of, SharedBudgetOptions options);
+                SharedBudgetOptions options);
 
-  // The budget `tenant` has spent at `now`, if any: within its reservation at once, else after
-  // reserving another chunk. Throws LedgerError when the database cannot be reached (unless
-  // told to allow then).
-  std::optional<BudgetSpent> refusal(const std::string& tenant, Clock::time_point now) override;
   void save(const std::vector<UsageRecord>& records) override;
   // save(), at `now`: for tests. A batch the store refuses is counted all the same (rethrown).
   void save(const std::vector<UsageRecord>& records, Clock::time_point now);
@@ -70,6 +66,11 @@ class SharedBudgets final : public Budgets {
   ShareView share_of(const std::string& tenant, PeriodKind kind, Clock::time_point now);
 
  private:
+  // The budget `tenant` has spent at `now`, if any: within its reservation at once, else after
+  // reserving another chunk. Throws LedgerError when the database cannot be reached (unless
+  // told to allow then).
+  std::optional<BudgetSpent> judge(const std::string& tenant, const Budget& budget,
+                                   Clock::time_point now) override;
   struct Share {
     Period period;
     double used = 0;      // by this replica's sandboxes, this period
@@ -108,7 +109,6 @@ class SharedBudgets final : public Budgets {
 
   const std::shared_ptr<LedgerStore> store_;
   const std::shared_ptr<ReservationStore> reservations_;
-  const BudgetOf budget_of_;
   const SharedBudgetOptions options_;
   std::mutex store_order_;  // one save at a time (the writer's thread; tests)
   std::mutex mutex_;

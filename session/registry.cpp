@@ -50,33 +50,19 @@ std::size_t Registry::tenant_count_locked(const std::string& tenant) const {
   return it == per_tenant_.end() ? 0 : it->second.size();
 }
 
-Registry::SessionTerms Registry::terms_for(const TenantPolicy& tenant) const {
-  SessionTerms terms{host_.config().limits, {}, nullptr};
-  if (tenant.spend_cap_usd) terms.limits.spend_cap_usd = *tenant.spend_cap_usd;
-  // A cap of 0 would never run a call: an unset default means "no share smaller than the pool".
-  terms.share.calls = tenant.max_concurrent_calls.value_or(
-      config_.max_concurrent_calls_per_tenant ? config_.max_concurrent_calls_per_tenant
-                                              : std::numeric_limits<std::uint32_t>::max());
-  if (tenant.max_sandboxes)
-    terms.share.sandboxes = *tenant.max_sandboxes;
-  else if (config_.max_sandboxes_per_tenant)
-    terms.share.sandboxes = config_.max_sandboxes_per_tenant;
-  if (tenant.egress && !tenant.egress->empty()) {
-    auto egress = std::make_shared<egress::TenantEgress>();
-    egress->allowed = *tenant.egress;
-    egress->max_connections = tenant.egress_connections.value_or(config_.egress_connections);
-    egress->max_bytes_per_call =
-        tenant.egress_bytes_per_call.value_or(config_.egress_bytes_per_call);
-    egress->max_bytes_per_sandbox =
-        tenant.egress_bytes_per_sandbox.value_or(config_.egress_bytes_per_sandbox);
-    terms.egress = std::move(egress);
-    terms.limits.egress = true;
-  }
+Registry::SessionTerms Registry::terms_for(const tenant::TenantTerms& tenant) const {
+  SessionTerms terms{host_.config().limits, {}, tenant.egress()};
+  terms.limits.spend_cap_usd = tenant.spend_cap_usd;
+  // 0: no share smaller than the gateway's own cap.
+  if (tenant.max_concurrent_calls) terms.share.calls = tenant.max_concurrent_calls;
+  if (tenant.max_sandboxes) terms.share.sandboxes = tenant.max_sandboxes;
+  terms.limits.egress = terms.egress != nullptr;
   return terms;
 }
 
-void Registry::equip(Session& session, const SessionTerms& terms) {
+void Registry::equip(Session& session, const SessionTerms& terms, tenant::Terms tenant) {
   session.report_usage(usage_);
+  session.renew_terms(std::move(tenant));
   if (terms.egress)
     session.allow_egress(terms.egress, egress_proxy_, egress_shares_, egress_observer_);
 }
@@ -87,10 +73,11 @@ bool Registry::admit_locked(const std::shared_ptr<Session>& session) {
   return true;
 }
 
-std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const TenantPolicy& tenant,
-                                                                       SessionKind kind) {
+std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(
+    const tenant::Terms& terms_of, SessionKind kind) {
+  const tenant::TenantTerms& tenant = *terms_of;
   SessionTerms terms = terms_for(tenant);
-  std::uint32_t tenant_max = tenant.max_sessions.value_or(config_.max_sessions_per_tenant);
+  std::uint32_t tenant_max = tenant.max_sessions;
   const bool evict = config_.at_session_cap == AtSessionCap::evict;
 
   std::vector<Evicted> evicted;
@@ -119,7 +106,7 @@ std::variant<std::shared_ptr<Session>, CreateRefusal> Registry::create(const Ten
     auto session = std::make_shared<Session>(
         std::move(id), tenant.name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, kind, store_, nullptr, this);
-    equip(*session, terms);
+    equip(*session, terms, terms_of);
     admit_locked(session);  // a fresh random id: never taken
     out = std::move(session);
   }();

@@ -23,6 +23,7 @@
 #include "egress/tenant_egress.hpp"
 #include "saved_sessions.hpp"
 #include "session.hpp"
+#include "tenant/tenant_terms.hpp"
 
 namespace sandgate::session {
 
@@ -35,44 +36,17 @@ struct RegistryConfig {
   // sandbox cap bounds the real resources, these bound bookkeeping (50000: about 65 MiB, well
   // inside the memory kept for the gateway).
   std::size_t max_sessions = 50'000;
-  std::uint32_t max_sessions_per_tenant = 5'000;
   AtSessionCap at_session_cap = AtSessionCap::evict;
   std::chrono::seconds idle_timeout{30 * 60};
   std::chrono::milliseconds sweep_interval{5000};
   // A live sandbox with no call for this long is hibernated (needs a StateStore); 0: never.
   std::chrono::seconds hibernate_after{600};
   std::size_t calls_queued_per_session = 16;
-  // Calls one tenant may run at once (the tokens file may override); 0 until the gateway has
-  // worked out its default (half of --max-concurrent-calls, or all of it for a single tenant).
-  std::uint32_t max_concurrent_calls_per_tenant = 0;
-  // Live sandboxes one tenant may hold at once (the tokens file may override); 0: no share
-  // smaller than the gateway's cap (the gateway works out its default: half of what the
-  // sandbox cap and the memory budget allow, or all of it for a single tenant).
-  std::uint32_t max_sandboxes_per_tenant = 0;
   std::string replica_name;  // prefixes session ids when set
-  // Egress (issue #30): the proxy's settings, and the caps of a tenant with an allow-list whose
-  // tokens-file line does not set its own.
+  // Egress (issue #30): the proxy's settings (each tenant's allow-list and caps are its terms').
   egress::ProxyConfig egress_proxy;
-  std::uint32_t egress_connections = 16;
-  std::uint64_t egress_bytes_per_call = 1ull << 30;
-  std::uint64_t egress_bytes_per_sandbox = 4ull << 30;
 
   bool operator==(const RegistryConfig&) const = default;
-};
-
-// Per-tenant overrides (from the tokens file).
-struct TenantPolicy {
-  std::string name;
-  std::optional<std::uint32_t> max_sessions = std::nullopt;
-  std::optional<double> spend_cap_usd = std::nullopt;
-  std::optional<std::uint32_t> max_concurrent_calls = std::nullopt;
-  std::optional<std::uint32_t> max_sandboxes = std::nullopt;
-  // Egress: where its sandboxes may connect through the proxy (null or empty: nowhere, and they
-  // get none), and its own caps.
-  std::shared_ptr<const egress::AllowList> egress = nullptr;
-  std::optional<std::uint32_t> egress_connections = std::nullopt;
-  std::optional<std::uint64_t> egress_bytes_per_call = std::nullopt;
-  std::optional<std::uint64_t> egress_bytes_per_sandbox = std::nullopt;
 };
 
 enum class CreateRefusal { too_many_sessions, too_many_for_tenant };
@@ -118,7 +92,7 @@ class Registry : public TenantSandboxes {
 
   // Handles count against the same caps as sessions: each holds a sandbox the same way.
   std::variant<std::shared_ptr<Session>, CreateRefusal> create(
-      const TenantPolicy& tenant, SessionKind kind = SessionKind::session);
+      const tenant::Terms& tenant, SessionKind kind = SessionKind::session);
   // The session, if it exists, is of this kind, has not ended and belongs to this tenant;
   // else null.
   std::shared_ptr<Session> find(const std::string& id, const std::string& tenant,
@@ -176,11 +150,10 @@ class Registry : public TenantSandboxes {
   // every session and handle that has not ended, sorted by id.
   SavedRegistry save() const;
   // Serves the saved sessions again, with their tenant's current policy, age, spend and
-  // sandbox (resumed on their next call). `tenant_of` says a tenant's policy, or nullopt when
+  // sandbox (resumed on their next call). `tenant_of` gives a tenant's terms, or null when
   // it no longer exists: its sessions are dropped.
-  RestoreReport restore(
-      const SavedRegistry& saved,
-      const std::function<std::optional<TenantPolicy>(const std::string&)>& tenant_of);
+  RestoreReport restore(const SavedRegistry& saved,
+                        const std::function<tenant::Terms(const std::string&)>& tenant_of);
   // Hibernates every live sandbox with no call running or waiting, however recently used,
   // several at a time; none is started after `deadline`. For a graceful stop. Returns how many.
   boost::asio::awaitable<std::size_t> hibernate_all_idle(Session::Clock::time_point deadline);
@@ -236,10 +209,10 @@ class Registry : public TenantSandboxes {
     TenantShare share;
     std::shared_ptr<const egress::TenantEgress> egress;  // null: no egress
   };
-  // Gives a new session, before it serves, what its terms do not carry: its usage reporting
-  // and its tenant's egress.
-  void equip(Session& session, const SessionTerms& terms);
-  SessionTerms terms_for(const TenantPolicy& tenant) const;
+  // Gives a new session, before it serves, what its terms do not carry: its usage reporting,
+  // its tenant's egress, the tenant's terms.
+  void equip(Session& session, const SessionTerms& terms, tenant::Terms tenant);
+  SessionTerms terms_for(const tenant::TenantTerms& tenant) const;
   // Adds `session` to the map and to its tenant's set; false when its id is taken.
   bool admit_locked(const std::shared_ptr<Session>& session);
   // Live sessions with a live sandbox in the order make_room tries them: the tenants holding

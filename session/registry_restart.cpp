@@ -119,9 +119,8 @@ RestoredSession restored_account(const SavedSession& entry, Session::Clock::time
 
 }  // namespace
 
-RestoreReport Registry::restore(
-    const SavedRegistry& saved,
-    const std::function<std::optional<TenantPolicy>(const std::string&)>& tenant_of) {
+RestoreReport Registry::restore(const SavedRegistry& saved,
+                                const std::function<tenant::Terms(const std::string&)>& tenant_of) {
   RestoreReport report;
   auto steady_now = Session::Clock::now();
   auto wall_now = WallClock::now();
@@ -144,14 +143,13 @@ RestoreReport Registry::restore(
     auto session = std::make_shared<Session>(
         entry.id, tenant->name, terms.limits, host_, gateway_slots_, terms.share,
         config_.calls_queued_per_session, entry.kind, store_, &restored, this);
-    equip(*session, terms);
+    equip(*session, terms, tenant);
     bool added = false, over_cap = false;
     {
       std::lock_guard lock(mutex_);
       // The same caps as create(): a restart never admits more than a new session would get.
       over_cap = sessions_.size() >= config_.max_sessions ||
-                 tenant_count_locked(tenant->name) >=
-                     tenant->max_sessions.value_or(config_.max_sessions_per_tenant);
+                 tenant_count_locked(tenant->name) >= tenant->max_sessions;
       added = !stopped_ && !over_cap && admit_locked(session);
     }
     if (over_cap) {

@@ -227,4 +227,9 @@ bool Session::end_sandbox_if_idle(std::string why) {
   return true;
 }
 
+void Session::renew_terms(tenant::Terms terms) {
+  std::lock_guard lock(mutex_);
+  terms_ = std::move(terms);
+}
+
 }  // namespace sandgate::session

@@ -21,6 +21,7 @@
 #include "sandbox_usage_log.hpp"
 #include "session_account.hpp"
 #include "state_store.hpp"
+#include "tenant/tenant_terms.hpp"
 #include "tenant_share.hpp"
 
 namespace sandgate::session {
@@ -175,6 +176,11 @@ class Session {
                     std::shared_ptr<const egress::ProxyConfig> proxy,
                     std::shared_ptr<egress::ConnectionShares> shares,
                     egress::ConnectionObserver observer = {});
+  // Its tenant's terms as they stand now: set by the registry when the session is made, and
+  // again with each call (the terms of the request that made it, so that a reload of the tokens
+  // file or the OAuth policy reaches a session's next call). Its budgets come from them; its
+  // limits and shares stay as they were when it was made.
+  void renew_terms(tenant::Terms terms);
 
  private:
   // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
@@ -264,6 +270,7 @@ class Session {
   std::shared_ptr<const UsageReporting> usage_;
   std::map<const sandbox::Sandbox*, SandboxUsageLog> usage_logs_;
   bool usage_collected_ended_ = false;
+  tenant::Terms terms_;  // null only in tests that make sessions without a registry
   // Egress: what the tenant's sandboxes may reach, and the gateway's proxy settings (null: none).
   std::shared_ptr<const egress::TenantEgress> egress_;
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;

@@ -37,16 +37,18 @@ void Session::tell_ended_locked(ExecuteResult& out) const {
 
 bool Session::budget_allows(ExecuteResult& out) const {
   std::shared_ptr<const UsageReporting> usage;
+  ledger::Budget budget;
   {
     std::lock_guard lock(mutex_);
     usage = usage_;
+    if (terms_) budget = terms_->budget();
   }
   if (!usage || !usage->budgets) return true;
   std::optional<ledger::BudgetSpent> spent;
   try {
     // Outside the session's lock: the first ask of a tenant in a day reads the store, and
     // waits for a save under way.
-    spent = usage->budgets->refusal(tenant_, ledger::Clock::now());
+    spent = usage->budgets->refusal(tenant_, budget, ledger::Clock::now());
   } catch (const ledger::LedgerError&) {
     // Fail closed: a budget that cannot be read is not known to have room.
     out.status = ExecuteStatus::sandbox_error;

@@ -73,7 +73,7 @@ std::vector<Option> option_rows() {
       {"--max-sessions-per-tenant", "SANDGATE_MAX_SESSIONS_PER_TENANT", "5000",
        "Sessions and sandbox handles open at once per tenant (the tokens file may override).",
        [](Config& c, const std::string& v) {
-         c.registry.max_sessions_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
+         c.tenants.max_sessions = static_cast<std::uint32_t>(to_u64(v, 1, 10'000'000));
        }},
       {"--at-session-cap", "SANDGATE_AT_SESSION_CAP", "evict",
        "At a session cap (the tenant's or the gateway's): 'evict' ends the least recently used "
@@ -179,8 +179,7 @@ std::vector<Option> option_rows() {
        "max_concurrent_calls=N); its further calls wait. Freed slots go to the waiting tenant "
        "running the fewest calls.",
        [](Config& c, const std::string& v) {
-         c.registry.max_concurrent_calls_per_tenant =
-             static_cast<std::uint32_t>(to_u64(v, 1, 100000));
+         c.tenants.max_concurrent_calls = static_cast<std::uint32_t>(to_u64(v, 1, 100000));
        }},
       {"--timeout-default", "SANDGATE_TIMEOUT_DEFAULT", "60",
        "Default timeout_seconds of an execute call.",
@@ -325,7 +324,7 @@ std::vector<Option> option_rows() {
        "calls get a tool error naming the budget and when it resets (00:00 UTC), and its "
        "running sandboxes end within about two seconds. Empty: no daily budget.",
        [](Config& c, const std::string& v) {
-         c.ledger.default_budget.usd_per_day =
+         c.tenants.budget_usd_per_day =
              v.empty() ? std::nullopt : std::optional<double>(to_positive(v));
        }},
       {"--budget-usd-per-month", "SANDGATE_BUDGET_USD_PER_MONTH", "",
@@ -333,7 +332,7 @@ std::vector<Option> option_rows() {
        "(per tenant: `budget_usd_per_month=`); it resets at 00:00 UTC on the 1st. Empty: no "
        "monthly budget.",
        [](Config& c, const std::string& v) {
-         c.ledger.default_budget.usd_per_month =
+         c.tenants.budget_usd_per_month =
              v.empty() ? std::nullopt : std::optional<double>(to_positive(v));
        }},
       {"--sandbox-lifetime", "SANDGATE_SANDBOX_LIFETIME", "1800",
@@ -408,7 +407,7 @@ std::vector<Option> option_rows() {
        "a tenant's new sandbox hibernates (or ends) the tenant's own least recently used one that "
        "no call is using, never another tenant's; refused when all of them are in use.",
        [](Config& c, const std::string& v) {
-         c.registry.max_sandboxes_per_tenant = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
+         c.tenants.max_sandboxes = static_cast<std::uint32_t>(to_u64(v, 1, 1 << 20));
        }},
       {"--sandbox-uid-base", "SANDGATE_SANDBOX_UID_BASE",
        "1000000 on a host; in a user namespace 10000 (or the first mapped range that fits)",

@@ -17,6 +17,7 @@
 #include "session/call_slots.hpp"
 #include "session/registry.hpp"
 #include "session/state_store.hpp"
+#include "tenant/tenant_terms.hpp"
 
 namespace sandgate::server {
 
@@ -35,6 +36,9 @@ struct Config {
   TaskLimits tasks;    // calls that run on after their request is answered
   ReplicaPeers peers;  // several replicas; this one's name is registry.replica_name
   session::RegistryConfig registry;
+  // What every tenant gets unless its tokens-file or OAuth policy line says otherwise (the shares
+  // left 0 here are worked out from the gateway's pools: tenant_defaults()).
+  tenant::TenantTerms tenants;
   sandbox::HostConfig host = gateway_host_defaults();
 
   auth::AuthConfig auth;

@@ -50,7 +50,7 @@ std::vector<Option> egress_options() {
        "Connections one sandbox may hold open through its egress proxy at once (a tenant's "
        "egress_connections= overrides); more are refused with a 429.",
        [](Config& c, const std::string& v) {
-         c.registry.egress_connections = static_cast<std::uint32_t>(to_u64(v, 1, 4096));
+         c.tenants.egress_connections = static_cast<std::uint32_t>(to_u64(v, 1, 4096));
        }},
       {"--egress-max-connections", "SANDGATE_EGRESS_MAX_CONNECTIONS", "512",
        "Connections all sandboxes together may hold open through the egress proxies at once; "
@@ -65,13 +65,13 @@ std::vector<Option> egress_options() {
        "MiB a sandbox's egress proxy relays (both ways) while one call runs (a tenant's "
        "egress_mb_per_call= overrides).",
        [](Config& c, const std::string& v) {
-         c.registry.egress_bytes_per_call = to_u64(v, 1, 1ull << 30) * MiB;
+         c.tenants.egress_bytes_per_call = to_u64(v, 1, 1ull << 30) * MiB;
        }},
       {"--egress-mb-per-sandbox", "SANDGATE_EGRESS_MB_PER_SANDBOX", "4096",
        "MiB a sandbox's egress proxy relays (both ways) over the sandbox's life (a tenant's "
        "egress_mb_per_sandbox= overrides).",
        [](Config& c, const std::string& v) {
-         c.registry.egress_bytes_per_sandbox = to_u64(v, 1, 1ull << 30) * MiB;
+         c.tenants.egress_bytes_per_sandbox = to_u64(v, 1, 1ull << 30) * MiB;
        }},
   };
 }

@@ -23,6 +23,7 @@
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
 #include "server/gateway/shutdown.hpp"
+#include "server/gateway/tenant_defaults.hpp"
 #include "server/gateway/usage_command.hpp"
 #include "server/gateway/usage_ledger.hpp"
 #include "server/http/http_server.hpp"
@@ -38,28 +39,6 @@ namespace sandgate::server {
 namespace asio = boost::asio;
 
 namespace {
-
-// The calls one tenant may run at once unless its tokens-file line says otherwise: half the
-// pool, so that a tenant arriving while another is at its cap still finds slots; all of it
-// where only one tenant can exist (one SANDGATE_TOKEN and no OAuth, or --no-auth).
-std::uint32_t default_tenant_call_cap(const Config& config) {
-  std::uint32_t pool = config.calls.max_concurrent;
-  std::uint32_t set = config.registry.max_concurrent_calls_per_tenant;
-  if (set) return std::min(set, pool);
-  if (config.auth.single_tenant()) return pool;
-  return std::max<std::uint32_t>(1, pool / 2);
-}
-
-// The live sandboxes one tenant may hold unless its tokens-file line says otherwise: half of
-// --max-sandboxes, so that a tenant arriving while another holds its share still finds room;
-// no share where only one tenant can exist. (The memory budget is shared by pressure instead:
-// room is made from the tenant whose sandboxes hold the most memory.)
-std::uint32_t default_tenant_sandbox_cap(const Config& config) {
-  std::uint32_t set = config.registry.max_sandboxes_per_tenant;
-  if (set) return set;
-  if (config.auth.single_tenant()) return 0;
-  return std::max<std::uint32_t>(1, config.host.max_sandboxes / 2);
-}
 
 // The connections one tenant's sandboxes may hold open through the egress proxies at once:
 // half of the gateway's, as for call slots, so that one tenant holding all it may leaves
@@ -127,9 +106,8 @@ std::unique_ptr<RegistryCheckpoint> restore_and_checkpoint(
     const Credentials& credentials) {
   std::unique_ptr<RegistryCheckpoint> checkpoint;
   if (state && !config.state.dir.empty()) {
-    restore_saved_sessions(registry, *state, [&](const std::string& name) {
-      return tenant_policy(config, credentials, name);
-    });
+    restore_saved_sessions(
+        registry, *state, [&](const std::string& name) { return tenant_named(credentials, name); });
     checkpoint = std::make_unique<RegistryCheckpoint>(background, registry, state->dir());
     asio::co_spawn(background, checkpoint->run(checkpoint_interval(registry_config)),
                    asio::detached);
@@ -213,9 +191,8 @@ std::optional<asio::ip::tcp::endpoint> start_listening(HttpServer& server, const
 
 // The address on stdout (for whoever started the gateway) and the start-up facts in the log.
 void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bound,
-                        const sandbox::SandboxHost& host,
-                        const session::RegistryConfig& registry_config,
-                        const session::StateStore* state) {
+                        const sandbox::SandboxHost& host, const session::StateStore* state) {
+  const tenant::TenantTerms tenants = tenant_defaults(config);
   std::string scheme = config.http.tls_cert.empty() ? "http" : "https";
   std::string host_text = bound.address().is_v6() ? "[" + bound.address().to_string() + "]"
                                                   : bound.address().to_string();
@@ -229,8 +206,8 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups.describe()},
              {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
-             {"tenant_max_concurrent_calls", registry_config.max_concurrent_calls_per_tenant},
-             {"tenant_max_sandboxes", registry_config.max_sandboxes_per_tenant},
+             {"tenant_max_concurrent_calls", tenants.max_concurrent_calls},
+             {"tenant_max_sandboxes", tenants.max_sandboxes},
              {"state_dir", state ? state->dir() : std::string("(hibernation off)")}});
 }
 
@@ -256,8 +233,6 @@ void start_readiness_probe(Executor background, sandbox::SandboxHost& host, Http
 // The registry's settings with the tenant shares that follow from the gateway's pools.
 session::RegistryConfig effective_registry_config(const Config& config) {
   session::RegistryConfig registry = config.registry;
-  registry.max_concurrent_calls_per_tenant = default_tenant_call_cap(config);
-  registry.max_sandboxes_per_tenant = default_tenant_sandbox_cap(config);
   registry.egress_proxy.max_connections_per_tenant = default_tenant_egress_share(config);
   return registry;
 }
@@ -366,12 +341,9 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // Before sessions are restored: theirs are recorded too.
   std::unique_ptr<UsageLedger> usage;
   try {
-    usage = UsageLedger::open(
-        config, registry, metrics,
-        [&config, &credentials](const std::string& t) {
-          return tenant_budget(config, credentials, t);
-        },
-        [&credentials](const std::string& t) { return spend_label(credentials, t); });
+    usage = UsageLedger::open(config, registry, metrics, [&credentials](const std::string& t) {
+      return spend_label(credentials, t);
+    });
   } catch (const std::exception& e) {
     std::cerr << "sandgate: " << e.what() << "\n";
     return 2;
@@ -398,7 +370,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   start_oauth(config, credentials, server, io.get_executor());
   auto bound = start_listening(server, config.http);
   if (!bound) return 2;
-  announce_listening(config, *bound, host, registry_config, state.get());
+  announce_listening(config, *bound, host, state.get());
   report_isolation(host, server);
   start_readiness_probe(background, host, server);
 

@@ -2,19 +2,20 @@
 
 #include "auth/token_file.hpp"
 #include "common/logging.hpp"
-#include "server/tools/tenant_policy.hpp"
+#include "server/gateway/tenant_defaults.hpp"
 
 namespace sandgate::server {
 namespace {
 
-std::optional<auth::TokenStore> load_tokens(const Config& config) {
-  if (config.auth.no_auth) return std::nullopt;
+auth::TokenStore load_tokens(const Config& config) {
+  const auto defaults = tenant_defaults(config);
+  if (config.auth.no_auth) return auth::TokenStore::anyone(defaults);
   if (config.auth.token_file.empty()) {
     // OAuth alone: a store that knows no token.
     if (config.auth.token.empty()) return auth::TokenStore::none();
-    return auth::TokenStore::single(config.auth.token);
+    return auth::TokenStore::single(config.auth.token, defaults);
   }
-  auto loaded = auth::load_token_file(config.auth.token_file);
+  auto loaded = auth::load_token_file(config.auth.token_file, defaults);
   if (!loaded.warning.empty())
     log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
   return std::move(loaded.store);
@@ -23,25 +24,25 @@ std::optional<auth::TokenStore> load_tokens(const Config& config) {
 // Sessions stay (they belong to tenant names, not tokens); new sessions get the new per-tenant
 // limits. A file that cannot be used keeps the tokens in force. Error texts name lines, never
 // what is written on them.
-void reload_tokens(const Config& config, auth::TokenStore* tokens) {
-  if (!tokens || config.auth.token_file.empty()) return;
+void reload_tokens(const Config& config, auth::TokenStore& tokens) {
+  if (config.auth.token_file.empty()) return;
   try {
-    auto loaded = auth::load_token_file(config.auth.token_file);
+    auto loaded = auth::load_token_file(config.auth.token_file, tenant_defaults(config));
     if (!loaded.warning.empty())
       log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
     std::size_t count = loaded.store.size();
-    tokens->replace(std::move(loaded.store));
+    tokens.replace(std::move(loaded.store));
     log_event(LogLevel::info, "tokens_reloaded", {{"tokens", count}});
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "tokens_reload_failed",
-              {{"problem", e.what()}, {"kept_tokens", tokens->size()}});
+              {{"problem", e.what()}, {"kept_tokens", tokens.size()}});
   }
 }
 
 void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth) {
   if (!oauth || config.auth.oauth.policy_file.empty()) return;
   try {
-    auto policy = auth::OAuthPolicy::load(config.auth.oauth.policy_file);
+    auto policy = auth::OAuthPolicy::load(config.auth.oauth.policy_file, tenant_defaults(config));
     std::size_t overrides = policy.overrides();
     oauth->replace_policy(std::move(policy));
     log_event(LogLevel::info, "oauth_policy_reloaded", {{"tenants", overrides}});
@@ -57,7 +58,7 @@ Credentials load_credentials(const Config& config, Metrics& metrics) {
   out.tokens = load_tokens(config);
   if (config.auth.oauth.enabled()) {
     out.oauth = std::make_unique<auth::OAuthVerifier>(
-        config.auth.oauth,
+        config.auth.oauth, tenant_defaults(config),
         [&metrics](const std::string& issuer, bool ok, const std::string& problem,
                    std::size_t keys) {
           metrics.count_jwks_refresh(ok);
@@ -82,41 +83,21 @@ void reload_credentials(const Config& config, Credentials& credentials) {
                 "neither"}});
     return;
   }
-  reload_tokens(config, credentials.tokens ? &*credentials.tokens : nullptr);
+  reload_tokens(config, credentials.tokens);
   reload_oauth_policy(config, credentials.oauth.get());
 }
 
-// A tenant's current policy by name, for sessions a restarted gateway serves again; nullopt
-// when the tenant is gone (from the tokens file, or an issuer no longer configured): its
-// sessions are dropped.
-std::optional<session::TenantPolicy> tenant_policy(const Config& config,
-                                                   const Credentials& credentials,
-                                                   const std::string& name) {
-  if (!credentials.tokens) {
-    if (config.auth.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
-    return std::nullopt;
-  }
-  if (auto tenant = credentials.tokens->find_tenant(name)) return policy_of(*tenant);
-  if (credentials.oauth)
-    if (auto tenant = credentials.oauth->tenant_named(name)) return policy_of(*tenant);
-  return std::nullopt;
-}
-
-ledger::Budget tenant_budget(const Config& config, const Credentials& credentials,
-                             const std::string& name) {
-  ledger::Budget budget = config.ledger.default_budget;
-  std::shared_ptr<const auth::Tenant> tenant;
-  if (credentials.tokens) tenant = credentials.tokens->find_tenant(name);
-  if (!tenant && credentials.oauth) tenant = credentials.oauth->tenant_named(name);
-  if (tenant) {
-    if (tenant->budget_usd_per_day) budget.usd_per_day = tenant->budget_usd_per_day;
-    if (tenant->budget_usd_per_month) budget.usd_per_month = tenant->budget_usd_per_month;
-  }
-  return budget;
+// A tenant's terms now, by name, for sessions a restarted gateway serves again; null when the
+// tenant is gone (from the tokens file, or an issuer no longer configured): its sessions are
+// dropped.
+tenant::Terms tenant_named(const Credentials& credentials, const std::string& name) {
+  if (auto tenant = credentials.tokens.find_tenant(name)) return tenant;
+  if (credentials.oauth) return credentials.oauth->tenant_named(name);
+  return nullptr;
 }
 
 std::string spend_label(const Credentials& credentials, const std::string& name) {
-  if (credentials.tokens && credentials.tokens->find_tenant(name)) return name;
+  if (credentials.tokens.find_tenant(name)) return name;
   if (credentials.oauth && credentials.oauth->policy_names(name)) return name;
   return "other";
 }

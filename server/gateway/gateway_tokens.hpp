@@ -9,7 +9,6 @@
 
 #include "auth/oauth_verifier.hpp"
 #include "auth/token_store.hpp"
-#include "ledger/budget_book.hpp"
 #include "server/gateway/config.hpp"
 #include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
@@ -17,10 +16,10 @@
 namespace sandgate::server {
 
 struct Credentials {
-  std::optional<auth::TokenStore> tokens;      // nothing with --no-auth
-  std::unique_ptr<auth::OAuthVerifier> oauth;  // null without --oauth-issuer
+  auth::TokenStore tokens = auth::TokenStore::none();  // with --no-auth, anyone()
+  std::unique_ptr<auth::OAuthVerifier> oauth;          // null without --oauth-issuer
 
-  const auth::TokenStore* token_store() const { return tokens ? &*tokens : nullptr; }
+  const auth::TokenStore* token_store() const { return &tokens; }
 };
 
 // Throws when the tokens file, the OAuth policy file or the OAuth CA file cannot be used.
@@ -28,13 +27,9 @@ Credentials load_credentials(const Config& config, Metrics& metrics);
 // SIGHUP: the tokens file and the OAuth policy file again, each kept as it was if the new one
 // cannot be used.
 void reload_credentials(const Config& config, Credentials& credentials);
-std::optional<session::TenantPolicy> tenant_policy(const Config& config,
-                                                   const Credentials& credentials,
-                                                   const std::string& name);
-// A tenant's budgets as its tokens-file line or OAuth policy says now, else the defaults
-// (--budget-usd-per-day, --budget-usd-per-month).
-ledger::Budget tenant_budget(const Config& config, const Credentials& credentials,
-                             const std::string& name);
+// A tenant's terms now, by name (a restarted gateway's saved sessions name tenants); null when
+// it is gone.
+tenant::Terms tenant_named(const Credentials& credentials, const std::string& name);
 // The tenant's label on the spend metric: its name when the operator named it (a tokens-file
 // line, an OAuth policy line of its own), else "other" — an issuer can mint tenants without end,
 // a metric's labels must not grow with them.

@@ -146,9 +146,8 @@ asio::awaitable<void> RegistryCheckpoint::saved() {
   std::erase_if(waiters_, [&](const Waiter& w) { return w.signal == signal; });
 }
 
-void restore_saved_sessions(
-    session::Registry& registry, session::StateStore& store,
-    const std::function<std::optional<session::TenantPolicy>(const std::string&)>& tenant_of) {
+void restore_saved_sessions(session::Registry& registry, session::StateStore& store,
+                            const std::function<tenant::Terms(const std::string&)>& tenant_of) {
   std::string path = store.dir() + "/" + session::kSavedSessionsFile;
   auto ignored = [&](const std::string& problem) {
     log_event(LogLevel::warn, "saved_sessions_ignored", {{"file", path}, {"problem", problem}});

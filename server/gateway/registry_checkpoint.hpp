@@ -74,11 +74,10 @@ class RegistryCheckpoint {
 };
 
 // At start, before serving: reads <store dir>/sessions.json and serves its sessions again
-// (`tenant_of`: a tenant's current policy, nullopt when it is gone), keeping their archives
+// (`tenant_of`: a tenant's current terms, null when it is gone), keeping their archives
 // and removing every other one. A missing, torn, foreign or other replica's file is ignored
 // (with a warning: every archive is then removed, as without a saved registry).
-void restore_saved_sessions(
-    session::Registry& registry, session::StateStore& store,
-    const std::function<std::optional<session::TenantPolicy>(const std::string&)>& tenant_of);
+void restore_saved_sessions(session::Registry& registry, session::StateStore& store,
+                            const std::function<tenant::Terms(const std::string&)>& tenant_of);
 
 }  // namespace sandgate::server

@@ -26,9 +26,7 @@ void ensure_state_dir(const std::string& dir) {
 }  // namespace
 
 std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
-                                               Metrics& metrics,
-                                               ledger::Budgets::BudgetOf budget_of,
-                                               SpendLabel spend_label) {
+                                               Metrics& metrics, SpendLabel spend_label) {
   std::shared_ptr<ledger::LedgerStore> store;
   std::shared_ptr<ledger::SqliteLedger> in_memory;
   std::shared_ptr<ledger::Budgets> budgets;
@@ -42,8 +40,7 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
     // save's transaction.
     auto reservations =
         open_postgres_ledger(config.ledger, ledger::PostgresLedger::Access::read_write);
-    budgets = std::make_shared<ledger::SharedBudgets>(shared, reservations, std::move(budget_of),
-                                                      config.ledger.shared);
+    budgets = std::make_shared<ledger::SharedBudgets>(shared, reservations, config.ledger.shared);
   } else if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
               {{"why", config.ledger.kind == ledger::LedgerKind::off
@@ -58,7 +55,7 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
     store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
     log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
   }
-  if (!budgets) budgets = std::make_shared<ledger::BudgetBook>(store, std::move(budget_of));
+  if (!budgets) budgets = std::make_shared<ledger::BudgetBook>(store);
   // Spend per tenant, for Prometheus, under labels the operator chose (the hook runs on the
   // writer's thread).
   budgets->on_growth([&metrics, spend_label](const std::string& tenant, double usd) {

@@ -20,12 +20,11 @@ class UsageLedger {
   // With --ledger off, or without --state-dir, nothing is written (said in the log): usage is
   // kept in memory, where tenant budgets count from this start on. Throws std::runtime_error
   // saying why the ledger cannot be used: the gateway does not start, and a file that is not a
-  // sandgate ledger is left as it is. `budget_of`: a tenant's budgets as its policy says now.
+  // sandgate ledger is left as it is. A tenant's budgets come with its calls (its terms).
   // A tenant's label on the spend metric (a bounded set).
   using SpendLabel = std::function<std::string(const std::string& tenant)>;
   static std::unique_ptr<UsageLedger> open(const Config& config, session::Registry& registry,
-                                           Metrics& metrics, ledger::Budgets::BudgetOf budget_of,
-                                           SpendLabel spend_label);
+                                           Metrics& metrics, SpendLabel spend_label);
   ~UsageLedger();
   UsageLedger(const UsageLedger&) = delete;
   UsageLedger& operator=(const UsageLedger&) = delete;

@@ -140,7 +140,7 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     co_return r;
   }
   auto authorization = req[http::field::authorization];
-  auto found = auth::authenticate(tokens_, authorization, req["X-MCP-AUTH"]);
+  auto found = auth::authenticate(*tokens_, authorization, req["X-MCP-AUTH"]);
   if (found.status == auth::AuthStatus::ok) {
     if (count_ok) metrics_.count_auth("static", "ok");
     tenant = std::move(found.tenant);

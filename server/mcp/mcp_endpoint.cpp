@@ -104,7 +104,7 @@ asio::awaitable<Reply> McpEndpoint::handle(const Request& req,
   if (auto relayed = co_await forward_to_owner(req, owner_of(req, header.id), client))
     co_return std::move(*relayed);
   if (message.kind == jsonrpc::Kind::request && message.method == "initialize")
-    co_return sessions_.initialize(req, *tenant, message);
+    co_return sessions_.initialize(req, tenant, message);
   co_return co_await sessions_.post(req, header, tenant, std::move(message), client);
 }
 

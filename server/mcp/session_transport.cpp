@@ -7,7 +7,6 @@
 #include "progress_token.hpp"
 #include "protocol_version.hpp"
 #include "server/http/responses.hpp"
-#include "server/tools/tenant_policy.hpp"
 #include "session/session_id.hpp"
 #include "streamed_answer.hpp"
 
@@ -54,11 +53,12 @@ std::optional<Reply> SessionTransport::check_version(const Request& req) const {
   return std::nullopt;
 }
 
-Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenant,
+Reply SessionTransport::initialize(const Request& req,
+                                   const std::shared_ptr<const auth::Tenant>& tenant,
                                    const jsonrpc::Message& message) {
   json answer = methods_.initialize(message);
   if (answer.contains("error")) return json_reply(req, answer);
-  auto created = registry_.create(server::policy_of(tenant));
+  auto created = registry_.create(tenant);
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
@@ -79,7 +79,7 @@ Reply SessionTransport::initialize(const Request& req, const auth::Tenant& tenan
   metrics_.count_session_created();
   log_event(
       LogLevel::info, "session_created",
-      {{"session", std::string(session::log_prefix(session->id()))}, {"tenant", tenant.name}});
+      {{"session", std::string(session::log_prefix(session->id()))}, {"tenant", tenant->name}});
   Reply r = json_reply(req, answer);
   r.response.set(kSessionHeader, session->id());
   return r;

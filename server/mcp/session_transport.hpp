@@ -25,7 +25,7 @@ class SessionTransport {
                    MethodExtension* extension, TaskStore* tasks)
       : registry_(registry), metrics_(metrics), methods_(tools, extension, tasks) {}
 
-  Reply initialize(const Request& request, const auth::Tenant& tenant,
+  Reply initialize(const Request& request, const std::shared_ptr<const auth::Tenant>& tenant,
                    const jsonrpc::Message& message);
   boost::asio::awaitable<Reply> post(const Request& request, const SessionHeader& header,
                                      std::shared_ptr<const auth::Tenant> tenant,

@@ -13,7 +13,6 @@
 #include "live_output.hpp"
 #include "output_bound.hpp"
 #include "session/session_id.hpp"
-#include "tenant_policy.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -71,7 +70,7 @@ ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::str
     return {found, sandbox_id, false, nullptr};
   }
   if (call.session) return {call.session, "", false, nullptr};
-  auto created = registry_.create(policy_of(tenant), session::SessionKind::handle);
+  auto created = registry_.create(call.tenant, session::SessionKind::handle);
   if (auto* refusal = std::get_if<session::CreateRefusal>(&created)) {
     metrics_.count_session_refused();
     bool per_tenant = *refusal == session::CreateRefusal::too_many_for_tenant;
@@ -106,6 +105,9 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
     co_return std::move(target.error);
   }
   target.session->touch();
+  // The tenant's terms as this request's credentials say now (a reload since the session was
+  // made reaches its budgets here).
+  target.session->renew_terms(call.tenant);
   // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays. So do
   // tasks/cancel and a task's expiry, from whatever thread serves them: the call's control is
   // made here and handed to the session, so a cancel is never lost in between.

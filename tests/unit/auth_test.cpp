@@ -52,14 +52,22 @@ TEST_CASE("a bad tokens file names the line", "[unit][auth]") {
 
 TEST_CASE("tokens come from Authorization: Bearer or X-MCP-AUTH", "[unit][auth]") {
   auto store = TokenStore::single("s3cret");
-  CHECK(authenticate(&store, "Bearer s3cret", "").status == AuthStatus::ok);
-  CHECK(authenticate(&store, "bearer s3cret", "").status == AuthStatus::ok);
-  CHECK(authenticate(&store, "", "s3cret").status == AuthStatus::ok);
-  CHECK(authenticate(&store, "", "").status == AuthStatus::missing);
-  CHECK(authenticate(&store, "Bearer wrong", "").status == AuthStatus::invalid);
-  CHECK(authenticate(&store, "Basic czNjcmV0", "").status == AuthStatus::invalid);
-  CHECK(authenticate(&store, "Bearer S3CRET", "").status == AuthStatus::invalid);
-  CHECK(authenticate(nullptr, "", "").tenant->name == "anonymous");
+  CHECK(authenticate(store, "Bearer s3cret", "").status == AuthStatus::ok);
+  CHECK(authenticate(store, "bearer s3cret", "").status == AuthStatus::ok);
+  CHECK(authenticate(store, "", "s3cret").status == AuthStatus::ok);
+  CHECK(authenticate(store, "", "").status == AuthStatus::missing);
+  CHECK(authenticate(store, "Bearer wrong", "").status == AuthStatus::invalid);
+  CHECK(authenticate(store, "Basic czNjcmV0", "").status == AuthStatus::invalid);
+  CHECK(authenticate(store, "Bearer S3CRET", "").status == AuthStatus::invalid);
+  // Auth off: everyone is "anonymous", with the gateway's defaults.
+  Tenant defaults;
+  defaults.max_sessions = 7;
+  auto open = TokenStore::anyone(defaults);
+  auto anyone = authenticate(open, "", "");
+  CHECK(anyone.status == AuthStatus::ok);
+  CHECK(anyone.tenant->name == "anonymous");
+  CHECK(anyone.tenant->max_sessions == 7u);
+  CHECK(open.find_tenant("anonymous") == anyone.tenant);
 }
 
 TEST_CASE("no wrong token is accepted over many tries", "[unit][auth]") {
@@ -92,9 +100,11 @@ TEST_CASE("no wrong token is accepted over many tries", "[unit][auth]") {
 
 TEST_CASE("a tenant's share of the call slots comes from the tokens file", "[unit][auth]") {
   std::string d = to_hex(sha256("x")), e = to_hex(sha256("y"));
-  auto store = TokenStore::parse(d + " t max_concurrent_calls=3\n" + e + " u\n");
+  Tenant defaults;
+  defaults.max_concurrent_calls = 8;
+  auto store = TokenStore::parse(d + " t max_concurrent_calls=3\n" + e + " u\n", defaults);
   CHECK(store.find("x")->max_concurrent_calls == 3u);
-  CHECK_FALSE(store.find("y")->max_concurrent_calls.has_value());
+  CHECK(store.find("y")->max_concurrent_calls == 8u);  // the gateway's default
   // 0 would never run a call.
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_concurrent_calls=0\n"),
                     Catch::Contains("bad option"));
@@ -107,7 +117,7 @@ TEST_CASE("a tenant's share of live sandboxes comes from the tokens file", "[uni
   auto store = TokenStore::parse(d + " t max_sandboxes=4 max_concurrent_calls=2\n" + e + " u\n");
   CHECK(store.find("x")->max_sandboxes == 4u);
   CHECK(store.find("x")->max_concurrent_calls == 2u);
-  CHECK_FALSE(store.find("y")->max_sandboxes.has_value());
+  CHECK(store.find("y")->max_sandboxes == 0u);  // no share of its own: the default
   // 0 would refuse every call that needs a sandbox.
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sandboxes=0\n"), Catch::Contains("bad option"));
   CHECK_THROWS_WITH(TokenStore::parse(d + " t max_sandboxes=-1\n"), Catch::Contains("bad option"));
@@ -121,15 +131,21 @@ TEST_CASE("a tenant's egress allow-list and caps come from the tokens file", "[u
                                  "egress_mb_per_sandbox=100\n" +
                                  e + " u\n");
   auto t = store.find("x");
-  REQUIRE(t->egress);
-  CHECK(t->egress->to_text() == "pypi.org,files.pythonhosted.org,mirror.internal:8443");
-  CHECK(t->egress->allows("mirror.internal", 8443, 443));
-  CHECK_FALSE(t->egress->allows("mirror.internal", 443, 443));
+  REQUIRE(t->has_egress());
+  CHECK(t->egress_allowed->to_text() == "pypi.org,files.pythonhosted.org,mirror.internal:8443");
+  CHECK(t->egress_allowed->allows("mirror.internal", 8443, 443));
+  CHECK_FALSE(t->egress_allowed->allows("mirror.internal", 443, 443));
   CHECK(t->egress_connections == 4u);
-  CHECK(t->egress_mb_per_call == 10u);
-  CHECK(t->egress_mb_per_sandbox == 100u);
+  CHECK(t->egress_bytes_per_call == 10ull << 20);
+  CHECK(t->egress_bytes_per_sandbox == 100ull << 20);
+  // What its sandboxes' relays enforce, resolved from the same terms.
+  auto relayed = t->egress();
+  REQUIRE(relayed);
+  CHECK(relayed->max_connections == 4u);
+  CHECK(relayed->max_bytes_per_call == 10ull << 20);
   // Without egress= a tenant has none: no proxy for its sandboxes.
-  CHECK_FALSE(store.find("y")->egress);
+  CHECK_FALSE(store.find("y")->has_egress());
+  CHECK_FALSE(store.find("y")->egress());
   for (const char* bad : {" t egress=", " t egress=a,,b", " t egress=host:0", " t egress=*",
                           " t egress_connections=0", " t egress_mb_per_call=x"})
     CHECK_THROWS_WITH(TokenStore::parse(d + bad + "\n"), Catch::Contains("line 1"));

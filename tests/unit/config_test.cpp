@@ -74,9 +74,9 @@ TEST_CASE("configuration from flags and SANDGATE_* variables", "[unit][config]")
     CHECK(r.config->registry.egress_proxy.upstream->host == "proxy.corp.example");
     CHECK(r.config->registry.egress_proxy.upstream->port == 3128);
     CHECK(r.config->host.prices.usd_per_egress_gib == 0);
-    CHECK(r.config->registry.egress_connections == 8u);
-    CHECK(r.config->registry.egress_bytes_per_call == 64ull << 20);
-    CHECK(r.config->registry.egress_bytes_per_sandbox == 512ull << 20);
+    CHECK(r.config->tenants.egress_connections == 8u);
+    CHECK(r.config->tenants.egress_bytes_per_call == 64ull << 20);
+    CHECK(r.config->tenants.egress_bytes_per_sandbox == 512ull << 20);
     auto url = parse({"--egress-upstream-proxy", "http://[fd00::3]:8080/"}, {"SANDGATE_TOKEN=t"});
     REQUIRE(url.config);
     CHECK(url.config->registry.egress_proxy.upstream->host == "fd00::3");

@@ -10,6 +10,7 @@
 
 #include "auth/token_store.hpp"
 #include "server/gateway/config.hpp"
+#include "server/gateway/tenant_defaults.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
 
@@ -20,13 +21,14 @@ struct Transport {
   boost::asio::io_context io;
   Config config = [] {
     Config c;
-    c.registry.max_sessions_per_tenant = 2;
+    c.tenants.max_sessions = 2;
     // The cap's refusal is what these tests look at (eviction: tests/integration/session_cap).
     c.registry.at_session_cap = session::AtSessionCap::refuse;
     return c;
   }();
-  auth::TokenStore tokens = auth::TokenStore::parse(auth::to_hex(auth::sha256("tok-a")) + " a\n" +
-                                                    auth::to_hex(auth::sha256("tok-b")) + " b\n");
+  auth::TokenStore tokens = auth::TokenStore::parse(
+      auth::to_hex(auth::sha256("tok-a")) + " a\n" + auth::to_hex(auth::sha256("tok-b")) + " b\n",
+      tenant_defaults(config));
   sandbox::SandboxHost host{io.get_executor(), config.host};
   session::CallSlots slots{4, 4};
   session::Registry registry{io.get_executor(), config.registry, host, slots};

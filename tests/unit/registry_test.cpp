@@ -14,24 +14,33 @@
 
 using namespace sandgate;
 
+namespace {
+// A tenant's terms as auth would hand them down: `max_sessions` open at once.
+tenant::Terms terms(const std::string& name, std::uint32_t max_sessions) {
+  auto t = std::make_shared<tenant::TenantTerms>();
+  t->name = name;
+  t->max_sessions = max_sessions;
+  return t;
+}
+}  // namespace
+
 TEST_CASE("the registry enforces session limits and tenant ownership", "[unit][registry]") {
   boost::asio::io_context io;
   sandbox::SandboxHost host(io.get_executor(), {});
   session::CallSlots slots(1, 1);
   session::RegistryConfig cfg;
   cfg.max_sessions = 3;
-  cfg.max_sessions_per_tenant = 2;
   cfg.idle_timeout = std::chrono::seconds(1);
   cfg.at_session_cap = session::AtSessionCap::refuse;
   session::Registry registry(io.get_executor(), cfg, host, slots);
 
-  auto a1 = std::get<std::shared_ptr<session::Session>>(registry.create({"a", {}, {}}));
-  registry.create({"a", {}, {}});
-  CHECK(std::get<session::CreateRefusal>(registry.create({"a", {}, {}})) ==
+  auto a1 = std::get<std::shared_ptr<session::Session>>(registry.create(terms("a", 2)));
+  registry.create(terms("a", 2));
+  CHECK(std::get<session::CreateRefusal>(registry.create(terms("a", 2))) ==
         session::CreateRefusal::too_many_for_tenant);
-  // A tenant override raises its own limit, but not the overall one.
-  registry.create({"b", 5, {}});
-  CHECK(std::get<session::CreateRefusal>(registry.create({"b", 5, {}})) ==
+  // A tenant's higher limit raises its own, but not the overall one.
+  registry.create(terms("b", 5));
+  CHECK(std::get<session::CreateRefusal>(registry.create(terms("b", 5))) ==
         session::CreateRefusal::too_many_sessions);
 
   CHECK(registry.find(a1->id(), "a") == a1);
@@ -58,12 +67,11 @@ TEST_CASE("at a cap the registry ends the least recently used session of the rig
   session::CallSlots slots(1, 1);
   session::RegistryConfig cfg;
   cfg.max_sessions = 5;
-  cfg.max_sessions_per_tenant = 3;
   session::Registry registry(io.get_executor(), cfg, host, slots);
   std::vector<session::Eviction> seen;
   registry.on_eviction([&](const session::Eviction& e) { seen.push_back(e); });
   auto make = [&](const std::string& tenant) {
-    return std::get<std::shared_ptr<session::Session>>(registry.create({tenant, {}, {}}));
+    return std::get<std::shared_ptr<session::Session>>(registry.create(terms(tenant, 3)));
   };
   auto a1 = make("a"), a2 = make("a"), a3 = make("a"), b1 = make("b");
   a1->touch();  // a2 is now alpha's least recently used

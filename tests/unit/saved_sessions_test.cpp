@@ -62,6 +62,16 @@ int mode_of(const std::filesystem::path& p) {
 
 }  // namespace
 
+namespace {
+// A tenant's terms as auth would hand them down.
+sandgate::tenant::Terms terms_of(const std::string& name, std::uint32_t max_sessions = 5'000) {
+  auto t = std::make_shared<sandgate::tenant::TenantTerms>();
+  t->name = name;
+  t->max_sessions = max_sessions;
+  return t;
+}
+}  // namespace
+
 TEST_CASE("a saved registry reads back exactly as written", "[unit][restart]") {
   for (std::string replica : {"r1", ""}) {
     auto r = sample(replica);
@@ -218,10 +228,8 @@ TEST_CASE("a restored registry serves its sessions with their tenant, age and sp
       now_ms - 3'600'000;  // idle for an hour: past the idle timeout
   {
     session::Registry registry(io.get_executor(), cfg, host, slots);
-    auto report = registry.restore(saved, [](const std::string& t) {
-      return t == "alpha" ? std::optional<session::TenantPolicy>(session::TenantPolicy{t, {}, {}})
-                          : std::nullopt;
-    });
+    auto report = registry.restore(
+        saved, [](const std::string& t) { return t == "alpha" ? terms_of(t) : nullptr; });
     CHECK(report.ids == std::vector<std::string>{saved.sessions[0].id});
     CHECK(report.unknown_tenant == 1);  // beta is gone from the tokens file
     CHECK(report.expired == 1);
@@ -238,9 +246,7 @@ TEST_CASE("a restored registry serves its sessions with their tenant, age and sp
     CHECK(std::llabs(again.sessions[0].last_used_unix_ms - saved.sessions[0].last_used_unix_ms) <
           1000);
     // Restoring the same again adds nothing.
-    auto twice = registry.restore(saved, [](const std::string& t) {
-      return std::optional<session::TenantPolicy>(session::TenantPolicy{t, {}, {}});
-    });
+    auto twice = registry.restore(saved, [](const std::string& t) { return terms_of(t); });
     CHECK(twice.duplicate == 1);
     registry.release_all("test");
     CHECK(s->ended());
@@ -271,11 +277,8 @@ TEST_CASE("a restart brings back no more sessions than the caps allow, the most 
                               0.0, SavedSandbox::none});
   {
     session::Registry registry(io.get_executor(), cfg, host, slots);
-    auto report = registry.restore(saved, [](const std::string& t) {
-      session::TenantPolicy policy{t, {}, {}};
-      if (t == "alpha") policy.max_sessions = 2;
-      return std::optional<session::TenantPolicy>(policy);
-    });
+    auto report = registry.restore(
+        saved, [](const std::string& t) { return terms_of(t, t == "alpha" ? 2 : 5'000); });
     // alpha's two most recent, then beta's most recent: the gateway's cap of 3 is reached.
     CHECK(report.ids == std::vector<std::string>{saved.sessions[0].id, saved.sessions[1].id,
                                                  saved.sessions[5].id});

@@ -65,15 +65,14 @@ struct Replica {
       std::make_shared<SqliteLedger>("", SqliteLedger::Access::in_memory);
   std::shared_ptr<Claims> claims;
   std::vector<BudgetSpent> reported;
+  double day_budget;  // acme's; other tenants have none
   SharedBudgets budgets;
-  Replica(std::shared_ptr<Claims> shared, double day_budget, SharedBudgetOptions options = {})
-      : claims(shared),
-        budgets(
-            store, shared,
-            [day_budget](const std::string& t) {
-              return t == "acme" ? Budget{day_budget, std::nullopt} : Budget{};
-            },
-            options) {
+  // What a call of `t` asks, with its budget as its terms say.
+  std::optional<BudgetSpent> ask(const std::string& t, Clock::time_point now) {
+    return budgets.refusal(t, t == "acme" ? Budget{day_budget, std::nullopt} : Budget{}, now);
+  }
+  Replica(std::shared_ptr<Claims> shared, double acme_day_budget, SharedBudgetOptions options = {})
+      : claims(shared), day_budget(acme_day_budget), budgets(store, shared, options) {
     budgets.on_spent([this](const std::vector<BudgetSpent>& spent) {
       reported.insert(reported.end(), spent.begin(), spent.end());
     });
@@ -92,12 +91,12 @@ TEST_CASE("calls within a replica's reservation ask the database nothing", "[uni
   auto claims = std::make_shared<Claims>();
   Replica r(claims, 5.0, chunk_of(1.0));
   const auto t = utc(2026, 12, 5, 10);
-  CHECK_FALSE(r.budgets.refusal("acme", t));
+  CHECK_FALSE(r.ask("acme", t));
   CHECK(claims->reserves == 1);
-  for (int i = 0; i < 100; ++i) CHECK_FALSE(r.budgets.refusal("acme", t + seconds(i)));
+  for (int i = 0; i < 100; ++i) CHECK_FALSE(r.ask("acme", t + seconds(i)));
   CHECK(claims->reserves == 1);
   // A tenant without a budget never asks.
-  CHECK_FALSE(r.budgets.refusal("free", t));
+  CHECK_FALSE(r.ask("free", t));
   CHECK(claims->reserves == 1);
   // Use below half a chunk left: the save reserves the next chunk, not the next call.
   r.budgets.save({stretch("s1", "acme", t, 0.6)}, t + seconds(1));
@@ -116,8 +115,8 @@ TEST_CASE(
   auto claims = std::make_shared<Claims>();
   Replica one(claims, 2.0, chunk_of(0.5)), two(claims, 2.0, chunk_of(0.5));
   auto t = utc(2026, 12, 5, 10);
-  CHECK_FALSE(one.budgets.refusal("acme", t));
-  CHECK_FALSE(two.budgets.refusal("acme", t));
+  CHECK_FALSE(one.ask("acme", t));
+  CHECK_FALSE(two.ask("acme", t));
   // Each replica's sandboxes use $0.10 a second; saves every second reserve ahead.
   for (int s = 1; s <= 30 && (one.reported.empty() || two.reported.empty()); ++s) {
     one.budgets.save({stretch("one", "acme", t, 0.1 * s)}, t + seconds(s));
@@ -134,23 +133,23 @@ TEST_CASE(
   CHECK(used <= 2.0);
   CHECK(used >= 2.0 - 2 * 2 * 0.1 - 1e-9);
   // New calls on either replica are refused, saying which budget and when it resets.
-  auto spent = one.budgets.refusal("acme", t + seconds(40));
+  auto spent = one.ask("acme", t + seconds(40));
   REQUIRE(spent);
   CHECK(spent->period == PeriodKind::day);
   CHECK(budget_spent_text(*spent).find("daily budget of $2.00 is spent") != std::string::npos);
-  CHECK(two.budgets.refusal("acme", t + seconds(40)));
+  CHECK(two.ask("acme", t + seconds(40)));
   // Refused again at once without a round trip; asked again a second later.
   int asked = claims->reserves;
-  CHECK(one.budgets.refusal("acme", t + seconds(40) + milliseconds(500)));
+  CHECK(one.ask("acme", t + seconds(40) + milliseconds(500)));
   CHECK(claims->reserves == asked);
   // Quiet for 5 s, both give back what they held unused; the claims are then what was used,
   // and a call may run on what came back.
   one.budgets.save({}, t + seconds(50));
   two.budgets.save({}, t + seconds(50));
   CHECK(claims->of("acme", t) == Approx(used));
-  CHECK_FALSE(one.budgets.refusal("acme", t + seconds(51)));
+  CHECK_FALSE(one.ask("acme", t + seconds(51)));
   // The next day starts afresh.
-  CHECK_FALSE(two.budgets.refusal("acme", utc(2026, 12, 6, 0, 0, 1)));
+  CHECK_FALSE(two.ask("acme", utc(2026, 12, 6, 0, 0, 1)));
 }
 
 TEST_CASE("use past a reservation is claimed all the same, and stops the tenant",
@@ -158,13 +157,13 @@ TEST_CASE("use past a reservation is claimed all the same, and stops the tenant"
   auto claims = std::make_shared<Claims>();
   Replica r(claims, 1.0, chunk_of(0.25));
   auto t = utc(2026, 12, 5, 10);
-  CHECK_FALSE(r.budgets.refusal("acme", t));
+  CHECK_FALSE(r.ask("acme", t));
   // A burst: $1.40 used before the first save saw any of it.
   r.budgets.save({stretch("s1", "acme", t, 1.4)}, t + seconds(1));
   REQUIRE(r.reported.size() == 1);
   CHECK(r.reported[0].spent_usd == Approx(1.4));
   CHECK(claims->of("acme", t) == Approx(1.4));
-  CHECK(r.budgets.refusal("acme", t + seconds(2)));
+  CHECK(r.ask("acme", t + seconds(2)));
   // The same totals again (a final record comes twice) add nothing.
   r.budgets.save({stretch("s1", "acme", t, 1.4)}, t + seconds(3));
   CHECK(claims->of("acme", t) == Approx(1.4));
@@ -175,10 +174,10 @@ TEST_CASE("an unreachable database refuses only calls that need a new reservatio
   auto claims = std::make_shared<Claims>();
   Replica r(claims, 5.0, chunk_of(1.0));
   auto t = utc(2026, 12, 5, 10);
-  CHECK_FALSE(r.budgets.refusal("acme", t));
+  CHECK_FALSE(r.ask("acme", t));
   claims->down = true;
   // Within the reservation: runs.
-  CHECK_FALSE(r.budgets.refusal("acme", t + seconds(1)));
+  CHECK_FALSE(r.ask("acme", t + seconds(1)));
   // Saves go on counting; once the sandboxes have used all this replica reserved, they are
   // ended: the budget cannot be checked (an outage must not let a running loop spend on).
   r.budgets.save({stretch("s1", "acme", t, 1.2)}, t + seconds(2));
@@ -186,24 +185,24 @@ TEST_CASE("an unreachable database refuses only calls that need a new reservatio
   CHECK(r.reported[0].unknown);
   CHECK(budget_spent_text(r.reported[0]).find("cannot be checked right now") != std::string::npos);
   // Used up: a call needs the database — refused (throws, the call's error says try again).
-  CHECK_THROWS_AS(r.budgets.refusal("acme", t + seconds(3)), LedgerError);
+  CHECK_THROWS_AS(r.ask("acme", t + seconds(3)), LedgerError);
   // Allowed instead when so configured — but never for a tenant already stopped at its budget.
   SharedBudgetOptions open = chunk_of(1.0);
   open.allow_when_unreachable = true;
   Replica lenient(claims, 5.0, open);
-  CHECK_FALSE(lenient.budgets.refusal("acme", t + seconds(3)));
+  CHECK_FALSE(lenient.ask("acme", t + seconds(3)));
   auto own = std::make_shared<Claims>();
   Replica spent(own, 0.5, open);
-  CHECK_FALSE(spent.budgets.refusal("acme", t));
+  CHECK_FALSE(spent.ask("acme", t));
   spent.budgets.save({stretch("s9", "acme", t, 0.6)}, t + seconds(1));
   REQUIRE(spent.reported.size() == 1);
   own->down = true;
-  CHECK_THROWS_AS(spent.budgets.refusal("acme", t + seconds(5)), LedgerError);
+  CHECK_THROWS_AS(spent.ask("acme", t + seconds(5)), LedgerError);
   // Back: the next save settles the use past the reservation and reserves ahead.
   claims->down = false;
   r.budgets.save({stretch("s1", "acme", t, 1.3)}, t + seconds(4));
   CHECK(claims->of("acme", t) >= 1.3);
-  CHECK_FALSE(r.budgets.refusal("acme", t + seconds(5)));
+  CHECK_FALSE(r.ask("acme", t + seconds(5)));
   // Shutdown gives back what was not used.
   r.budgets.release(t + seconds(6));
   CHECK(claims->of("acme", t) == Approx(1.3));
@@ -213,8 +212,10 @@ TEST_CASE("a budgeted tenant's use is claimed before it asks on this replica, fr
           "[unit][ledger]") {
   auto claims = std::make_shared<Claims>();
   Replica r(claims, 5.0, chunk_of(1.0));
-  // A sandbox alive across midnight: today's stretch is saved before any call asked today.
+  // A sandbox alive across midnight: its call asked yesterday (its budget came with it), and
+  // today's stretch is saved before any call asked today.
   const auto t = utc(2026, 12, 5, 0, 0, 1);
+  CHECK_FALSE(r.ask("acme", t - std::chrono::hours(2)));
   r.budgets.save({stretch("s1", "acme", t, 0.7)}, t + seconds(1));
   CHECK(claims->of("acme", t) >= 0.7);
   CHECK(r.budgets.share_of("acme", PeriodKind::day, t).used == Approx(0.7));
@@ -222,7 +223,7 @@ TEST_CASE("a budgeted tenant's use is claimed before it asks on this replica, fr
   r.budgets.save({stretch("s2", "free", t, 3.0)}, t + seconds(2));
   CHECK(claims->of("free", t) == 0);
   // A save that read the clock before a request moved the tenant on does not move it back.
-  CHECK_FALSE(r.budgets.refusal("acme", utc(2026, 12, 6, 0, 0, 1)));
+  CHECK_FALSE(r.ask("acme", utc(2026, 12, 6, 0, 0, 1)));
   r.budgets.save({stretch("s1", "acme", t, 0.8)}, t + seconds(3));
   CHECK(r.budgets.share_of("acme", PeriodKind::day, utc(2026, 12, 6, 0, 0, 2)).reserved ==
         Approx(1.0));

@@ -1,0 +1,80 @@
+#include "tenant/tenant_terms.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace sandgate::tenant {
+
+std::shared_ptr<const egress::TenantEgress> TenantTerms::egress() const {
+  if (!has_egress()) return nullptr;
+  auto out = std::make_shared<egress::TenantEgress>();
+  out->allowed = *egress_allowed;
+  out->max_connections = egress_connections;
+  out->max_bytes_per_call = egress_bytes_per_call;
+  out->max_bytes_per_sandbox = egress_bytes_per_sandbox;
+  return out;
+}
+
+std::uint32_t whole_number(const std::string& value, std::uint32_t min, std::uint32_t max) {
+  std::size_t used = 0;
+  long long n = std::stoll(value, &used);
+  if (used != value.size() || n < min || n > max) throw std::out_of_range("out of range");
+  return static_cast<std::uint32_t>(n);
+}
+
+double positive_usd(const std::string& value) {
+  std::size_t used = 0;
+  double x = std::stod(value, &used);
+  if (used != value.size() || !(x > 0) || !std::isfinite(x)) throw std::out_of_range("not > 0");
+  return x;
+}
+
+std::uint64_t mebibytes(const std::string& value) {
+  return std::uint64_t{whole_number(value, 1, std::numeric_limits<std::uint32_t>::max())} << 20;
+}
+
+std::shared_ptr<const egress::AllowList> allow_list(const std::string& value) {
+  try {
+    return std::make_shared<const egress::AllowList>(egress::AllowList::parse(value));
+  } catch (const std::invalid_argument& e) {
+    // Names the entry by position only (egress::AllowList::parse never echoes it).
+    throw OptionError(e.what());
+  }
+}
+
+namespace {
+
+std::string expected_forms() {
+  std::string out;
+  for (const auto& option : kTenantOptions) {
+    if (!out.empty()) out += ", ";
+    out += std::string(option.key) + "=" + std::string(option.form);
+  }
+  return out;
+}
+
+}  // namespace
+
+void apply_tenant_option(TenantTerms& terms, const std::string& option, const std::string& where,
+                         int option_no) {
+  auto eq = option.find('=');
+  std::string key = option.substr(0, eq),
+              value = eq == std::string::npos ? "" : option.substr(eq + 1);
+  // Neither the key nor the value is repeated: whatever was written there is not echoed.
+  const std::string which = where + ": option " + std::to_string(option_no);
+  for (const auto& known : kTenantOptions) {
+    if (known.key != key) continue;
+    try {
+      known.apply(terms, value);
+      return;
+    } catch (const OptionError& e) {
+      throw std::runtime_error(which + ": " + e.what());
+    } catch (const std::logic_error&) {
+      break;  // std::stoll's and the readers' refusals: the usual message below
+    }
+  }
+  throw std::runtime_error(where + ": bad option " + std::to_string(option_no) + " (expected " +
+                           expected_forms() + ")");
+}
+
+}  // namespace sandgate::tenant
