@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """The layer rule of docs/architecture.md, executable: every project #include must point to the
-including file's own layer or to one below it. Run by the build (a violation fails it) and by
-ctest. Usage: check_layers.py SOURCE_DIR"""
+including file's own layer or to one below it; a layer's private part is reached only from inside
+its folder; and a layer that knows no HTTP or MCP includes no library for them. Run by the build
+(a violation fails it) and by ctest; cmake/check_layers_test.py tests it.
+
+Usage: check_layers.py SOURCE_DIR   check the tree; each violation on stderr, exit status 1
+       check_layers.py --globs      the globs of every layer's files, relative to the source
+                                    directory and ';'-separated: the build step's DEPENDS"""
+import os
 import pathlib
 import re
 import sys
 
 # Each layer, by the folder its files are in, and the layers it may include. The most specific
 # folder wins (server/http before server). Keep in step with docs/architecture.md.
-SANDBOX = {"sandbox", "sandbox/inside", "sandbox/cgroups", "sandbox/shared"}
 MAY_INCLUDE = {
     "common": set(),
     # tenant/: one tenant resolved (limits, shares, budgets, egress), built by auth, read below.
@@ -33,18 +38,65 @@ MAY_INCLUDE = {
                      "auth", "common"},
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "sandbox", "sandbox/shared", "auth", "common"},
+    # The gateway wires everything, and its binary is also the sandbox's supervisor (it
+    # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
     "server/gateway": {"tenant", "server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "ledger", "auth", "egress", "common"} | SANDBOX,
+                       "server/metrics", "session", "ledger", "auth", "egress", "common",
+                       "sandbox", "sandbox/inside", "sandbox/shared"},
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
 # gateway and supervisor, descriptor passing, the transfer format, small file helpers, limits.
 SHARED = {"sandbox/protocol.hpp", "sandbox/fd_passing.hpp", "sandbox/fd_passing.cpp",
           "sandbox/file_transfer.hpp", "sandbox/file_transfer.cpp", "sandbox/file_util.hpp",
           "sandbox/file_util.cpp", "sandbox/limits.hpp"}
+# Layers private to the folder that holds them: no file outside that folder includes them, and
+# neither does a header at the folder's top — those are what the layers above include, so the
+# private part would reach them through it. The folder's .cpp files and its subfolders may.
+PRIVATE_TO = {
+    # The sandboxes' cgroups are driven by sandbox/ alone: SandboxHost and Sandbox hold them
+    # behind forward declarations (sandbox/host.hpp, sandbox/sandbox.hpp).
+    "sandbox/cgroups": "sandbox",
+}
+# Third-party headers a layer (with every layer in its folder) must not include, by include-name
+# prefix ("boost/beast" is boost/beast.hpp and boost/beast/...), and why.
+FORBIDDEN_THIRD_PARTY = {
+    # sandbox/ knows nothing of HTTP or MCP: it speaks its own binary protocol with the supervisor.
+    "sandbox": (("boost/beast", "nlohmann"), "sandbox/ knows nothing of HTTP or MCP"),
+    # session/ knows nothing of HTTP; it does use JSON, for the saved registry (saved_sessions.cpp).
+    "session": (("boost/beast",), "session/ knows nothing of HTTP"),
+    # tenant/ is a value: what a tenant gets, read by the layers that know no HTTP either.
+    "tenant": (("boost/beast", "nlohmann"), "tenant/ knows nothing of HTTP or MCP"),
+}
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")
-SOURCE_SUFFIXES = {".cpp", ".hpp", ".in"}
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+# Every kind of C++ file ours or a new one might be (.in: configured into the build tree).
+SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc", ".hh", ".cxx", ".hxx", ".ipp", ".in")
+HEADER_SUFFIXES = (".hpp", ".h", ".hh", ".hxx", ".ipp")
+# Quoted and angle-bracket includes alike: `#include <server/mcp/jsonrpc.hpp>` names our file as
+# surely as the quoted form does.
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.MULTILINE)
+
+for _layer, _allowed in MAY_INCLUDE.items():
+    for _private, _owner in PRIVATE_TO.items():
+        # A table that let another folder include a private layer would contradict itself.
+        assert _private not in _allowed or (_layer + "/").startswith(_owner + "/"), _layer
+
+
+def top_folders():
+    return sorted({layer.split("/")[0] for layer in MAY_INCLUDE})
+
+
+def globs():
+    return [f"{folder}/*{suffix}" for folder in top_folders() for suffix in SOURCE_SUFFIXES]
+
+
+def in_folder(layer, folder):
+    return layer == folder or layer.startswith(folder + "/")
+
+
+def is_header(path: pathlib.PurePosixPath):
+    name = path.name[:-len(".in")] if path.name.endswith(".in") else path.name
+    return name.endswith(HEADER_SUFFIXES)
 
 
 def layer_of(relative: pathlib.PurePosixPath):
@@ -58,44 +110,93 @@ def layer_of(relative: pathlib.PurePosixPath):
     return best
 
 
-def resolve(root: pathlib.Path, including: pathlib.Path, name: str):
-    """The project file an include names: beside the including file first, then from the root
-    (the include directory every target exports); None for a generated or system header."""
-    for candidate in (including.parent / name, root / name):
+def resolve(root: pathlib.Path, including: pathlib.Path, name: str, angled: bool):
+    """The project file an include names: a quoted one beside the including file first, then
+    from the root (the include directory every target exports); an angle-bracket one from the
+    root only, as the compiler looks. None for a generated, system or third-party header."""
+    candidates = [root / name] if angled else [including.parent / name, root / name]
+    for candidate in candidates:
         if candidate.is_file():
-            return candidate.resolve().relative_to(root)
+            try:
+                return candidate.resolve().relative_to(root)
+            except ValueError:  # outside the tree ("../" too far): not ours
+                return None
     return None
 
 
-def main() -> int:
-    root = pathlib.Path(sys.argv[1]).resolve()
+def source_files(root: pathlib.Path):
+    for directory, subdirectories, files in os.walk(root):
+        top = pathlib.Path(directory) == root
+        # Build trees and hidden folders at the top; hidden folders and npm's packages anywhere.
+        subdirectories[:] = sorted(
+            d for d in subdirectories
+            if not d.startswith(".") and d != "node_modules" and not (top and d.startswith("build")))
+        for name in sorted(files):
+            if name.endswith(SOURCE_SUFFIXES):
+                yield pathlib.Path(directory) / name
+
+
+def forbidden_third_party(own, name):
+    for folder, (prefixes, why) in FORBIDDEN_THIRD_PARTY.items():
+        if in_folder(own, folder):
+            for prefix in prefixes:
+                if name == prefix or name.startswith((prefix + "/", prefix + ".")):
+                    return why
+    return None
+
+
+def check(root: pathlib.Path):
+    """Every violation in the tree at `root`, one line each, naming the including file first."""
     problems = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if path.suffix not in SOURCE_SUFFIXES or rel.parts[0].startswith(("build", ".")):
-            continue
-        own = layer_of(pathlib.PurePosixPath(rel.as_posix()))
+    for path in source_files(root):
+        rel = pathlib.PurePosixPath(path.relative_to(root).as_posix())
+        own = layer_of(rel)
         if own is None and rel.parts[0] not in OUTSIDE_THE_PRODUCT:
             problems.append(f"{rel}: in no layer (add its folder to cmake/check_layers.py)")
             continue
-        for name in INCLUDE.findall(path.read_text(errors="replace")):
-            target = resolve(root, path, name)
+        for quoted, angled in INCLUDE.findall(path.read_text(errors="replace")):
+            name = quoted or angled
+            shown = f'"{name}"' if quoted else f"<{name}>"
+            target = resolve(root, path, name, bool(angled))
             if target is None:
+                why = forbidden_third_party(own, name) if own is not None else None
+                if why:
+                    problems.append(f"{rel} ({own}) includes {shown}: {why}")
                 continue
+            target = pathlib.PurePosixPath(target.as_posix())
             if target.parts[0] in OUTSIDE_THE_PRODUCT:
                 if own is not None:
                     problems.append(f"{rel}: includes {target}, which is test or benchmark code")
                 continue
-            theirs = layer_of(pathlib.PurePosixPath(target.as_posix()))
+            theirs = layer_of(target)
             if own is None or theirs == own:
                 continue
-            if theirs not in MAY_INCLUDE[own]:
+            owner = PRIVATE_TO.get(theirs)
+            if owner is not None and not in_folder(own, owner):
+                problems.append(f"{rel} ({own}) includes {target} ({theirs}): {theirs} is "
+                                f"private to {owner}/, which includes it only from its .cpp files")
+            elif theirs not in MAY_INCLUDE[own]:
                 problems.append(f"{rel} ({own}) includes {target} ({theirs}): "
                                 f"{own} may include only {sorted(MAY_INCLUDE[own]) or 'nothing'}")
+            elif owner is not None and rel.parent.as_posix() == owner and is_header(rel):
+                problems.append(f"{rel} includes {target} ({theirs}): a header at {owner}/'s top "
+                                f"is read by the layers above, so {theirs} would reach them; "
+                                f"include it from a .cpp file")
+    return problems
+
+
+def main(argv) -> int:
+    if argv[1:] == ["--globs"]:
+        print(";".join(globs()))
+        return 0
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    problems = check(pathlib.Path(argv[1]).resolve())
     for problem in problems:
         print(f"layer rule: {problem}", file=sys.stderr)
     return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "common/utf8.hpp"
 #include "output_budget.hpp"
 #include "sandbox.hpp"
-#include "utf8.hpp"
 
 namespace sandgate::sandbox {
 

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include "isolation_check.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "uid_slots.hpp"
 
 namespace sandgate::sandbox {
@@ -21,7 +22,7 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
       meter_timer_(executor),
       refill_timer_(executor) {
   slots_->used.assign(config_.max_sandboxes, false);
-  swept_ = sweep_orphan_cgroups(report_.cgroups);
+  swept_ = sweep_orphan_cgroups(*report_.cgroups);
   asio::co_spawn(executor_, meter_loop(), asio::detached);
   if (config_.pool.size > 0 && report_.usable())
     asio::co_spawn(executor_, refill_loop(), asio::detached);
@@ -30,7 +31,7 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
 SandboxHost::~SandboxHost() {
   shutdown();
   // Last: every sandbox has been ended, so the instance cgroups are empty.
-  report_.cgroups.release();
+  report_.cgroups->release();
 }
 
 std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {

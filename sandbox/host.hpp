@@ -17,9 +17,12 @@
 #include "limits.hpp"
 #include "ready_pool.hpp"
 #include "sandbox.hpp"
-#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
+
+// The cgroup layout (cgroups/cgroups.hpp), held by pointer: this header is read by every layer
+// above sandbox/, and the cgroup code stays private to sandbox/ (cmake/check_layers.py).
+struct CgroupLayout;
 
 struct HostConfig {
   Limits limits;
@@ -54,12 +57,16 @@ struct IsolationReport {
   bool user_namespaces = false;
   bool privileged = false;  // may map distinct host uids per sandbox
   bool seccomp = false;
-  int landlock_abi = 0;  // 0: unavailable (then that layer is absent)
-  CgroupLayout cgroups;
-  std::string mode;     // "full", "no-cgroups" or "refused"
-  std::string problem;  // why execute is refused, when mode is "refused"
+  int landlock_abi = 0;                   // 0: unavailable (then that layer is absent)
+  std::unique_ptr<CgroupLayout> cgroups;  // never null once assessed (assess_isolation)
+  std::string mode;                       // "full", "no-cgroups" or "refused"
+  std::string problem;                    // why execute is refused, when mode is "refused"
   bool usable() const { return mode != "refused"; }
   std::string to_text() const;
+  // What the cgroup probe found (CgroupLayout::describe) and what all sandboxes share of the
+  // memory limit above (0: none): for the layers above, which do not see the cgroup code.
+  std::string cgroups_description() const;
+  std::uint64_t sandbox_memory_budget() const;
 };
 
 // Host uids below this belong to real accounts (system and login users, directory services).

@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "host.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "setup_report.hpp"
 #include "spawn.hpp"
 #include "uid_slots.hpp"
@@ -23,7 +24,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
                                    const std::string& id, std::uint32_t slot, const Limits& limits,
                                    CgroupSet& cgroups) {
   const std::uint32_t uid_base = config.uid_base;
-  cgroups = CgroupSet(report.cgroups, id, limits);
+  cgroups = CgroupSet(*report.cgroups, id, limits);
   SpawnRequest request;
   request.ids.privileged = report.privileged;
   request.ids.host_root_id = uid_base + 2 * slot;
@@ -44,7 +45,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
 bool SandboxHost::memory_nearly_used() const {
   // Sandboxes share the memory budget: at 90 % a new one would only push the kernel into
   // killing programs of sandboxes already running.
-  const auto& layout = report_.cgroups;
+  const auto& layout = *report_.cgroups;
   return layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9;
 }
 
@@ -180,7 +181,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
                        config_.prices,
                        spawned.pid,
                        std::move(spawned.control),
-                       std::move(cgroups),
+                       std::make_unique<CgroupSet>(std::move(cgroups)),
                        release,
                        std::move(spawned.egress_listener)};
   auto sandbox = std::make_shared<Sandbox>(std::move(parts));

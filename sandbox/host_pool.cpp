@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "host.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "uid_slots.hpp"
 
 namespace sandgate::sandbox {
@@ -161,7 +162,7 @@ bool SandboxHost::room_for_ready() const {
   // One slot stays free beyond the one a ready sandbox takes: a real create does not find the
   // cap reached because the pool was building (and if it does, the build gives way).
   if (slots_->free_count() < 2) return false;
-  const auto& layout = report_.cgroups;
+  const auto& layout = *report_.cgroups;
   return layout.memory_budget == 0 ||
          layout.sandbox_memory_bytes() < layout.memory_budget / 100 * kReadyMemoryPercent;
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "file_util.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox/inside/landlock.hpp"
 
 namespace sandgate::sandbox {
@@ -48,6 +49,7 @@ bool initial_user_namespace(const std::string& uid_map) {
 
 IsolationReport assess_isolation(const HostConfig& config) {
   IsolationReport r;
+  r.cgroups = std::make_unique<CgroupLayout>();
   r.user_namespaces = user_namespaces_available();
   r.privileged = ::geteuid() == 0;
   r.seccomp = ::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
@@ -59,7 +61,7 @@ IsolationReport assess_isolation(const HostConfig& config) {
     r.problem = "this gateway runs no sandboxes (max_sandboxes is 0)";
     return r;
   }
-  r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve, config.memory_limit);
+  *r.cgroups = CgroupLayout::probe(config.gateway_memory_reserve, config.memory_limit);
   if (!r.user_namespaces) {
     r.mode = "refused";
     r.problem = "user namespaces are not available (/proc/sys/user/max_user_namespaces is 0)";
@@ -85,14 +87,14 @@ IsolationReport assess_isolation(const HostConfig& config) {
                 ") are not all mapped in the gateway's user namespace (/proc/self/uid_map): set "
                 "--sandbox-uid-base and --max-sandboxes to fit (a user-namespaced pod has 65536 "
                 "ids)";
-  } else if (r.cgroups.complete()) {
+  } else if (r.cgroups->complete()) {
     r.mode = "full";
   } else if (config.accept_no_cgroups) {
     r.mode = "no-cgroups";
   } else {
     r.mode = "refused";
-    r.problem = "no writable cgroup for every controller (" + r.cgroups.describe() + ")" +
-                (r.cgroups.problem.empty() ? "" : ": " + r.cgroups.problem) +
+    r.problem = "no writable cgroup for every controller (" + r.cgroups->describe() + ")" +
+                (r.cgroups->problem.empty() ? "" : ": " + r.cgroups->problem) +
                 "; or run with --accept-isolation=no-cgroups to accept sandboxes without "
                 "memory/CPU/process limits and spend metering";
   }
@@ -148,14 +150,22 @@ std::string IsolationReport::to_text() const {
                     " (used: writes only in /work, /tmp, /dev/shm; exec only from /usr, /work)"
               : std::string("no"))
       << "\n"
-      << "cgroups: " << cgroups.describe() << "\n";
-  if (!cgroups.notes.empty()) out << "cgroup setup: " << cgroups.notes << "\n";
-  if (cgroups.memory_budget > 0)
-    out << "sandbox memory budget: " << (cgroups.memory_budget >> 20) << " MiB of the "
-        << (cgroups.memory_limit_above >> 20) << " MiB limit above the gateway\n";
+      << "cgroups: " << cgroups->describe() << "\n";
+  if (!cgroups->notes.empty()) out << "cgroup setup: " << cgroups->notes << "\n";
+  if (cgroups->memory_budget > 0)
+    out << "sandbox memory budget: " << (cgroups->memory_budget >> 20) << " MiB of the "
+        << (cgroups->memory_limit_above >> 20) << " MiB limit above the gateway\n";
   out << "mode: " << mode << "\n";
   if (!problem.empty()) out << "problem: " << problem << "\n";
   return out.str();
+}
+
+std::string IsolationReport::cgroups_description() const {
+  return cgroups->describe();
+}
+
+std::uint64_t IsolationReport::sandbox_memory_budget() const {
+  return cgroups->memory_budget;
 }
 
 }  // namespace sandgate::sandbox

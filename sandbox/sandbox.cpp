@@ -24,6 +24,7 @@
 #include "interpreter_channel.hpp"
 #include "output_budget.hpp"
 #include "protocol.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
@@ -179,7 +180,7 @@ void Sandbox::end_locked(EndReason reason, std::string detail) {
   // samples).
   sample_locked(Clock::now());
   ended_at_ = std::chrono::system_clock::now();
-  cgroups_.remove();
+  cgroups_->remove();
   egress_listener_.reset();
   if (on_end_) std::exchange(on_end_, nullptr)();
   for (auto& observer : std::exchange(end_observers_, {})) observer();
@@ -216,8 +217,8 @@ void Sandbox::when_ended(std::function<void()> observer) {
 }
 
 void Sandbox::sample_locked(Clock::time_point now) {
-  meter_.sample(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), cgroups_.memory_peak_since_last(),
-                now);
+  meter_.sample(cgroups_->cpu_usage_ns(), cgroups_->memory_bytes(),
+                cgroups_->memory_peak_since_last(), now);
 }
 
 bool Sandbox::supervisor_alive_locked() {
@@ -239,14 +240,14 @@ bool Sandbox::hand_over(const Limits& limits) {
       return false;
     }
   // A session's sandbox left at the background share would lose every contended CPU race.
-  if (background_ && !cgroups_.set_background(false)) {
+  if (background_ && !cgroups_->set_background(false)) {
     end_locked(EndReason::failed, "the ready sandbox's CPU share could not be restored");
     return false;
   }
   background_ = false;
   auto now = Clock::now();
-  cgroups_.memory_peak_since_last();  // the build's watermark is not the session's
-  meter_.restart(cgroups_.cpu_usage_ns(), cgroups_.memory_bytes(), now);
+  cgroups_->memory_peak_since_last();  // the build's watermark is not the session's
+  meter_.restart(cgroups_->cpu_usage_ns(), cgroups_->memory_bytes(), now);
   created_ = now;
   limits_.spend_cap_usd = limits.spend_cap_usd;
   limits_.lifetime = limits.lifetime;
@@ -256,7 +257,7 @@ bool Sandbox::hand_over(const Limits& limits) {
 
 void Sandbox::warm_in_background() {
   std::lock_guard lock(mutex_);
-  background_ = cgroups_.set_background(true);
+  background_ = cgroups_->set_background(true);
 }
 
 void Sandbox::check() {
@@ -283,7 +284,7 @@ RunResult Sandbox::finish(RunResult result, Clock::time_point started, std::uint
   std::lock_guard lock(mutex_);
   if (result.outcome == RunOutcome::completed && result.signal == SIGKILL &&
       end_reason_ == EndReason::none)
-    result.oom_killed = cgroups_.oom_kills() > oom_before;
+    result.oom_killed = cgroups_->oom_kills() > oom_before;
   result.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   result.spend_usd = meter_.usd();
   if (result.outcome == RunOutcome::sandbox_ended) {
@@ -429,7 +430,7 @@ bool Sandbox::send_fresh_call(const RunRequest& request, FreshCall& call) {
   UniqueFd code = code_memfd(request.code);
   std::lock_guard lock(mutex_);
   if (end_reason_ != EndReason::none) return false;
-  call.oom_before = cgroups_.oom_kills();
+  call.oom_before = cgroups_->oom_kills();
   protocol::Header header{protocol::MessageType::run, call.id,
                           static_cast<protocol::Language>(request.language), 0};
   int fds[protocol::kRunFdCountWithFigures] = {

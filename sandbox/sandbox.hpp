@@ -5,11 +5,11 @@
 // calls); end(), ended() and spend_usd() may be called from any thread at any time.
 #include <sys/types.h>
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <iterator>
@@ -27,9 +27,12 @@
 #include "limits.hpp"
 #include "meter.hpp"
 #include "output_budget.hpp"
-#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
+
+// The sandbox's cgroups (cgroups/cgroups.hpp), held by pointer: this header is read by every
+// layer above sandbox/, and the cgroup code stays private to sandbox/ (cmake/check_layers.py).
+class CgroupSet;
 
 enum class Language { python, javascript, bash };
 // Every language a sandbox runs, in the order tools list them; the names come from
@@ -252,7 +255,7 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   std::string id_;
   Limits limits_;
   Clock::time_point created_;
-  std::function<void()> on_end_;  // releases the host's slot
+  std::function<void()> on_end_;                      // releases the host's slot
   std::vector<std::function<void()>> end_observers_;  // when_ended (under mutex_)
   UniqueFd egress_listener_;                          // until taken (under mutex_)
   std::atomic<std::uint64_t> calls_started_{0};
@@ -263,8 +266,8 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   mutable std::mutex mutex_;
   pid_t supervisor_ = -1;
   UniqueFd control_;
-  CgroupSet cgroups_;
-  bool background_ = false;  // warming up at the background CPU share (under mutex_)
+  std::unique_ptr<CgroupSet> cgroups_;  // never null
+  bool background_ = false;             // warming up at the background CPU share (under mutex_)
   SpendMeter meter_;
   std::optional<std::chrono::system_clock::time_point> ended_at_;
   EndReason end_reason_ = EndReason::none;
@@ -277,7 +280,7 @@ struct Sandbox::Parts {
   Prices prices;
   pid_t supervisor;
   UniqueFd control;
-  CgroupSet cgroups;
+  std::unique_ptr<CgroupSet> cgroups;  // never null
   std::function<void()> on_end;
   UniqueFd egress_listener;  // with Limits::egress
 };

@@ -17,6 +17,7 @@
 #include "fd_passing.hpp"
 #include "interpreter_channel.hpp"
 #include "sandbox.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 
 namespace sandgate::sandbox {
 namespace asio = boost::asio;
@@ -201,7 +202,7 @@ asio::awaitable<RunResult> Sandbox::run_in_interpreter(RunRequest request,
   std::uint64_t oom_before = 0;
   {
     std::lock_guard lock(mutex_);
-    oom_before = cgroups_.oom_kills();
+    oom_before = cgroups_->oom_kills();
   }
   const std::uint32_t seq = interpreter->next_seq++;
   auto deadline = call_deadline(executor, control.get(), request.timeout);

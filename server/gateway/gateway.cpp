@@ -204,8 +204,8 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
              {"tls", !config.http.tls_cert.empty()},
              {"auth", config.auth.no_auth ? "off" : "on"},
              {"isolation", host.isolation().mode},
-             {"cgroups", host.isolation().cgroups.describe()},
-             {"sandbox_memory_budget_mib", host.isolation().cgroups.memory_budget >> 20},
+             {"cgroups", host.isolation().cgroups_description()},
+             {"sandbox_memory_budget_mib", host.isolation().sandbox_memory_budget() >> 20},
              {"tenant_max_concurrent_calls", tenants.max_concurrent_calls},
              {"tenant_max_sandboxes", tenants.max_sandboxes},
              {"state_dir", state ? state->dir() : std::string("(hibernation off)")}});

@@ -4,7 +4,7 @@
 
 #include "common/base64.hpp"
 #include "common/percent_encode.hpp"
-#include "sandbox/utf8.hpp"
+#include "common/utf8.hpp"
 #include "session/session_id.hpp"
 
 namespace sandgate::server {
@@ -184,7 +184,7 @@ json FileResources::contents_of(std::optional<sandbox::TransferResult>& read,
   // Text when it is text (valid UTF-8 without NUL), else base64.
   std::string mime = mime_for_name(path);
   json content = {{"uri", uri}};
-  if (sandbox::is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
+  if (is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
     content["mimeType"] = mime.empty() ? "text/plain" : mime;
     content["text"] = std::move(file.content);
   } else {

@@ -3,9 +3,9 @@
 #include <cstring>
 
 #include "common/base64.hpp"
+#include "common/utf8.hpp"
 #include "file_resources.hpp"
 #include "image_size.hpp"
-#include "sandbox/utf8.hpp"
 
 namespace sandgate::server {
 using nlohmann::json;
@@ -61,7 +61,7 @@ void return_inline(sandbox::TransferredFile& file, const MintUri& mint, json& en
     entry["returned"] = "image";
     content.push_back(
         {{"type", "image"}, {"data", base64_encode(file.content)}, {"mimeType", image}});
-  } else if (sandbox::is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
+  } else if (is_valid_utf8(file.content) && file.content.find('\0') == std::string::npos) {
     std::string mime = named.empty() ? "text/plain" : named;
     entry["mimeType"] = mime;
     entry["returned"] = "text";

@@ -4,7 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <cmath>
 
-#include "sandbox/utf8.hpp"
+#include "common/utf8.hpp"
 #include "terminal_safe.hpp"
 
 namespace sandgate::server {
@@ -75,7 +75,7 @@ void LiveOutput::observe(OutputStream which, std::string_view bytes) {
     } else {
       not_shown_ += unseen;
     }
-    append_locked(which, terminal_safe(sandbox::sanitize_utf8(chunk), after_cr_[index_of(which)]));
+    append_locked(which, terminal_safe(sanitize_utf8(chunk), after_cr_[index_of(which)]));
   }
   schedule_locked();
 }
@@ -159,7 +159,7 @@ void LiveOutput::finish() {
   // A character still waiting for its end will not get it: shown as a replacement character.
   for (OutputStream which : {OutputStream::out, OutputStream::err}) {
     std::string& partial = partial_[index_of(which)];
-    if (!partial.empty()) append_locked(which, sandbox::sanitize_utf8(partial));
+    if (!partial.empty()) append_locked(which, sanitize_utf8(partial));
     partial.clear();
   }
   send_locked();

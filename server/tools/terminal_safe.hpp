@@ -1,7 +1,7 @@
 #pragma once
 // A program's output made safe to show as it is written (live output): nothing in it that a
 // terminal or a chat UI would interpret rather than show. Input is valid UTF-8 (see
-// sandbox::sanitize_utf8); so is the output.
+// sanitize_utf8 in common/utf8.hpp); so is the output.
 #include <string>
 #include <string_view>
 

@@ -6,10 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/utf8.hpp"
 #include "sandbox/output_budget.hpp"
-#include "sandbox/utf8.hpp"
 
 using namespace sandgate::sandbox;
+using sandgate::is_valid_utf8;
+using sandgate::make_valid_utf8;
+using sandgate::sanitize_utf8;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;

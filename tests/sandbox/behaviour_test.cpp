@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../support/host_probe.hpp"
+#include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox_fixture.hpp"
 
 using sandgate::sandbox::EndReason;
@@ -155,7 +156,7 @@ TEST_CASE("a supervisor killed from the host is a sandbox failure", "[sandbox][f
   // Kill every process of the sandbox from outside while a call runs.
   auto killer = std::thread([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::ifstream procs(f.host().isolation().cgroups.pids.parent / sb->id() / "cgroup.procs");
+    std::ifstream procs(f.host().isolation().cgroups->pids.parent / sb->id() / "cgroup.procs");
     for (pid_t p; procs >> p;) ::kill(p, SIGKILL);
   });
   auto r = f.run(sb, Language::bash, "sleep 20", std::chrono::seconds(30));

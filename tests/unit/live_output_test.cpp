@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "sandbox/utf8.hpp"
+#include "common/utf8.hpp"
 
 using namespace sandgate::server;
 using sandgate::sandbox::OutputStream;
@@ -94,7 +94,7 @@ TEST_CASE("live output: a flood gives bounded messages that say what they left o
   g.live->finish();
   REQUIRE(g.events->sent.size() == 1);
   CHECK(g.events->sent[0].second.size() <= LiveOutput::kMessageBytes);
-  CHECK(sandgate::sandbox::is_valid_utf8(g.events->sent[0].second));
+  CHECK(sandgate::is_valid_utf8(g.events->sent[0].second));
   CHECK(g.events->sent[0].second.rfind("[stderr] \xF0\x9F\x98\x80", 0) == 0);
 }
 

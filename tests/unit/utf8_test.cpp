@@ -1,8 +1,8 @@
-#include "sandbox/utf8.hpp"
+#include "common/utf8.hpp"
 
 #include <catch2/catch.hpp>
 
-using sandgate::sandbox::sanitize_utf8;
+using sandgate::sanitize_utf8;
 
 TEST_CASE("output bytes become valid UTF-8", "[unit][utf8]") {
   bool replaced = true;

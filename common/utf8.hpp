@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace sandgate::sandbox {
+namespace sandgate {
 
 // Returns valid UTF-8; sets *replaced when anything was substituted.
 std::string sanitize_utf8(std::string_view bytes, bool* replaced = nullptr);
@@ -12,4 +12,4 @@ std::string sanitize_utf8(std::string_view bytes, bool* replaced = nullptr);
 void make_valid_utf8(std::string& bytes, bool* replaced = nullptr);
 bool is_valid_utf8(std::string_view bytes);
 
-}  // namespace sandgate::sandbox
+}  // namespace sandgate

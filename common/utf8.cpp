@@ -1,6 +1,6 @@
-#include "utf8.hpp"
+#include "common/utf8.hpp"
 
-namespace sandgate::sandbox {
+namespace sandgate {
 
 namespace {
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
@@ -73,4 +73,4 @@ void make_valid_utf8(std::string& bytes, bool* replaced) {
   bytes = sanitize_utf8(bytes, replaced);
 }
 
-}  // namespace sandgate::sandbox
+}  // namespace sandgate
