@@ -2,11 +2,13 @@
 
 #include <strings.h>
 
+#include <string>
+
 namespace sandgate::auth {
 
 namespace {
-const std::shared_ptr<const Tenant> kAnonymous =
-    std::make_shared<const Tenant>(Tenant{"anonymous", std::nullopt, std::nullopt});
+const std::shared_ptr<const Tenant> kAnonymous = std::make_shared<const Tenant>(
+    Tenant{std::string(kAnonymousTenant), std::nullopt, std::nullopt});
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

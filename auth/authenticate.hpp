@@ -7,6 +7,10 @@
 
 namespace sandgate::auth {
 
+// The one tenant of a gateway without auth (--no-auth): named here so that the gateway, serving a
+// saved session again after a restart, recognises it by the same name it was made with.
+inline constexpr std::string_view kAnonymousTenant = "anonymous";
+
 enum class AuthStatus { ok, missing, invalid };
 
 struct AuthResult {
@@ -18,7 +22,7 @@ struct AuthResult {
 // The token of `Authorization: Bearer <token>` (the scheme in any case), or empty.
 std::string_view bearer_token(std::string_view authorization);
 
-// `store` null means auth is off (--no-auth): everyone is the "anonymous" tenant.
+// `store` null means auth is off (--no-auth): everyone is kAnonymousTenant.
 AuthResult authenticate(const TokenStore* store, std::string_view authorization,
                         std::string_view x_mcp_auth);
 

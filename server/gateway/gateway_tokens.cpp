@@ -1,5 +1,6 @@
 #include "server/gateway/gateway_tokens.hpp"
 
+#include "auth/authenticate.hpp"
 #include "auth/token_file.hpp"
 #include "common/logging.hpp"
 #include "server/tools/tenant_policy.hpp"
@@ -93,7 +94,8 @@ std::optional<session::TenantPolicy> tenant_policy(const Config& config,
                                                    const Credentials& credentials,
                                                    const std::string& name) {
   if (!credentials.tokens) {
-    if (config.auth.no_auth && name == "anonymous") return session::TenantPolicy{.name = name};
+    if (config.auth.no_auth && name == auth::kAnonymousTenant)
+      return session::TenantPolicy{.name = name};
     return std::nullopt;
   }
   if (auto tenant = credentials.tokens->find_tenant(name)) return policy_of(*tenant);
