@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include <string>
+
 namespace sandgate::auth {
 
 namespace {

@@ -106,7 +106,7 @@ TokenStore TokenStore::single(std::string_view token, const Tenant& defaults, st
 TokenStore TokenStore::anyone(const Tenant& defaults) {
   TokenStore store;
   auto anonymous = std::make_shared<Tenant>(defaults);
-  anonymous->name = "anonymous";
+  anonymous->name = kAnonymousTenant;
   store.anyone_ = std::move(anonymous);
   return store;
 }

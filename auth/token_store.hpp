@@ -31,6 +31,10 @@ using Digest = std::array<unsigned char, 32>;
 // line says.
 using Tenant = tenant::TenantTerms;
 
+// The one tenant of a gateway without auth (--no-auth): named once, so that the gateway, serving
+// a saved session again after a restart, recognises it by the same name it was made with.
+inline constexpr std::string_view kAnonymousTenant = "anonymous";
+
 Digest sha256(std::string_view data);
 std::string to_hex(const Digest& digest);
 
@@ -46,7 +50,7 @@ class TokenStore {
                            std::string tenant = "default");
   // No token at all (OAuth access tokens only).
   static TokenStore none() { return TokenStore(); }
-  // Auth off (--no-auth): every request is the tenant "anonymous", with `defaults`.
+  // Auth off (--no-auth): every request is the tenant kAnonymousTenant, with `defaults`.
   static TokenStore anyone(const Tenant& defaults = {});
 
   // Whether auth is off (anyone()), and then the one tenant every request is.

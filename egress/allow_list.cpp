@@ -3,11 +3,12 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 
+#include "common/host_port.hpp"
 #include "egress/address_policy.hpp"
 
 namespace sandgate::egress {
@@ -110,40 +111,37 @@ std::string_view trim(std::string_view s) {
   throw std::invalid_argument("egress entry " + std::to_string(position) + ": " + what);
 }
 
-// Decimal digits only (no sign, no spaces), 1..65535.
-std::optional<std::uint16_t> parse_port(std::string_view text) {
-  if (!all_digits(text) || text.size() > 5) return std::nullopt;
-  unsigned value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  if (value == 0 || value > 65535) return std::nullopt;
-  return static_cast<std::uint16_t>(value);
-}
-
-// An entry split into its host (brackets kept) and port text (nullopt: none written).
+// An entry split into its host (an IPv6 literal without brackets) and port.
 struct EntryParts {
   std::string_view host;
-  std::optional<std::string_view> port;
+  std::optional<std::uint16_t> port;
 };
 
 EntryParts split_entry(std::string_view entry, std::size_t position) {
-  if (entry.front() == '[') {
-    auto close = entry.find(']');
-    if (close == std::string_view::npos) refuse(position, "an unclosed '['");
-    auto rest = entry.substr(close + 1);
-    if (rest.empty()) return {entry, std::nullopt};
-    if (rest.front() != ':') refuse(position, "unexpected characters after ']'");
-    return {entry.substr(0, close + 1), rest.substr(1)};
+  // The allow-list's own spelling, as the tokens files in use write it: an IPv6 address without
+  // brackets, and so without a port ("fd00::2"). classify() judges it.
+  if (!entry.starts_with('[') && entry.find(':') != entry.rfind(':')) return {entry, std::nullopt};
+  auto split = split_host_port(entry);
+  if (auto* parts = std::get_if<HostPort>(&split)) return {parts->host, parts->port};
+  switch (std::get<HostPortError>(split)) {
+    case HostPortError::unclosed_bracket:
+      refuse(position, "an unclosed '['");
+    case HostPortError::after_bracket:
+      refuse(position, "unexpected characters after ']'");
+    case HostPortError::missing_port:
+    case HostPortError::bad_port:
+      refuse(position, "the port is not a number from 1 to 65535");
+    case HostPortError::not_ipv6:
+      refuse(position, "brackets must hold an IPv6 address (without a zone)");
+    case HostPortError::empty_host:
+    case HostPortError::bad_host:
+      break;
   }
-  auto colon = entry.find(':');
-  // More than one ':' is an IPv6 address without a port (with one, it needs brackets).
-  if (colon == std::string_view::npos || entry.find(':', colon + 1) != std::string_view::npos)
-    return {entry, std::nullopt};
-  return {entry.substr(0, colon), entry.substr(colon + 1)};
+  refuse(position, "not a valid host name or IP address");
 }
 
 // Why `host` (which classify() refused) is not a host, as precisely as can be told.
 const char* host_problem(std::string_view host) {
-  if (host.starts_with("[")) return "brackets must hold an IPv6 address (without a zone)";
   auto last_colon = host.rfind(':');
   if (last_colon != std::string_view::npos && parse_v6(host.substr(0, last_colon)))
     return "an IPv6 address must be in brackets when a port follows";
@@ -152,18 +150,15 @@ const char* host_problem(std::string_view host) {
 
 AllowedDestination parse_entry(std::string_view entry, std::size_t position) {
   if (entry.empty()) refuse(position, "empty");
-  auto parts = split_entry(entry, position);
   AllowedDestination destination;
-  if (parts.port) {
-    destination.port = parse_port(*parts.port);
-    if (!destination.port) refuse(position, "the port is not a number from 1 to 65535");
-  }
-  auto host = parts.host;
-  if (host.starts_with("*")) {
-    if (!host.starts_with("*.")) refuse(position, "a wildcard must be '*.' followed by a name");
+  // The wildcard is the allow-list's, not part of a host: taken off before the split.
+  if (entry.starts_with("*")) {
+    if (!entry.starts_with("*.")) refuse(position, "a wildcard must be '*.' followed by a name");
     destination.wildcard = true;
-    host.remove_prefix(2);
+    entry.remove_prefix(2);
   }
+  auto [host, port] = split_entry(entry, position);
+  destination.port = port;
   auto normalised = classify(host);
   if (!normalised) refuse(position, host_problem(host));
   if (destination.wildcard && normalised->literal)
@@ -175,8 +170,7 @@ AllowedDestination parse_entry(std::string_view entry, std::size_t position) {
 
 std::string entry_text(const AllowedDestination& entry) {
   std::string text = entry.wildcard ? "*." : "";
-  bool v6 = entry.literal && entry.literal->is_v6();
-  text += v6 ? "[" + entry.host + "]" : entry.host;
+  text += bracket_host(entry.host);
   if (entry.port) text += ":" + std::to_string(*entry.port);
   return text;
 }

@@ -1,10 +1,14 @@
 #include "admission.hpp"
 
 #include <boost/asio/this_coro.hpp>
+#include <string>
 #include <string_view>
+#include <variant>
 
 #include "auth/authenticate.hpp"
+#include "common/host_port.hpp"
 #include "common/logging.hpp"
+#include "common/loopback.hpp"
 #include "jsonrpc_replies.hpp"
 #include "server/http/http_config.hpp"
 #include "server/http/media_type.hpp"
@@ -31,24 +35,14 @@ bool lists(std::string_view header, std::string_view type) {
   return false;
 }
 
-// "host:port", "[::1]:port" or "host" -> host; "" when what follows the host is not a port
-// ("[::1].evil.example", "127.0.0.1:80@evil").
-std::string_view host_part(std::string_view authority) {
-  std::string_view host, rest;
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) return {};
-    host = authority.substr(0, close + 1);  // brackets kept: is_loopback_host takes them off
-    rest = authority.substr(close + 1);
-  } else {
-    host = authority.substr(0, authority.find(':'));
-    rest = authority.substr(host.size());
-  }
-  if (rest.empty()) return host;
-  if (rest.front() != ':' || rest.size() > 6) return {};
-  for (char c : rest.substr(1))
-    if (c < '0' || c > '9') return {};
-  return host;
+// "host:port", "[::1]:port" or "host" -> host, an IPv6 literal in brackets (as --allowed-hosts
+// writes it); "" when the authority is not host[:port] ("[::1].evil.example",
+// "127.0.0.1:80@evil", "localhost:"): then no name matches it and it is not loopback.
+std::string host_part(std::string_view authority) {
+  auto split = split_host_port(authority);
+  auto* parts = std::get_if<HostPort>(&split);
+  if (parts == nullptr) return {};
+  return bracket_host(parts->host);
 }
 
 }  // namespace
