@@ -11,7 +11,7 @@
 namespace sandgate::egress {
 
 // Lookups that may run at once, for all sandboxes together (each sandbox's relay runs at most two:
-// relay.cpp); more wait their turn.
+// relay_connection.cpp); more wait their turn.
 inline constexpr std::size_t kLookupThreads = 8;
 
 // The addresses `host` resolves to (the system's resolver: /etc/hosts, then DNS), in its order;

@@ -20,12 +20,21 @@ SandboxHost::SandboxHost(asio::any_io_executor executor, HostConfig config)
       report_(assess_isolation(config)),
       slots_(std::make_shared<Slots>()),
       meter_timer_(executor),
-      refill_timer_(executor) {
+      pool_(executor, config_.pool, config_.limits, pool_host()) {
   slots_->used.assign(config_.max_sandboxes, false);
   swept_ = sweep_orphan_cgroups(*report_.cgroups);
   asio::co_spawn(executor_, meter_loop(), asio::detached);
-  if (config_.pool.size > 0 && report_.usable())
-    asio::co_spawn(executor_, refill_loop(), asio::detached);
+  if (config_.pool.size > 0 && report_.usable()) pool_.start();
+}
+
+PoolHost SandboxHost::pool_host() {
+  PoolHost host;
+  host.take_slot = [this] { return slots_->take(); };
+  host.build = [this](Limits limits, std::uint32_t slot) {
+    return build(std::move(limits), slot, /*warming=*/true);
+  };
+  host.has_room = [this] { return room_for_ready(); };
+  return host;
 }
 
 SandboxHost::~SandboxHost() {
@@ -45,12 +54,12 @@ std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
 std::size_t SandboxHost::live_count() const {
   std::vector<std::shared_ptr<Sandbox>> live, pool;
   {
-    // One lock for both: a sandbox moving from the pool to a session is counted once.
+    // Both at once (the pool's lock is taken under the host's): a sandbox moving from the pool
+    // to a session is counted once.
     std::lock_guard lock(mutex_);
     for (const auto& w : live_)
       if (auto s = w.lock()) live.push_back(std::move(s));
-    pool = ready_;
-    if (warming_) pool.push_back(warming_);
+    pool = pool_.members();
   }
   std::size_t n = 0;
   for (const auto& s : live)
@@ -68,16 +77,12 @@ void SandboxHost::set_make_room(MakeRoom make_room) {
 }
 
 void SandboxHost::shutdown() {
-  std::vector<std::shared_ptr<Sandbox>> ready;  // each is also live: ended below
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;
-    ready.swap(ready_);
   }
-  asio::post(meter_timer_.get_executor(), [this] {
-    meter_timer_.cancel();
-    refill_timer_.cancel();
-  });
+  auto ready = pool_.shut_down();  // each is also live: ended below
+  asio::post(meter_timer_.get_executor(), [this] { meter_timer_.cancel(); });
   for (const auto& s : snapshot()) s->end(EndReason::closed, "the gateway is shutting down");
 }
 

@@ -137,15 +137,17 @@ class SandboxHost {
   void shutdown();  // ends every live sandbox and stops the meter
   // Live sandboxes that belong to sessions or handles (the pool's ready ones are not counted).
   std::size_t live_count() const;
-  PoolStats pool_stats() const;
+  PoolStats pool_stats() const { return pool_.stats(); }
   // Why the pool's last build failed ("" when none has); for the log, never the model.
-  std::string pool_failure() const;
+  std::string pool_failure() const { return pool_.failure(); }
   // Told (on the host's executor) why a build of a ready sandbox failed: the pool then waits,
   // longer after each further failure (5 s doubling to 5 min).
-  void set_pool_failure_hook(std::function<void(const std::string&)> hook);
+  void set_pool_failure_hook(ReadyPool::FailureHook hook) {
+    pool_.set_failure_hook(std::move(hook));
+  }
   // Ends the ready sandboxes and builds no more (a gateway shutting down: its slots and CPU go
   // to hibernating the sessions' sandboxes).
-  void stop_pool();
+  void stop_pool() { pool_.stop(); }
   int swept_at_start() const { return swept_; }
 
  private:
@@ -163,25 +165,16 @@ class SandboxHost {
   boost::asio::awaitable<bool> memory_room();
   // A sandbox built now, after room was made for it if it had to be. Throws SandboxError.
   boost::asio::awaitable<std::shared_ptr<Sandbox>> create_new(Limits limits);
-  // Builds a sandbox in slot `slot` (released if it fails); `warming`: the pool's, marked as
-  // such under the lock that makes it live. Throws SandboxError.
+  // Builds a sandbox in slot `slot` (released if it fails); `warming`: the pool's, adopted by
+  // it under the lock that makes it live. Throws SandboxError.
   boost::asio::awaitable<std::shared_ptr<Sandbox>> build(Limits limits, std::uint32_t slot,
                                                          bool warming = false);
 
-  // The pool (host_pool.cpp).
-  boost::asio::awaitable<void> refill_loop();
-  // A ready sandbox that serves `limits`, handed over; null when none does.
-  std::shared_ptr<Sandbox> take_ready(const Limits& limits);
-  // Ends one ready sandbox to free its slot and memory for real work; false when there is none.
-  bool drop_ready();
   // Whether building a ready sandbox now takes nothing real work may need: a slot to spare
   // beyond it, the memory budget well short of its limit, nobody making room.
   bool room_for_ready() const;
-  // A sandbox built and warmed for the pool; null when it could not be (the reason in `why`).
-  boost::asio::awaitable<std::shared_ptr<Sandbox>> build_ready(std::string& why);
-  Limits ready_limits() const;
-  bool ready_build_pending() const;
-  void wake_refill();
+  // What the pool is given of this host (PoolHost).
+  PoolHost pool_host();
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
@@ -195,18 +188,8 @@ class SandboxHost {
   bool stopped_ = false;
   MakeRoom make_room_;
   int making_room_ = 0;  // make-room hooks running now (under mutex_)
-  // What the refill waits for (host_pool.cpp: refill_loop).
-  std::shared_ptr<PoolDemand> demand_ = std::make_shared<PoolDemand>();
-  // The pool: ready sandboxes (each also in live_), oldest first, and its counters (mutex_).
-  std::vector<std::shared_ptr<Sandbox>> ready_;
-  std::shared_ptr<Sandbox> warming_;  // the one being built and warmed now, if any
-  bool warming_gave_way_ = false;     // drop_ready ended it: not a failure
-  bool ready_build_pending_ = false;  // a build for the pool holds a slot, not yet warming_
-  bool pool_stopped_ = false;
-  std::function<void(const std::string&)> pool_failure_hook_;
-  PoolStats pool_stats_;
-  std::string pool_failure_;  // why the last failed build of a ready sandbox failed
-  boost::asio::steady_timer refill_timer_;
+  // The ready sandboxes (each also in live_). Last: destroyed first, its refill timer with it.
+  ReadyPool pool_;
 };
 
 }  // namespace sandgate::sandbox

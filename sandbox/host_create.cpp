@@ -18,6 +18,10 @@ namespace {
 
 constexpr std::uint32_t kProgramId = 1000;  // the programs' uid and gid inside every sandbox
 
+// The memory budget's share above which no ready sandbox is built: what is left is for real
+// work (new sandboxes are refused at 90 %).
+constexpr std::uint64_t kReadyMemoryPercent = 70;
+
 // The supervisor of sandbox `id` in slot `slot` (which names its host uids), started and
 // released into its cgroups, which are made here.
 SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConfig& config,
@@ -49,6 +53,19 @@ bool SandboxHost::memory_nearly_used() const {
   return layout.memory_budget > 0 && layout.sandbox_memory_bytes() > layout.memory_budget / 10 * 9;
 }
 
+bool SandboxHost::room_for_ready() const {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_ || making_room_ > 0) return false;
+  }
+  // One slot stays free beyond the one a ready sandbox takes: a real create does not find the
+  // cap reached because the pool was building (and if it does, the build gives way).
+  if (slots_->free_count() < 2) return false;
+  const auto& layout = *report_.cgroups;
+  return layout.memory_budget == 0 ||
+         layout.sandbox_memory_bytes() < layout.memory_budget / 100 * kReadyMemoryPercent;
+}
+
 asio::awaitable<bool> SandboxHost::make_room(Pressure pressure) {
   MakeRoom hook;
   {
@@ -75,11 +92,11 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
   while (!slot && std::chrono::steady_clock::now() < give_up_at) {
     // The pool's ready sandboxes give way first: they hold a slot for nobody yet. One whose
     // build has just taken a slot is waited for until it can be ended (milliseconds).
-    if (drop_ready()) {
+    if (pool_.drop_one()) {
       slot = slots_->take();
       continue;
     }
-    if (ready_build_pending()) {
+    if (pool_.build_pending()) {
       asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       slot = slots_->take();
@@ -104,7 +121,7 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
 asio::awaitable<bool> SandboxHost::memory_room() {
   // Near the memory budget, idle sandboxes make room as at the sandbox cap; refused only when
   // they cannot (every other sandbox in use, or what they held was not enough).
-  while (memory_nearly_used() && drop_ready()) {
+  while (memory_nearly_used() && pool_.drop_one()) {
   }
   for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
     bool freed = co_await make_room(Pressure::memory_budget);
@@ -116,7 +133,7 @@ asio::awaitable<bool> SandboxHost::memory_room() {
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
-  if (auto ready = take_ready(limits)) co_return ready;
+  if (auto ready = pool_.take(limits)) co_return ready;
   // A miss: this build goes first; the pool's refill waits until no such build runs.
   struct OnDemand {
     std::shared_ptr<PoolDemand> demand;  // not the host: the frame may outlive it
@@ -129,7 +146,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
       --demand->building;
       demand->last = std::chrono::steady_clock::now();
     }
-  } on_demand(demand_);
+  } on_demand(pool_.demand());
   auto made = co_await create_new(limits);
   co_return made;
 }
@@ -192,10 +209,10 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
   {
     std::lock_guard lock(mutex_);
     // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
-    if (warming) ready_build_pending_ = false;
-    if (!stopped_ && !(warming && pool_stopped_)) {
+    // The pool's, taken as its warming one under this lock, must not outlive its stop either.
+    bool admitted = warming ? pool_.adopt(sandbox, stopped_) : !stopped_;
+    if (admitted) {
       live_.push_back(sandbox);
-      if (warming) warming_ = sandbox;
       co_return sandbox;
     }
   }

@@ -1,66 +1,152 @@
+// ReadyPool's sandboxes coming and going (ready_pool.hpp): adopted from the host's build,
+// handed to a session, ended to give way to real work or when the pool stops.
 #include "ready_pool.hpp"
 
-#include <cctype>
+#include <boost/asio/post.hpp>
+#include <utility>
 
 namespace sandgate::sandbox {
+namespace asio = boost::asio;
 
-std::string preload_name_problem(std::string_view name) {
-  if (name.empty() || name.size() > 200) return "a module name must have 1 to 200 characters";
-  bool part_start = true;
-  for (char c : name) {
-    bool letter = std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-    bool digit = std::isdigit(static_cast<unsigned char>(c));
-    if (c == '.') {
-      if (part_start) return "'" + std::string(name) + "' is not a dotted Python module name";
-      part_start = true;
-    } else if (letter || (digit && !part_start)) {
-      part_start = false;
-    } else {
-      return "'" + std::string(name) + "' is not a dotted Python module name";
+namespace {
+
+constexpr const char* kGaveWay = "a ready sandbox gave way to real work";
+
+}  // namespace
+
+ReadyPool::ReadyPool(asio::any_io_executor executor, PoolConfig config, Limits limits,
+                     PoolHost host)
+    : config_(std::move(config)),
+      limits_(std::move(limits)),
+      host_(std::move(host)),
+      refill_timer_(executor) {}
+
+Limits ReadyPool::ready_limits() const {
+  // The operator pays for a ready sandbox until it is handed over: no spend cap ends it while
+  // it waits (the meter restarts at hand-over). It is replaced at the end of its lifetime.
+  Limits limits = limits_;
+  limits.spend_cap_usd = 1e12;
+  return limits;
+}
+
+PoolStats ReadyPool::stats() const {
+  std::lock_guard lock(mutex_);
+  PoolStats stats = stats_;
+  stats.ready = ready_.size();
+  return stats;
+}
+
+std::string ReadyPool::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+void ReadyPool::set_failure_hook(FailureHook hook) {
+  std::lock_guard lock(mutex_);
+  failure_hook_ = std::move(hook);
+}
+
+void ReadyPool::wake_refill() {
+  asio::post(refill_timer_.get_executor(), [this] { refill_timer_.cancel(); });
+}
+
+std::shared_ptr<Sandbox> ReadyPool::take(const Limits& limits) {
+  if (config_.size == 0) return nullptr;
+  {
+    // Any create is real work, one the pool cannot serve too.
+    std::lock_guard lock(demand_->mutex);
+    demand_->last = std::chrono::steady_clock::now();
+  }
+  if (!pool_serves(ready_limits(), limits)) {
+    std::lock_guard lock(mutex_);
+    ++stats_.misses;
+    return nullptr;
+  }
+  for (;;) {
+    std::shared_ptr<Sandbox> taken;
+    {
+      std::lock_guard lock(mutex_);
+      if (ready_.empty() || stopped_) {
+        ++stats_.misses;
+        break;
+      }
+      taken = std::move(ready_.front());  // the oldest: it has the least lifetime left
+      ready_.erase(ready_.begin());
+    }
+    wake_refill();
+    // It may have ended since it was put there (its lifetime, a dead supervisor): then the
+    // next one. hand_over refuses an ended sandbox under the sandbox's own lock.
+    if (taken->hand_over(limits)) {
+      std::lock_guard lock(mutex_);
+      ++stats_.hits;
+      return taken;
     }
   }
-  if (part_start) return "'" + std::string(name) + "' is not a dotted Python module name";
-  return "";
+  wake_refill();
+  return nullptr;
 }
 
-std::string preload_cell(const std::vector<std::string>& modules) {
-  std::string list;
-  for (const auto& m : modules) {
-    if (!preload_name_problem(m).empty()) continue;  // the options refused it already
-    list += "'" + m + "', ";
+bool ReadyPool::drop_one() {
+  std::shared_ptr<Sandbox> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ready_.empty()) {
+      dropped = std::move(ready_.back());
+      ready_.pop_back();
+    } else if (warming_ && !warming_->ended()) {
+      // The one being built holds a slot and memory too: its warm-up ends with it.
+      dropped = warming_;
+      warming_gave_way_ = true;
+    } else {
+      return false;
+    }
   }
-  // Every name the cell makes is deleted at its end: the first cell of the session that gets
-  // this sandbox finds an empty namespace, with the modules in sys.modules (its `import` is a
-  // lookup).
-  return "import importlib as _sg_importlib, os as _sg_os, tempfile as _sg_tempfile\n"
-         "_sg_dir = _sg_tempfile.mkdtemp(prefix='sandgate-preload-')\n"
-         "_sg_saved = {_sg_name: _sg_os.environ.get(_sg_name)\n"
-         "             for _sg_name in ('HOME', 'MPLCONFIGDIR', 'XDG_CACHE_HOME')}\n"
-         "for _sg_name in _sg_saved:\n"
-         "    _sg_os.environ[_sg_name] = _sg_dir\n"
-         "_sg_module = None\n"
-         "for _sg_module in [" +
-         list +
-         "]:\n"
-         "    try:\n"
-         "        _sg_importlib.import_module(_sg_module)\n"
-         "    except (Exception, SystemExit):\n"
-         "        pass\n"
-         "for _sg_name, _sg_value in _sg_saved.items():\n"
-         "    if _sg_value is None:\n"
-         "        _sg_os.environ.pop(_sg_name, None)\n"
-         "    else:\n"
-         "        _sg_os.environ[_sg_name] = _sg_value\n"
-         "if _sg_os.listdir('/work'):\n"
-         "    raise SystemExit('the preload wrote into /work')\n"
-         "del _sg_importlib, _sg_os, _sg_tempfile, _sg_dir, _sg_saved, _sg_name, _sg_value, "
-         "_sg_module\n";
+  dropped->end(EndReason::closed, kGaveWay);
+  return true;
 }
 
-bool pool_serves(const Limits& built, const Limits& wanted) {
-  return built.memory_bytes == wanted.memory_bytes && built.cpus == wanted.cpus &&
-         built.max_processes == wanted.max_processes && built.work_bytes == wanted.work_bytes &&
-         built.tmp_bytes == wanted.tmp_bytes && built.egress == wanted.egress;
+bool ReadyPool::build_pending() const {
+  std::lock_guard lock(mutex_);
+  return build_pending_;
+}
+
+bool ReadyPool::adopt(const std::shared_ptr<Sandbox>& sandbox, bool host_stopped) {
+  std::lock_guard lock(mutex_);
+  build_pending_ = false;
+  if (host_stopped || stopped_) return false;
+  warming_ = sandbox;
+  return true;
+}
+
+std::vector<std::shared_ptr<Sandbox>> ReadyPool::members() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Sandbox>> members = ready_;
+  if (warming_) members.push_back(warming_);
+  return members;
+}
+
+void ReadyPool::stop() {
+  std::vector<std::shared_ptr<Sandbox>> ready;
+  std::shared_ptr<Sandbox> warming;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    ready.swap(ready_);
+    warming = warming_;
+  }
+  for (const auto& s : ready) s->end(EndReason::closed, "the pool is stopped");
+  if (warming) warming->end(EndReason::closed, "the pool is stopped");
+}
+
+std::vector<std::shared_ptr<Sandbox>> ReadyPool::shut_down() {
+  std::vector<std::shared_ptr<Sandbox>> ready;
+  {
+    std::lock_guard lock(mutex_);
+    shut_down_ = true;
+    ready.swap(ready_);
+  }
+  asio::post(refill_timer_.get_executor(), [this] { refill_timer_.cancel(); });
+  return ready;
 }
 
 }  // namespace sandgate::sandbox
