@@ -4,6 +4,7 @@
 
 #include "egress/relay.hpp"
 #include "session.hpp"
+#include "session_id.hpp"
 
 namespace sandgate::session {
 namespace {
@@ -55,7 +56,8 @@ void Session::start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
   }
   UniqueFd listener = fresh->take_egress_listener();
   if (!policy || !proxy || !shares || !listener) return;
-  egress::RelayLabels labels{tenant_, id_.substr(0, 8), fresh->id()};
+  // The session as every other log line names it (ledger, execute): its log prefix.
+  egress::RelayLabels labels{tenant_, std::string(log_prefix(id_)), fresh->id()};
   auto relay = egress::Relay::start(executor, std::move(listener), std::move(policy),
                                     std::make_shared<SandboxEgressAccount>(fresh), std::move(proxy),
                                     std::move(shares), std::move(labels), std::move(observer));
