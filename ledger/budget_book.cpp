@@ -91,30 +91,7 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
     std::set<std::string> stale;
     {
       std::lock_guard lock(totals_);
-      for (const auto& record : records) {
-        auto tenant = tenants_.find(record.tenant);
-        bool counted = tenant != tenants_.end();
-        if (counted && !same_period(tenant->second.day, today)) {
-          stale.insert(record.tenant);
-          counted = false;
-        }
-        auto added = growth_.add(record, today);
-        if (!added) {
-          // A stretch of a day the book no longer remembers: the store holds its totals.
-          if (counted) stale.insert(record.tenant);
-          continue;
-        }
-        if (*added <= 0) continue;
-        growth[record.tenant] += *added;
-        if (!counted || stale.count(record.tenant)) continue;
-        // A stretch lies within one UTC day: the one it started in.
-        TenantSpend& spend = tenant->second;
-        if (record.started >= spend.day.start && record.started < spend.day.end)
-          spend.day_usd += *added;
-        if (record.started >= spend.month.start && record.started < spend.month.end)
-          spend.month_usd += *added;
-        grown_names.insert(record.tenant);
-      }
+      count_growth_locked(records, today, growth, grown_names, stale);
       growth_.forget_old(today);
       // Read again when next asked if the store does not have this save.
       if (failed)
@@ -134,6 +111,35 @@ void BudgetBook::save(const std::vector<UsageRecord>& records, Clock::time_point
     for (const auto& [tenant, usd] : growth) on_growth_(tenant, usd);
   report_spent(grown);
   if (failed) std::rethrow_exception(failed);
+}
+
+void BudgetBook::count_growth_locked(const std::vector<UsageRecord>& records, const Period& today,
+                                     std::map<std::string, double>& growth,
+                                     std::set<std::string>& grown, std::set<std::string>& stale) {
+  for (const auto& record : records) {
+    auto tenant = tenants_.find(record.tenant);
+    bool counted = tenant != tenants_.end();
+    if (counted && !same_period(tenant->second.day, today)) {
+      stale.insert(record.tenant);
+      counted = false;
+    }
+    auto added = growth_.add(record, today);
+    if (!added) {
+      // A stretch of a day the book no longer remembers: the store holds its totals.
+      if (counted) stale.insert(record.tenant);
+      continue;
+    }
+    if (*added <= 0) continue;
+    growth[record.tenant] += *added;
+    if (!counted || stale.count(record.tenant)) continue;
+    // A stretch lies within one UTC day: the one it started in.
+    TenantSpend& spend = tenant->second;
+    if (record.started >= spend.day.start && record.started < spend.day.end)
+      spend.day_usd += *added;
+    if (record.started >= spend.month.start && record.started < spend.month.end)
+      spend.month_usd += *added;
+    grown.insert(record.tenant);
+  }
 }
 
 void BudgetBook::report_spent(const std::vector<std::pair<std::string, TenantSpend>>& grown) {

@@ -11,9 +11,11 @@
 // one save interval and one save, and what a SIGKILL lost (the same bound). A batch the store
 // refuses is counted all the same: budgets hold while the disk is out.
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +66,12 @@ class BudgetBook final : public Budgets {
   static std::optional<BudgetSpent> check(const std::string& tenant, const TenantSpend& spend,
                                           const Budget& budget);
   void forget_old_locked(Clock::time_point now);
+  // Adds the records' growth to the kept totals (totals_ held): every tenant's into `growth`,
+  // the tenants whose totals grew into `grown`, those to read again from the store into
+  // `stale`.
+  void count_growth_locked(const std::vector<UsageRecord>& records, const Period& today,
+                           std::map<std::string, double>& growth, std::set<std::string>& grown,
+                           std::set<std::string>& stale);
 
   const std::shared_ptr<LedgerStore> store_;
   const std::size_t max_tenants_;

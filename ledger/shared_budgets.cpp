@@ -195,64 +195,69 @@ std::optional<BudgetSpent> SharedBudgets::top_up(const std::string& tenant, Cloc
   for (PeriodKind kind : kKinds) {
     auto limit = budget.of(kind);
     if (!limit) continue;
-    Period period;
-    double left = 0, forecast = 0;
-    {
-      std::lock_guard lock(mutex_);
-      const Share& s = share(tenant_locked(tenant, now), kind);
-      period = s.period;
-      left = s.reserved - s.used;
-      // What the running sandboxes may use before a save has seen it and ended them: what
-      // their meter's sample has not seen yet (a second at most) and what they use until the
-      // next save (a save interval) — two save intervals at the pace of the last.
-      forecast = 2 * s.recent;
-    }
-    if (left >= std::max(options_.chunk_usd / 2, forecast)) continue;
-    // Running low: the next chunk now, rather than on a call's path; and what was used past
-    // the reservation, if it fits.
-    const double wanted = std::max(options_.chunk_usd, forecast) + std::max(0.0, -left);
-    std::optional<BudgetSpent> spent;
-    try {
-      auto grant = reservations_->reserve(tenant, period, wanted, *limit);
-      double over = 0;
-      {
-        std::lock_guard lock(mutex_);
-        Share& s = share(tenant_locked(tenant, now), kind);
-        if (s.period.start != period.start) continue;
-        s.reserved += grant.granted;
-        s.claimed = grant.claimed;
-        over = s.used - s.reserved;
-      }
-      if (over > 0) {
-        // Used past all that could be reserved: claimed all the same, so that the claims say
-        // what was spent.
-        double claimed = reservations_->settle(tenant, period, over);
-        std::lock_guard lock(mutex_);
-        Share& s = share(tenant_locked(tenant, now), kind);
-        if (s.period.start != period.start) continue;
-        s.reserved += over;
-        s.claimed = claimed;
-      }
-      std::lock_guard lock(mutex_);
-      Share& s = share(tenant_locked(tenant, now), kind);
-      // The budget gave what it had: the tenant's sandboxes here end before they pass it.
-      if (s.period.start == period.start && grant.granted < wanted &&
-          s.reserved - s.used <= forecast) {
-        s.exhausted = true;
-        spent = BudgetSpent{tenant, kind, *limit, std::max(s.claimed, s.used), period.end};
-      }
-    } catch (const LedgerError&) {
-      // The database is out: the next save tries again. Sandboxes that used all this replica
-      // reserved end (unless told to allow): an outage must not let a running loop spend on.
-      std::lock_guard lock(mutex_);
-      const Share& s = share(tenant_locked(tenant, now), kind);
-      if (!options_.allow_when_unreachable && s.period.start == period.start &&
-          s.used >= s.reserved)
-        spent = BudgetSpent{tenant, kind, *limit, s.used, period.end, true};
-    }
+    auto spent = top_up_period(tenant, kind, *limit, now);
     if (spent && !first_spent) first_spent = spent;
   }
   return first_spent;
+}
+
+std::optional<BudgetSpent> SharedBudgets::top_up_period(const std::string& tenant, PeriodKind kind,
+                                                        double limit, Clock::time_point now) {
+  Period period;
+  double left = 0, forecast = 0;
+  {
+    std::lock_guard lock(mutex_);
+    const Share& s = share(tenant_locked(tenant, now), kind);
+    period = s.period;
+    left = s.reserved - s.used;
+    // What the running sandboxes may use before a save has seen it and ended them: what
+    // their meter's sample has not seen yet (a second at most) and what they use until the
+    // next save (a save interval) — two save intervals at the pace of the last.
+    forecast = 2 * s.recent;
+  }
+  if (left >= std::max(options_.chunk_usd / 2, forecast)) return std::nullopt;
+  // Running low: the next chunk now, rather than on a call's path; and what was used past
+  // the reservation, if it fits.
+  const double wanted = std::max(options_.chunk_usd, forecast) + std::max(0.0, -left);
+  std::optional<BudgetSpent> spent;
+  try {
+    auto grant = reservations_->reserve(tenant, period, wanted, limit);
+    double over = 0;
+    {
+      std::lock_guard lock(mutex_);
+      Share& s = share(tenant_locked(tenant, now), kind);
+      if (s.period.start != period.start) return std::nullopt;
+      s.reserved += grant.granted;
+      s.claimed = grant.claimed;
+      over = s.used - s.reserved;
+    }
+    if (over > 0) {
+      // Used past all that could be reserved: claimed all the same, so that the claims say
+      // what was spent.
+      double claimed = reservations_->settle(tenant, period, over);
+      std::lock_guard lock(mutex_);
+      Share& s = share(tenant_locked(tenant, now), kind);
+      if (s.period.start != period.start) return std::nullopt;
+      s.reserved += over;
+      s.claimed = claimed;
+    }
+    std::lock_guard lock(mutex_);
+    Share& s = share(tenant_locked(tenant, now), kind);
+    // The budget gave what it had: the tenant's sandboxes here end before they pass it.
+    if (s.period.start == period.start && grant.granted < wanted &&
+        s.reserved - s.used <= forecast) {
+      s.exhausted = true;
+      spent = BudgetSpent{tenant, kind, limit, std::max(s.claimed, s.used), period.end};
+    }
+  } catch (const LedgerError&) {
+    // The database is out: the next save tries again. Sandboxes that used all this replica
+    // reserved end (unless told to allow): an outage must not let a running loop spend on.
+    std::lock_guard lock(mutex_);
+    const Share& s = share(tenant_locked(tenant, now), kind);
+    if (!options_.allow_when_unreachable && s.period.start == period.start && s.used >= s.reserved)
+      spent = BudgetSpent{tenant, kind, limit, s.used, period.end, true};
+  }
+  return spent;
 }
 
 void SharedBudgets::give_back(std::optional<Clock::time_point> idle_before, Clock::time_point now) {

@@ -104,6 +104,9 @@ class SharedBudgets final : public Budgets {
   // After a save grew `tenant`'s use: reserves ahead, settles use past the reservation, and says
   // which budget is spent, if one is.
   std::optional<BudgetSpent> top_up(const std::string& tenant, Clock::time_point now);
+  // top_up's work for one of the tenant's periods, whose budget is `limit`.
+  std::optional<BudgetSpent> top_up_period(const std::string& tenant, PeriodKind kind, double limit,
+                                           Clock::time_point now);
   // Gives back the unused reservations of tenants idle since `idle_before` (all when null).
   void give_back(std::optional<Clock::time_point> idle_before, Clock::time_point now);
 

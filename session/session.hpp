@@ -234,6 +234,13 @@ class Session {
   // says how in `out.resumed`.
   boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> resume(
       std::shared_ptr<sandbox::Sandbox> fresh, sandbox::Limits limits, ExecuteResult& out);
+  // resume() once the archive could not be restored into `failed`: a clean sandbox within what
+  // the session has left, or null with `out` saying why.
+  boost::asio::awaitable<std::shared_ptr<sandbox::Sandbox>> replace_unrestored(
+      std::shared_ptr<sandbox::Sandbox> failed, sandbox::Limits limits, ExecuteResult& out);
+  // hibernate() once `sandbox`'s /work is in the store: the session lets go of it and ends it;
+  // false (the archive removed) when the session ended or replaced it meanwhile.
+  bool finish_hibernation(const std::shared_ptr<sandbox::Sandbox>& sandbox);
 
   const std::string id_;
   const std::string tenant_;

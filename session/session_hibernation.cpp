@@ -61,12 +61,16 @@ asio::awaitable<bool> Session::hibernate(std::string* why, bool for_room) {
     if (why && !ended_ && !sandbox->ended()) *why = packed.done ? error : packed.failure;
     co_return false;
   }
+  co_return finish_hibernation(sandbox);
+}
+
+bool Session::finish_hibernation(const std::shared_ptr<sandbox::Sandbox>& sandbox) {
   {
     std::lock_guard lock(mutex_);
     if (ended_ || sandbox_ != sandbox) {
-      // Ended (or replaced) while packing: the archive is nobody's.
+      // Ended (or replaced) while packing: the archive is nobody's. Not a failure: no `why`.
       store_->remove(id_);
-      co_return refuse("the session ended meanwhile");
+      return false;
     }
     sandbox_.reset();
     hibernated_ = true;
@@ -78,7 +82,7 @@ asio::awaitable<bool> Session::hibernate(std::string* why, bool for_room) {
     settle_locked(sandbox);
   }
   ++store_->hibernations;
-  co_return true;
+  return true;
 }
 
 asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
@@ -114,13 +118,18 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::resume(
   }
   out.resumed = Resumed::without_files;
   out.resumed_why = "its files could not be restored (" + restored.failure + ")";
+  co_return co_await replace_unrestored(fresh, limits, out);
+}
+
+asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::replace_unrestored(
+    std::shared_ptr<sandbox::Sandbox> failed, sandbox::Limits limits, ExecuteResult& out) {
   // Whatever part of the archive got in is not what the session had: start from an empty /work.
-  fresh->end(sandbox::EndReason::closed, "restore failed");
+  failed->end(sandbox::EndReason::closed, "restore failed");
   {
     // The replacement gets what remains after the failed one's spend and time, not what
     // remained before it.
     std::lock_guard lock(mutex_);
-    settle_locked(fresh);
+    settle_locked(failed);
     auto now = Clock::now();
     if (std::string closed = account_.closed_reason(now); !closed.empty()) {
       out.status = ExecuteStatus::limit_reached;

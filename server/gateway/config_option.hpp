@@ -1,6 +1,7 @@
 #pragma once
-// One row of the option table (config.cpp; oauth_options.cpp): a flag, its environment
-// variable, its default as help shows it, and what it sets; with the value parsers rows share.
+// One row of the option table (config.cpp and the *_options.cpp of each area): a flag, its
+// environment variable, its default as help shows it, and what it sets; with the value parsers rows
+// share.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -28,6 +29,14 @@ bool to_bool(const std::string& v);
 // Comma-separated, empty items dropped.
 std::vector<std::string> to_list(const std::string& v);
 
+// The rows of an area each (session_options.cpp, ledger_options.cpp, call_options.cpp,
+// sandbox_options.cpp, replica_options.cpp): sessions and their state, the usage ledger, calls
+// and their limits, sandboxes, replicas.
+std::vector<Option> session_options();
+std::vector<Option> ledger_options();
+std::vector<Option> call_options();
+std::vector<Option> sandbox_options();
+std::vector<Option> replica_options();
 // The OAuth resource server's rows (--resource-url, --oauth-*).
 std::vector<Option> oauth_options();
 // The egress proxy's rows (--egress-*).

@@ -272,6 +272,80 @@ void run_io_threads(asio::io_context& io, unsigned count) {
   for (auto& t : threads) t.join();
 }
 
+// Orphaned cgroups a previous run left (swept now) in the log, and the pool's failed builds.
+void report_host_events(sandbox::SandboxHost& host) {
+  if (host.swept_at_start() > 0)
+    log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
+  host.set_pool_failure_hook([](const std::string& why) {
+    log_event(LogLevel::warn, "pool_refill_failed", {{"why", why}});
+  });
+}
+
+// The usage ledger, fed by the registry; null (with the reason on stderr) when it cannot be
+// opened.
+std::unique_ptr<UsageLedger> open_usage_ledger(const Config& config, session::Registry& registry,
+                                               Metrics& metrics, Credentials& credentials) {
+  try {
+    return UsageLedger::open(config, registry, metrics, [&credentials](const std::string& t) {
+      return spend_label(credentials, t);
+    });
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+// What run_gateway has built before it serves: each part outlives serve().
+struct GatewayParts {
+  const Config& config;
+  const GatewayExtras& extras;
+  Metrics& metrics;
+  Credentials& credentials;
+  session::CallSlots& gateway_slots;
+  asio::io_context& io;
+  asio::strand<asio::io_context::executor_type>& background;
+  sandbox::SandboxHost& host;
+  session::StateStore* state;
+  session::Registry& registry;
+  UsageLedger* usage;
+  RegistryCheckpoint* checkpoint;
+};
+
+// The tools, the MCP endpoint and the HTTP server; serves until a signal ends the gateway,
+// then lets every sandbox go. Returns the process exit code.
+int serve(const GatewayParts& g) {
+  ToolRegistry tools;
+  add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics);
+  if (g.extras.add_tools) g.extras.add_tools(tools, g.registry);
+  McpEndpoint endpoint(mcp_endpoint_config(g.config), g.credentials.token_store(),
+                       g.credentials.oauth.get(), g.registry, tools, g.metrics, g.extras.extension);
+  HttpServer server(g.io, effective_http_config(g.config), endpoint, g.metrics,
+                    [&] { return gauges_of(g.registry, g.host, g.gateway_slots, g.state); });
+
+  start_oauth(g.config, g.credentials, server, g.io.get_executor());
+  auto bound = start_listening(server, g.config.http);
+  if (!bound) return 2;
+  announce_listening(g.config, *bound, g.host, g.state);
+  report_isolation(g.host, server);
+  start_readiness_probe(g.background, g.host, server);
+
+  // SIGHUP: the tokens and policy files again (its default action would end the gateway).
+  asio::signal_set reload_signal(g.io, SIGHUP);
+  asio::co_spawn(g.io, reload_credentials_on_sighup(reload_signal, g.config, g.credentials),
+                 asio::detached);
+  GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
+                            g.config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
+  shutdown.arm();
+
+  run_io_threads(g.io, thread_count(g.config));
+  g.registry.end_all();
+  // Every sandbox is let go of now: their last records are put, and saved here.
+  if (g.usage) g.usage->stop();
+  g.host.shutdown();
+  log_event(LogLevel::info, "stopped");
+  return 0;
+}
+
 }  // namespace
 
 int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras) {
@@ -324,11 +398,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   asio::io_context io(static_cast<int>(thread_count(config)));
   auto background = asio::make_strand(io);
   sandbox::SandboxHost host(background, config.host);
-  if (host.swept_at_start() > 0)
-    log_event(LogLevel::warn, "swept_orphans", {{"cgroups", host.swept_at_start()}});
-  host.set_pool_failure_hook([](const std::string& why) {
-    log_event(LogLevel::warn, "pool_refill_failed", {{"why", why}});
-  });
+  report_host_events(host);
   const session::RegistryConfig registry_config = effective_registry_config(config);
   // Hibernation's store lives longer than the registry whose sessions use it.
   auto opened = open_state_store(config);
@@ -339,15 +409,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   std::unique_ptr<session::StateStore> state = std::move(opened.store);
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
   // Before sessions are restored: theirs are recorded too.
-  std::unique_ptr<UsageLedger> usage;
-  try {
-    usage = UsageLedger::open(config, registry, metrics, [&credentials](const std::string& t) {
-      return spend_label(credentials, t);
-    });
-  } catch (const std::exception& e) {
-    std::cerr << "sandgate: " << e.what() << "\n";
-    return 2;
-  }
+  std::unique_ptr<UsageLedger> usage = open_usage_ledger(config, registry, metrics, credentials);
+  if (!usage) return 2;
   // Stopped (after a last save) before the registry goes: its hook asks the registry.
   OnScopeExit stop_usage([&usage] {
     if (usage) usage->stop();
@@ -359,36 +422,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   connect_registry(registry, host, metrics);
   // The host outlives the registry: its hook must not call into a registry that is gone.
   OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
-  ToolRegistry tools;
-  add_standard_tools(tools, effective_tool_limits(config), registry, metrics);
-  if (extras.add_tools) extras.add_tools(tools, registry);
-  McpEndpoint endpoint(mcp_endpoint_config(config), credentials.token_store(),
-                       credentials.oauth.get(), registry, tools, metrics, extras.extension);
-  HttpServer server(io, effective_http_config(config), endpoint, metrics,
-                    [&] { return gauges_of(registry, host, gateway_slots, state.get()); });
-
-  start_oauth(config, credentials, server, io.get_executor());
-  auto bound = start_listening(server, config.http);
-  if (!bound) return 2;
-  announce_listening(config, *bound, host, state.get());
-  report_isolation(host, server);
-  start_readiness_probe(background, host, server);
-
-  // SIGHUP: the tokens and policy files again (its default action would end the gateway).
-  asio::signal_set reload_signal(io, SIGHUP);
-  asio::co_spawn(io, reload_credentials_on_sighup(reload_signal, config, credentials),
-                 asio::detached);
-  GracefulShutdown shutdown(io, background, {server, registry, host, checkpoint.get()},
-                            config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
-  shutdown.arm();
-
-  run_io_threads(io, thread_count(config));
-  registry.end_all();
-  // Every sandbox is let go of now: their last records are put, and saved here.
-  if (usage) usage->stop();
-  host.shutdown();
-  log_event(LogLevel::info, "stopped");
-  return 0;
+  return serve({config, extras, metrics, credentials, gateway_slots, io, background, host,
+                state.get(), registry, usage.get(), checkpoint.get()});
 }
 
 }  // namespace sandgate::server

@@ -64,6 +64,74 @@ std::string env_value(char** envp, const char* name) {
   return "";
 }
 
+// One flag with its value into `out` (--ledger into `ledger`, read once all are); false with a
+// message when the flag is unknown or its value wrong.
+bool apply_flag(const std::string& flag, const std::string& value, UsageArgs& out,
+                std::string& ledger, std::string& message) {
+  if (flag == "--state-dir") {
+    out.state_dir = value;
+  } else if (flag == "--ledger") {
+    ledger = value;
+  } else if (flag == "--ledger-password-file") {
+    out.ledger.postgres_password_file = value;
+  } else if (flag == "--tenant") {
+    out.query.tenant = value;
+  } else if (flag == "--since" || flag == "--until") {
+    auto at = parse_utc(value);
+    if (!at) {
+      message = "sandgate usage: " + flag + " " + value +
+                ": expected a UTC day (2026-12-01) or instant (2026-12-01T12:00:00Z)\n";
+      return false;
+    }
+    (flag == "--since" ? out.query.since : out.query.until) = at;
+  } else if (flag == "--by") {
+    if (value == "tenant")
+      out.grouping = ledger::Grouping::tenant;
+    else if (value == "day")
+      out.grouping = ledger::Grouping::day;
+    else if (value == "session")
+      out.grouping = ledger::Grouping::owner;
+    else {
+      message = "sandgate usage: --by " + value + ": expected tenant, day or session\n";
+      return false;
+    }
+  } else if (flag == "--format") {
+    if (value != "table" && value != "csv" && value != "json") {
+      message = "sandgate usage: --format " + value + ": expected table, csv or json\n";
+      return false;
+    }
+    out.format = value;
+  } else {
+    message = "sandgate usage: unknown option " + flag + "\n" + kHelp;
+    return false;
+  }
+  return true;
+}
+
+// Which ledger to read (--ledger, else SQLite in --state-dir) into out.ledger; false with a
+// message when there is none to read.
+bool choose_ledger(const std::string& ledger, UsageArgs& out, std::string& message) {
+  if (ledger::is_postgres_url(ledger)) {
+    if (auto refusal = ledger::postgres_url_refusal(ledger); !refusal.empty()) {
+      message = "sandgate usage: --ledger: " + refusal + "\n";
+      return false;
+    }
+    out.ledger.kind = ledger::LedgerKind::postgres;
+    out.ledger.postgres_url = ledger;
+    return true;
+  }
+  if (!ledger.empty() && ledger != "sqlite") {
+    message = "sandgate usage: --ledger " + std::string(ledger == "off" ? "off" : "value") +
+              ": expected sqlite or a postgresql:// URI (with off nothing is recorded)\n";
+    return false;
+  }
+  if (out.state_dir.empty()) {
+    message = "sandgate usage: no --state-dir (or SANDGATE_STATE_DIR): the ledger is there\n";
+    return false;
+  }
+  return true;
+}
+
 // Parses `args`; a message (and no args) for a usage error or --help.
 std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp,
                                std::string& message) {
@@ -82,62 +150,9 @@ std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp
       return std::nullopt;
     }
     const std::string& value = args[++i];
-    if (flag == "--state-dir") {
-      out.state_dir = value;
-    } else if (flag == "--ledger") {
-      ledger = value;
-    } else if (flag == "--ledger-password-file") {
-      out.ledger.postgres_password_file = value;
-    } else if (flag == "--tenant") {
-      out.query.tenant = value;
-    } else if (flag == "--since" || flag == "--until") {
-      auto at = parse_utc(value);
-      if (!at) {
-        message = "sandgate usage: " + flag + " " + value +
-                  ": expected a UTC day (2026-12-01) or instant (2026-12-01T12:00:00Z)\n";
-        return std::nullopt;
-      }
-      (flag == "--since" ? out.query.since : out.query.until) = at;
-    } else if (flag == "--by") {
-      if (value == "tenant")
-        out.grouping = ledger::Grouping::tenant;
-      else if (value == "day")
-        out.grouping = ledger::Grouping::day;
-      else if (value == "session")
-        out.grouping = ledger::Grouping::owner;
-      else {
-        message = "sandgate usage: --by " + value + ": expected tenant, day or session\n";
-        return std::nullopt;
-      }
-    } else if (flag == "--format") {
-      if (value != "table" && value != "csv" && value != "json") {
-        message = "sandgate usage: --format " + value + ": expected table, csv or json\n";
-        return std::nullopt;
-      }
-      out.format = value;
-    } else {
-      message = "sandgate usage: unknown option " + flag + "\n" + kHelp;
-      return std::nullopt;
-    }
+    if (!apply_flag(flag, value, out, ledger, message)) return std::nullopt;
   }
-  if (ledger::is_postgres_url(ledger)) {
-    if (auto refusal = ledger::postgres_url_refusal(ledger); !refusal.empty()) {
-      message = "sandgate usage: --ledger: " + refusal + "\n";
-      return std::nullopt;
-    }
-    out.ledger.kind = ledger::LedgerKind::postgres;
-    out.ledger.postgres_url = ledger;
-    return out;
-  }
-  if (!ledger.empty() && ledger != "sqlite") {
-    message = "sandgate usage: --ledger " + std::string(ledger == "off" ? "off" : "value") +
-              ": expected sqlite or a postgresql:// URI (with off nothing is recorded)\n";
-    return std::nullopt;
-  }
-  if (out.state_dir.empty()) {
-    message = "sandgate usage: no --state-dir (or SANDGATE_STATE_DIR): the ledger is there\n";
-    return std::nullopt;
-  }
+  if (!choose_ledger(ledger, out, message)) return std::nullopt;
   return out;
 }
 

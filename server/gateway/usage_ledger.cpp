@@ -23,13 +23,17 @@ void ensure_state_dir(const std::string& dir) {
   if (ec) throw std::runtime_error("cannot make the state directory " + dir + ": " + ec.message());
 }
 
-}  // namespace
-
-std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
-                                               Metrics& metrics, SpendLabel spend_label) {
-  std::shared_ptr<ledger::LedgerStore> store;
+// Where usage goes and what counts the budgets: the shared PostgreSQL ledger (with budgets
+// reserved from it in chunks), a SQLite file in --state-dir, or — with --ledger off or no
+// --state-dir — memory only (kept in in_memory, to be pruned).
+struct LedgerBackend {
   std::shared_ptr<ledger::SqliteLedger> in_memory;
   std::shared_ptr<ledger::Budgets> budgets;
+};
+
+LedgerBackend open_backend(const Config& config) {
+  std::shared_ptr<ledger::LedgerStore> store;
+  LedgerBackend backend;
   if (config.ledger.kind == ledger::LedgerKind::postgres) {
     // Throws LedgerError: why not (unreachable, a password file unread, a schema not ours).
     auto shared = open_postgres_ledger(config.ledger, ledger::PostgresLedger::Access::read_write);
@@ -40,30 +44,40 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
     // save's transaction.
     auto reservations =
         open_postgres_ledger(config.ledger, ledger::PostgresLedger::Access::read_write);
-    budgets = std::make_shared<ledger::SharedBudgets>(shared, reservations, config.ledger.shared);
+    backend.budgets =
+        std::make_shared<ledger::SharedBudgets>(shared, reservations, config.ledger.shared);
   } else if (config.ledger.kind == ledger::LedgerKind::off || config.state.dir.empty()) {
     log_event(LogLevel::info, "usage_not_recorded",
               {{"why", config.ledger.kind == ledger::LedgerKind::off
                            ? "--ledger off"
                            : "no --state-dir: the usage ledger lives there"},
                {"budgets", "counted in memory, from this start on"}});
-    in_memory = std::make_shared<ledger::SqliteLedger>("", ledger::SqliteLedger::Access::in_memory);
-    store = in_memory;
+    backend.in_memory =
+        std::make_shared<ledger::SqliteLedger>("", ledger::SqliteLedger::Access::in_memory);
+    store = backend.in_memory;
   } else {
     ensure_state_dir(config.state.dir);
     const auto path = ledger::sqlite_ledger_path(config.state.dir);
     store = std::make_shared<ledger::SqliteLedger>(path);  // throws LedgerError: why not
     log_event(LogLevel::info, "ledger_opened", {{"path", path.string()}});
   }
-  if (!budgets) budgets = std::make_shared<ledger::BudgetBook>(store);
-  // Spend per tenant, for Prometheus, under labels the operator chose (the hook runs on the
-  // writer's thread).
-  budgets->on_growth([&metrics, spend_label](const std::string& tenant, double usd) {
+  if (!backend.budgets) backend.budgets = std::make_shared<ledger::BudgetBook>(store);
+  return backend;
+}
+
+// Spend per tenant, for Prometheus, under labels the operator chose (the hook runs on the
+// writer's thread).
+void count_spend_in(Metrics& metrics, UsageLedger::SpendLabel spend_label,
+                    ledger::Budgets& budgets) {
+  budgets.on_growth([&metrics, spend_label](const std::string& tenant, double usd) {
     metrics.count_tenant_spend(spend_label ? spend_label(tenant) : "other", usd);
   });
-  // A save found tenants over a budget: their running sandboxes end (on the writer's thread;
-  // the registry outlives the writer, see stop()).
-  budgets->on_spent([&registry](const std::vector<ledger::BudgetSpent>& spent) {
+}
+
+// A save found tenants over a budget: their running sandboxes end (on the writer's thread;
+// the registry outlives the writer, see stop()).
+void end_sandboxes_when_spent(session::Registry& registry, ledger::Budgets& budgets) {
+  budgets.on_spent([&registry](const std::vector<ledger::BudgetSpent>& spent) {
     for (const auto& s : spent) {
       std::size_t ended = registry.end_sandboxes_for_budget(s.tenant, ledger::budget_spent_text(s));
       if (ended > 0)
@@ -77,6 +91,42 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
                    {"sandboxes_ended", ended}});
     }
   });
+}
+
+// What follows each save: the metric, the pruning of an in-memory ledger, and a log line when
+// saves start failing and when they recover.
+std::function<void(const ledger::UsageWriter::SaveOutcome&)> after_each_save(
+    Metrics& metrics, std::shared_ptr<ledger::SqliteLedger> in_memory) {
+  // Failures are logged when they start and when they end, not once a second in between.
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  return [&metrics, failing, in_memory, pruned = ledger::Clock::time_point()](
+             const ledger::UsageWriter::SaveOutcome& outcome) mutable {
+    metrics.count_ledger_save(outcome.saved);
+    // In memory only budgets read it: what ended before this month goes, once an hour.
+    if (auto now = ledger::Clock::now(); in_memory && now - pruned > std::chrono::hours(1)) {
+      pruned = now;
+      try {
+        in_memory->forget_before(ledger::period_of(ledger::PeriodKind::month, now).start);
+      } catch (const std::exception&) {
+        // Tried again in an hour; nothing depends on it but memory.
+      }
+    }
+    if (!outcome.saved && !failing->exchange(true))
+      log_event(LogLevel::error, "ledger_save_failed",
+                {{"error", outcome.error}, {"records", outcome.records}});
+    if (outcome.saved && failing->exchange(false))
+      log_event(LogLevel::info, "ledger_save_recovered", {{"records", outcome.records}});
+  };
+}
+
+}  // namespace
+
+std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Registry& registry,
+                                               Metrics& metrics, SpendLabel spend_label) {
+  auto backend = open_backend(config);
+  auto budgets = backend.budgets;
+  count_spend_in(metrics, std::move(spend_label), *budgets);
+  end_sandboxes_when_spent(registry, *budgets);
   auto writer = std::make_shared<ledger::UsageWriter>(budgets, config.ledger.save_interval);
   // Owned (and so stopped) before anything can call into the registry from the writer's thread.
   std::unique_ptr<UsageLedger> opened(new UsageLedger(writer, budgets));
@@ -85,28 +135,8 @@ std::unique_ptr<UsageLedger> UsageLedger::open(const Config& config, session::Re
   // continues another's stretches.
   registry.report_usage(
       {writer, budgets, session::new_session_id("").substr(0, 12), config.registry.replica_name});
-  // Failures are logged when they start and when they end, not once a second in between.
-  auto failing = std::make_shared<std::atomic<bool>>(false);
-  writer->start(
-      [&registry] { return registry.usage_records(); },
-      [&metrics, failing, in_memory, pruned = ledger::Clock::time_point()](
-          const ledger::UsageWriter::SaveOutcome& outcome) mutable {
-        metrics.count_ledger_save(outcome.saved);
-        // In memory only budgets read it: what ended before this month goes, once an hour.
-        if (auto now = ledger::Clock::now(); in_memory && now - pruned > std::chrono::hours(1)) {
-          pruned = now;
-          try {
-            in_memory->forget_before(ledger::period_of(ledger::PeriodKind::month, now).start);
-          } catch (const std::exception&) {
-            // Tried again in an hour; nothing depends on it but memory.
-          }
-        }
-        if (!outcome.saved && !failing->exchange(true))
-          log_event(LogLevel::error, "ledger_save_failed",
-                    {{"error", outcome.error}, {"records", outcome.records}});
-        if (outcome.saved && failing->exchange(false))
-          log_event(LogLevel::info, "ledger_save_recovered", {{"records", outcome.records}});
-      });
+  writer->start([&registry] { return registry.usage_records(); },
+                after_each_save(metrics, backend.in_memory));
   return opened;
 }
 

@@ -119,20 +119,7 @@ Reply Admission::unauthorized(const Request& req, const char* outcome, const cha
 
 asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     const Request& req, std::shared_ptr<const auth::Tenant>& tenant, bool count_ok) const {
-  // RFC 6750 §2.3 would allow a token in the URL; MCP does not (URLs end up in logs).
-  std::string_view target = req.target();
-  if (auto query = target.find('?');
-      query != std::string_view::npos && (target.find("?access_token=", query) == query ||
-                                          target.find("&access_token=", query) != target.npos)) {
-    metrics_.count_auth_failure();
-    log_event(LogLevel::warn, "auth_failed", {{"reason", "token_in_url"}});
-    Reply r = refuse(req, http::status::bad_request, -32001,
-                     "Bad request: an access token goes in the Authorization header, never in "
-                     "the URL");
-    r.response.set(http::field::www_authenticate,
-                   challenge_.header("invalid_request", "token in the URL"));
-    co_return r;
-  }
+  if (auto refused = refuse_token_in_url(req)) co_return refused;
   auto authorization = req[http::field::authorization];
   auto found = auth::authenticate(*tokens_, authorization, req["X-MCP-AUTH"]);
   if (found.status == auth::AuthStatus::ok) {
@@ -164,6 +151,28 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     co_return std::nullopt;
   }
   metrics_.count_auth(check.kind, check.outcome);
+  co_return refuse_oauth(req, check);
+}
+
+std::optional<Reply> Admission::refuse_token_in_url(const Request& req) const {
+  // RFC 6750 §2.3 would allow a token in the URL; MCP does not (URLs end up in logs).
+  std::string_view target = req.target();
+  auto query = target.find('?');
+  if (query == std::string_view::npos || (target.find("?access_token=", query) != query &&
+                                          target.find("&access_token=", query) == target.npos))
+    return std::nullopt;
+  metrics_.count_auth_failure();
+  log_event(LogLevel::warn, "auth_failed", {{"reason", "token_in_url"}});
+  Reply r = refuse(req, http::status::bad_request, -32001,
+                   "Bad request: an access token goes in the Authorization header, never in "
+                   "the URL");
+  r.response.set(http::field::www_authenticate,
+                 challenge_.header("invalid_request", "token in the URL"));
+  return r;
+}
+
+// A token the OAuth verifier judged and did not accept (its outcome already counted).
+Reply Admission::refuse_oauth(const Request& req, const auth::OAuthCheck& check) const {
   if (check.verdict == auth::OAuthVerdict::unavailable) {
     // The introspection cap holding new tokens back is expected under load (the metric counts
     // it): a warning each time would let anyone flood the log.
@@ -173,16 +182,16 @@ asio::awaitable<std::optional<Reply>> Admission::check_credentials(
     Reply r = refuse(req, http::status::service_unavailable, jsonrpc::server_error,
                      "Service unavailable: " + check.description);
     r.response.set(http::field::retry_after, std::to_string(check.retry_after.count()));
-    co_return r;
+    return r;
   }
   if (check.verdict != auth::OAuthVerdict::insufficient_scope)
-    co_return unauthorized(req, check.outcome, "invalid_token", check.description);
+    return unauthorized(req, check.outcome, "invalid_token", check.description);
   metrics_.count_auth_failure();
   log_event(LogLevel::warn, "auth_failed", {{"reason", "scope"}});
   Reply r = refuse(req, http::status::forbidden, -32001, "Forbidden: " + check.description);
   r.response.set(http::field::www_authenticate,
                  challenge_.header("insufficient_scope", check.description));
-  co_return r;
+  return r;
 }
 
 std::optional<Reply> Admission::check_content_type(const Request& req) const {

@@ -48,6 +48,8 @@ class Admission {
       const Request& request, std::shared_ptr<const auth::Tenant>& tenant, bool count_ok) const;
   Reply unauthorized(const Request& request, const char* outcome, const char* error,
                      const std::string& description) const;
+  std::optional<Reply> refuse_token_in_url(const Request& request) const;
+  Reply refuse_oauth(const Request& request, const auth::OAuthCheck& check) const;
 
   const OriginPolicy origins_;
   const bool listening_on_loopback_;

@@ -1,6 +1,7 @@
 #include "server/metrics/metrics.hpp"
 
 #include <cstdio>
+#include <ostream>
 #include <sstream>
 #include <string_view>
 
@@ -31,6 +32,39 @@ std::string usd_number(double usd) {
   char text[32];
   std::snprintf(text, sizeof text, "%.9g", usd);
   return text;
+}
+
+// The pool and the load gauges: what the gauges say of the pool, the connections, readiness,
+// live spend and calls waiting.
+void render_pool_and_load(std::ostream& out, const Gauges& g) {
+  out << "# HELP sandgate_pool_size Ready sandboxes the pool keeps (--pool-size).\n"
+      << "# TYPE sandgate_pool_size gauge\nsandgate_pool_size " << g.pool_target << "\n"
+      << "# HELP sandgate_pool_ready Ready sandboxes waiting in the pool now (not in "
+         "sandgate_sandboxes).\n"
+      << "# TYPE sandgate_pool_ready gauge\nsandgate_pool_ready " << g.pool_ready << "\n"
+      << "# HELP sandgate_pool_takes_total New sandboxes by where they came from: the pool (hit) "
+         "or built on demand (miss: the pool was empty, or off for those limits).\n"
+      << "# TYPE sandgate_pool_takes_total counter\n"
+      << "sandgate_pool_takes_total{result=\"hit\"} " << g.pool_hits << "\n"
+      << "sandgate_pool_takes_total{result=\"miss\"} " << g.pool_misses << "\n"
+      << "# HELP sandgate_pool_refills_total Ready sandboxes built (ok) or not (failed).\n"
+      << "# TYPE sandgate_pool_refills_total counter\n"
+      << "sandgate_pool_refills_total{result=\"ok\"} " << g.pool_refills << "\n"
+      << "sandgate_pool_refills_total{result=\"failed\"} " << g.pool_refill_failures << "\n"
+      << "# HELP sandgate_pool_refill_seconds_total Time the pool's builds took (with the "
+         "interpreters' start and the preload); divided by the builds, the refill time.\n"
+      << "# TYPE sandgate_pool_refill_seconds_total counter\n"
+      << "sandgate_pool_refill_seconds_total " << g.pool_refill_seconds << "\n"
+      << "# HELP sandgate_connections Open client connections.\n# TYPE sandgate_connections gauge\n"
+      << "sandgate_connections " << g.connections << "\n"
+      << "# HELP sandgate_ready 1 when the sandbox self-test passed and the gateway serves.\n"
+      << "# TYPE sandgate_ready gauge\nsandgate_ready " << (g.ready ? 1 : 0) << "\n"
+      << "# HELP sandgate_live_spend_usd Spend of the sessions alive now, each across all its "
+         "sandboxes, USD.\n"
+      << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
+      << "\n"
+      << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"
+      << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n";
 }
 }  // namespace
 
@@ -103,8 +137,8 @@ void Metrics::count_http(unsigned status) {
     http_2xx_++;
 }
 
-std::string Metrics::render(const Gauges& g) const {
-  std::ostringstream out;
+// Sessions, sandboxes, hibernation and the idle sweep.
+void Metrics::render_sandboxes(std::ostream& out, const Gauges& g) const {
   out << "# HELP sandgate_sessions Open MCP sessions and sandbox handles.\n"
       << "# TYPE sandgate_sessions gauge\n"
       << "sandgate_sessions " << g.sessions << "\n"
@@ -137,36 +171,12 @@ std::string Metrics::render(const Gauges& g) const {
       << "# HELP sandgate_idle_sweeps_total Passes of the idle sweep (idle expiry and "
          "hibernation) since start; it rises every sweep interval while the sweep runs.\n"
       << "# TYPE sandgate_idle_sweeps_total counter\n"
-      << "sandgate_idle_sweeps_total " << g.idle_sweeps << "\n"
-      << "# HELP sandgate_pool_size Ready sandboxes the pool keeps (--pool-size).\n"
-      << "# TYPE sandgate_pool_size gauge\nsandgate_pool_size " << g.pool_target << "\n"
-      << "# HELP sandgate_pool_ready Ready sandboxes waiting in the pool now (not in "
-         "sandgate_sandboxes).\n"
-      << "# TYPE sandgate_pool_ready gauge\nsandgate_pool_ready " << g.pool_ready << "\n"
-      << "# HELP sandgate_pool_takes_total New sandboxes by where they came from: the pool (hit) "
-         "or built on demand (miss: the pool was empty, or off for those limits).\n"
-      << "# TYPE sandgate_pool_takes_total counter\n"
-      << "sandgate_pool_takes_total{result=\"hit\"} " << g.pool_hits << "\n"
-      << "sandgate_pool_takes_total{result=\"miss\"} " << g.pool_misses << "\n"
-      << "# HELP sandgate_pool_refills_total Ready sandboxes built (ok) or not (failed).\n"
-      << "# TYPE sandgate_pool_refills_total counter\n"
-      << "sandgate_pool_refills_total{result=\"ok\"} " << g.pool_refills << "\n"
-      << "sandgate_pool_refills_total{result=\"failed\"} " << g.pool_refill_failures << "\n"
-      << "# HELP sandgate_pool_refill_seconds_total Time the pool's builds took (with the "
-         "interpreters' start and the preload); divided by the builds, the refill time.\n"
-      << "# TYPE sandgate_pool_refill_seconds_total counter\n"
-      << "sandgate_pool_refill_seconds_total " << g.pool_refill_seconds << "\n"
-      << "# HELP sandgate_connections Open client connections.\n# TYPE sandgate_connections gauge\n"
-      << "sandgate_connections " << g.connections << "\n"
-      << "# HELP sandgate_ready 1 when the sandbox self-test passed and the gateway serves.\n"
-      << "# TYPE sandgate_ready gauge\nsandgate_ready " << (g.ready ? 1 : 0) << "\n"
-      << "# HELP sandgate_live_spend_usd Spend of the sessions alive now, each across all its "
-         "sandboxes, USD.\n"
-      << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
-      << "\n"
-      << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"
-      << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n"
-      << "# HELP sandgate_sessions_created_total Sessions created.\n"
+      << "sandgate_idle_sweeps_total " << g.idle_sweeps << "\n";
+}
+
+// Sessions made, refused and evicted, sandboxes evicted, and authentication.
+void Metrics::render_sessions_and_auth(std::ostream& out) const {
+  out << "# HELP sandgate_sessions_created_total Sessions created.\n"
       << "# TYPE sandgate_sessions_created_total counter\nsandgate_sessions_created_total "
       << sessions_created_ << "\n"
       << "# HELP sandgate_sessions_refused_total initialize refused by a session limit.\n"
@@ -196,6 +206,10 @@ std::string Metrics::render(const Gauges& g) const {
       out << "sandgate_auth_total{kind=\"" << key.first << "\",outcome=\"" << key.second << "\"} "
           << count << "\n";
   }
+}
+
+// Signing keys, the usage ledger, the egress proxies and the tenants' spend.
+void Metrics::render_ledger_and_egress(std::ostream& out) const {
   out << "# HELP sandgate_jwks_refreshes_total Fetches of an issuer's signing keys, by outcome.\n"
       << "# TYPE sandgate_jwks_refreshes_total counter\n"
       << "sandgate_jwks_refreshes_total{outcome=\"ok\"} " << jwks_refreshed_ << "\n"
@@ -227,6 +241,10 @@ std::string Metrics::render(const Gauges& g) const {
       out << "sandgate_tenant_spend_usd_total{tenant=\"" << prometheus_label(label) << "\"} "
           << usd_number(usd) << "\n";
   }
+}
+
+// HTTP responses, execute calls and their durations.
+void Metrics::render_http_and_executions(std::ostream& out) const {
   out << "# HELP sandgate_http_responses_total HTTP responses by class.\n"
       << "# TYPE sandgate_http_responses_total counter\n"
       << "sandgate_http_responses_total{class=\"2xx\"} " << http_2xx_ << "\n"
@@ -250,6 +268,15 @@ std::string Metrics::render(const Gauges& g) const {
       << "sandgate_execution_duration_seconds_sum " << static_cast<double>(duration_micros_) / 1e6
       << "\n"
       << "sandgate_execution_duration_seconds_count " << cumulative << "\n";
+}
+
+std::string Metrics::render(const Gauges& g) const {
+  std::ostringstream out;
+  render_sandboxes(out, g);
+  render_pool_and_load(out, g);
+  render_sessions_and_auth(out);
+  render_ledger_and_egress(out);
+  render_http_and_executions(out);
   return out.str();
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <mutex>
 #include <string>
@@ -77,6 +78,11 @@ class Metrics {
   std::string render(const Gauges& gauges) const;
 
  private:
+  // render()'s parts, in the order they are written (metrics.cpp).
+  void render_sandboxes(std::ostream& out, const Gauges& g) const;
+  void render_sessions_and_auth(std::ostream& out) const;
+  void render_ledger_and_egress(std::ostream& out) const;
+  void render_http_and_executions(std::ostream& out) const;
   static constexpr std::array<double, 10> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1,
                                                       0.25,  1,    5,     30,   300};
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(ExecOutcome::count_)>

@@ -1,6 +1,7 @@
 #include "execute_arguments.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "common/base64.hpp"
 #include "execute_schema.hpp"
@@ -23,6 +24,51 @@ std::string at(const char* name, std::size_t index) {
   return "`" + std::string(name) + "`[" + std::to_string(index) + "]";
 }
 
+// One of `files`: {path, content, encoding?} -> what to write; nothing, with `why` set (what is
+// wrong with it), when invalid.
+std::optional<sandbox::FileIn> parse_file_in(const json& f, const ToolLimits& limits,
+                                             std::string& why) {
+  auto fail = [&](std::string what) -> std::optional<sandbox::FileIn> {
+    why = std::move(what);
+    return std::nullopt;
+  };
+  if (!f.is_object()) return fail("must be an object {path, content, encoding?}.");
+  for (const auto& [key, value] : f.items())
+    if (key != "path" && key != "content" && key != "encoding")
+      return fail("has an unknown key; expected path, content, encoding.");
+  if (!f.contains("path") || !f["path"].is_string()) return fail("needs `path`, a string.");
+  if (!f.contains("content") || !f["content"].is_string())
+    return fail("needs `content`, a string.");
+  const auto& path = f["path"].get_ref<const std::string&>();
+  if (!sandbox::work_relative_path(path))
+    return fail(
+        "`path` must name a file under /work (relative, or absolute under /work; no "
+        "`..`).");
+  std::string encoding = "utf-8";
+  if (f.contains("encoding")) {
+    if (!f["encoding"].is_string() || (f["encoding"] != "utf-8" && f["encoding"] != "base64"))
+      return fail("`encoding` must be \"utf-8\" or \"base64\".");
+    encoding = f["encoding"].get<std::string>();
+  }
+  const auto& text = f["content"].get_ref<const std::string&>();
+  // Checked before decoding: base64 is 4/3 of its bytes.
+  if (text.size() / (encoding == "base64" ? 4 : 3) * 3 > limits.file_in_max_bytes + 3)
+    return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
+                " bytes, the cap for one file.");
+  sandbox::FileIn in{path, {}};
+  if (encoding == "base64") {
+    auto decoded = base64_decode(text);
+    if (!decoded) return fail("`content` is not valid base64 (standard alphabet, padded).");
+    in.content = std::move(*decoded);
+  } else {
+    in.content = text;
+  }
+  if (in.content.size() > limits.file_in_max_bytes)
+    return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
+                " bytes, the cap for one file.");
+  return in;
+}
+
 // `files`: [{path, content, encoding?}] -> what to write; empty with `error` set when invalid.
 std::vector<sandbox::FileIn> parse_files_in(const json& files, const ToolLimits& limits,
                                             std::string& error) {
@@ -37,52 +83,19 @@ std::vector<sandbox::FileIn> parse_files_in(const json& files, const ToolLimits&
   }
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const json& f = files[i];
-    auto fail = [&](std::string why) {
+    std::string why;
+    auto in = parse_file_in(files[i], limits, why);
+    if (!in) {
       error = at("files", i) + " " + why;
-      return std::vector<sandbox::FileIn>{};
-    };
-    if (!f.is_object()) return fail("must be an object {path, content, encoding?}.");
-    for (const auto& [key, value] : f.items())
-      if (key != "path" && key != "content" && key != "encoding")
-        return fail("has an unknown key; expected path, content, encoding.");
-    if (!f.contains("path") || !f["path"].is_string()) return fail("needs `path`, a string.");
-    if (!f.contains("content") || !f["content"].is_string())
-      return fail("needs `content`, a string.");
-    const auto& path = f["path"].get_ref<const std::string&>();
-    if (!sandbox::work_relative_path(path))
-      return fail(
-          "`path` must name a file under /work (relative, or absolute under /work; no "
-          "`..`).");
-    std::string encoding = "utf-8";
-    if (f.contains("encoding")) {
-      if (!f["encoding"].is_string() || (f["encoding"] != "utf-8" && f["encoding"] != "base64"))
-        return fail("`encoding` must be \"utf-8\" or \"base64\".");
-      encoding = f["encoding"].get<std::string>();
+      return {};
     }
-    const auto& text = f["content"].get_ref<const std::string&>();
-    // Checked before decoding: base64 is 4/3 of its bytes.
-    if (text.size() / (encoding == "base64" ? 4 : 3) * 3 > limits.file_in_max_bytes + 3)
-      return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
-                  " bytes, the cap for one file.");
-    sandbox::FileIn in{path, {}};
-    if (encoding == "base64") {
-      auto decoded = base64_decode(text);
-      if (!decoded) return fail("`content` is not valid base64 (standard alphabet, padded).");
-      in.content = std::move(*decoded);
-    } else {
-      in.content = text;
-    }
-    if (in.content.size() > limits.file_in_max_bytes)
-      return fail("is larger than " + std::to_string(limits.file_in_max_bytes) +
-                  " bytes, the cap for one file.");
-    total += in.content.size();
+    total += in->content.size();
     if (total > limits.files_in_max_bytes) {
       error = "`files` hold more than " + std::to_string(limits.files_in_max_bytes) +
               " bytes, the cap for one call.";
       return {};
     }
-    out.push_back(std::move(in));
+    out.push_back(std::move(*in));
   }
   return out;
 }
