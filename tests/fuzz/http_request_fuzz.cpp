@@ -19,6 +19,7 @@
 #include "common/logging.hpp"
 #include "sandbox/host.hpp"
 #include "server/gateway/config.hpp"
+#include "server/gateway/tenant_defaults.hpp"
 #include "server/http/router.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/tools/standard_tools.hpp"
@@ -62,7 +63,7 @@ struct World {
     c.tools.progress_interval = std::chrono::seconds(1);
     return c;
   }();
-  auth::TokenStore tokens = auth::TokenStore::single("fuzz-token");
+  auth::TokenStore tokens = auth::TokenStore::single("fuzz-token", server::tenant_defaults(config));
   sandbox::SandboxHost host{io.get_executor(), no_sandboxes()};
   session::CallSlots slots{config.calls.max_concurrent, config.calls.max_queued};
   session::Registry registry{io.get_executor(), config.registry, host, slots};
@@ -78,7 +79,7 @@ struct World {
   std::string session_id;
 
   World() {
-    auto created = registry.create({"default", std::nullopt, std::nullopt});
+    auto created = registry.create(tokens.find_tenant("default"));
     session_id = std::get<std::shared_ptr<session::Session>>(created)->id();
   }
 
@@ -171,7 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!created.empty() && created != w.session_id)
     w.registry.remove(std::string(created), "default");
   if (!w.registry.find(w.session_id, "default")) {  // the input deleted it: open another
-    auto again = w.registry.create({"default", std::nullopt, std::nullopt});
+    auto again = w.registry.create(w.tokens.find_tenant("default"));
     w.session_id = std::get<std::shared_ptr<session::Session>>(again)->id();
   }
   return 0;

@@ -22,12 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // listed, which a fuzzer cannot produce.
   auto last = text.substr(text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1);
   auto header = std::string("Bearer ") + std::string(last);
-  auto result = authenticate(&*store, header, {});
+  auto result = authenticate(*store, header, {});
   if (result.status == AuthStatus::ok) {
     if (!result.tenant || result.tenant->name.empty()) std::abort();
     if (store->find(last) != result.tenant) std::abort();
   }
-  auto other = authenticate(&*store, {}, last);
+  auto other = authenticate(*store, {}, last);
   if (other.status == AuthStatus::ok && store->find(last) == nullptr) std::abort();
   return 0;
 }
