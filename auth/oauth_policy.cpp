@@ -25,7 +25,6 @@ std::string oauth_tenant_name(std::string_view issuer, std::string_view claim_va
 
 OAuthPolicy OAuthPolicy::parse(std::string_view text, const Tenant& defaults) {
   OAuthPolicy policy;
-  policy.gateway_defaults_ = defaults;
   policy.defaults_ = defaults;
   std::istringstream in{std::string(text)};
   std::string line;

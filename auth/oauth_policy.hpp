@@ -40,11 +40,8 @@ class OAuthPolicy {
   std::size_t overrides() const { return named_.size(); }
   // Whether the tenant has a line of its own (not only the `*` defaults).
   bool names(const std::string& name) const { return named_.count(name) > 0; }
-  // The terms every tenant starts from: the gateway's defaults (for a reload).
-  const Tenant& gateway_defaults() const { return gateway_defaults_; }
 
  private:
-  Tenant gateway_defaults_;
   Tenant defaults_;  // the `*` line's
   std::map<std::string, Tenant, std::less<>> named_;
 };

@@ -248,6 +248,7 @@ asio::awaitable<OAuthCheck> OAuthVerifier::introspect(const std::string& token,
                    "the authorization server is being asked about many new tokens; try again "
                    "in a moment");
     out.retry_after = entry.retry_after;
+    out.held_back = true;
     co_return out;
   }
   auto answer = co_await introspection_->introspect(token, executor);

@@ -55,6 +55,9 @@ struct OAuthCheck {
   IssuerKeys* issuer = nullptr;                                    // set when keys_needed
   std::optional<std::chrono::system_clock::time_point> issued_at;  // its `iat`, when keys_needed
   std::chrono::seconds retry_after{10};                            // when unavailable
+  // Unavailable by the introspection cap: expected under load (counted, logged at debug only,
+  // so that anyone sending made-up tokens cannot flood the log).
+  bool held_back = false;
 };
 
 // More verified tokens than this are not remembered (the least recently used go first).

@@ -174,11 +174,8 @@ std::optional<Reply> Admission::refuse_token_in_url(const Request& req) const {
 // A token the OAuth verifier judged and did not accept (its outcome already counted).
 Reply Admission::refuse_oauth(const Request& req, const auth::OAuthCheck& check) const {
   if (check.verdict == auth::OAuthVerdict::unavailable) {
-    // The introspection cap holding new tokens back is expected under load (the metric counts
-    // it): a warning each time would let anyone flood the log.
-    std::string_view why = check.outcome;
-    bool capped = why == "introspection_rate_limited" || why == "introspection_busy";
-    log_event(capped ? LogLevel::debug : LogLevel::warn, "auth_deferred", {{"reason", why}});
+    log_event(check.held_back ? LogLevel::debug : LogLevel::warn, "auth_deferred",
+              {{"reason", check.outcome}});
     Reply r = refuse(req, http::status::service_unavailable, jsonrpc::server_error,
                      "Service unavailable: " + check.description);
     r.response.set(http::field::retry_after, std::to_string(check.retry_after.count()));

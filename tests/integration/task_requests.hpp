@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gateway_process.hpp"
+#include "tests/support/mcp_messages.hpp"
 
 namespace sandgate::test {
 
@@ -38,10 +39,9 @@ inline HttpReply post_2026(GatewayProcess& gw, const std::string& method, nlohma
   return gw.request(http::verb::post, "/mcp", message.dump(), headers);
 }
 
-// The arguments of a bash execute call.
+// The params of a bash execute call.
 inline nlohmann::json bash_call(const std::string& code, int timeout_s) {
-  return {{"name", "execute"},
-          {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}};
+  return {{"name", "execute"}, {"arguments", execute_arguments(code, "bash", timeout_s)}};
 }
 
 }  // namespace sandgate::test
