@@ -30,18 +30,21 @@ MAY_INCLUDE = {
     "sandbox/cgroups": {"sandbox/shared", "common"},
     "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
     "session": {"sandbox", "sandbox/shared", "tenant", "ledger", "egress", "common"},
+    # environment/: the operator's named environments (issue #43): definitions, the layer store,
+    # the builds (in sandboxes, with egress), and which one a call runs in.
+    "environment": {"sandbox", "sandbox/shared", "egress", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
-    "server/tools": {"tenant", "server/metrics", "session", "sandbox", "sandbox/shared", "auth", "egress",
-                     "common"},
-    "server/tasks": {"tenant", "server/tools", "server/metrics", "session", "sandbox", "sandbox/shared",
-                     "auth", "common"},
+    "server/tools": {"tenant", "server/metrics", "session", "environment", "sandbox", "sandbox/shared",
+                     "auth", "egress", "common"},
+    "server/tasks": {"tenant", "server/tools", "server/metrics", "session", "environment", "sandbox",
+                     "sandbox/shared", "auth", "common"},
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
-                   "sandbox", "sandbox/shared", "auth", "common"},
+                   "environment", "sandbox", "sandbox/shared", "auth", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
     "server/gateway": {"tenant", "server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "ledger", "auth", "egress", "common",
+                       "server/metrics", "session", "environment", "ledger", "auth", "egress", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
@@ -66,6 +69,8 @@ FORBIDDEN_THIRD_PARTY = {
     "session": (("boost/beast",), "session/ knows nothing of HTTP"),
     # tenant/ is a value: what a tenant gets, read by the layers that know no HTTP either.
     "tenant": (("boost/beast", "nlohmann"), "tenant/ knows nothing of HTTP or MCP"),
+    # environment/ reads its definitions file as JSON, but speaks no HTTP.
+    "environment": (("boost/beast",), "environment/ knows nothing of HTTP"),
 }
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")

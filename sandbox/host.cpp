@@ -3,6 +3,7 @@
 #include "host.hpp"
 
 #include <algorithm>
+#include <set>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -49,6 +50,15 @@ std::vector<std::shared_ptr<Sandbox>> SandboxHost::snapshot() const {
   for (const auto& w : live_)
     if (auto s = w.lock()) out.push_back(std::move(s));
   return out;
+}
+
+std::set<std::string> SandboxHost::layers_in_use() const {
+  std::set<std::string> layers;
+  std::lock_guard lock(mutex_);
+  // The pool's ready sandboxes are in live_ too.
+  for (const auto& w : live_)
+    if (auto s = w.lock(); s && !s->limits().layer_dir.empty()) layers.insert(s->limits().layer_dir);
+  return layers;
 }
 
 std::size_t SandboxHost::live_count() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -137,6 +138,9 @@ class SandboxHost {
   void shutdown();  // ends every live sandbox and stops the meter
   // Live sandboxes that belong to sessions or handles (the pool's ready ones are not counted).
   std::size_t live_count() const;
+  // The environment layers (Limits::layer_dir) mounted by sandboxes that have not been
+  // forgotten yet, the pool's included: a layer in this set is not removed.
+  std::set<std::string> layers_in_use() const;
   PoolStats pool_stats() const { return pool_.stats(); }
   // Why the pool's last build failed ("" when none has); for the log, never the model.
   std::string pool_failure() const { return pool_.failure(); }

@@ -1,6 +1,10 @@
 // SandboxHost::create: a uid slot and room in the memory budget (made by the make-room hook
 // where needed), the sandbox's cgroups, its supervisor, and its setup report.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <system_error>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -40,6 +44,16 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
   request.max_processes = report.privileged ? limits.max_processes : 0;
   request.spare_init_idle = config.spare_init_idle;
   request.egress = limits.egress;
+  request.layer_dir = limits.layer_dir;
+  request.layer_writable = limits.layer_writable;
+  // A build's layer is written by the sandbox's programs: its (empty) top directory becomes
+  // theirs. The gateway takes it back when the build ends (environment/).
+  if (limits.layer_writable && !limits.layer_dir.empty()) {
+    uid_t owner = report.privileged ? request.ids.host_program_id : ::geteuid();
+    gid_t group = report.privileged ? request.ids.host_program_id : ::getegid();
+    if (::chown(limits.layer_dir.c_str(), owner, group) != 0)
+      throw std::system_error(errno, std::generic_category(), "give the layer to the build");
+  }
   request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
   return spawn_supervisor(request);
 }

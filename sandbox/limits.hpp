@@ -2,8 +2,12 @@
 // What one sandbox may use, and what that use costs. Defaults follow the issue's spec.
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace sandgate::sandbox {
+
+// Where an environment's layer appears inside the sandbox.
+constexpr const char* kLayerMountPoint = "/env";
 
 struct Limits {
   std::uint64_t memory_bytes = 1ull << 30;  // memory cgroup limit (includes tmpfs pages)
@@ -20,6 +24,11 @@ struct Limits {
   // reach nothing but its own loopback, where the gateway's proxy listens (kEgressProxyPort) and
   // decides, by its tenant's allow-list, what each connection may reach. False: AF_UNIX only.
   bool egress = false;
+  // An environment's layer (issue #43), mounted at kLayerMountPoint: its directory on the host
+  // ("": none, the system as it is). Read-only, nosuid, nodev in every sandbox that runs in it;
+  // writable only for the build that fills it (the directory is then given to the program's uid).
+  std::string layer_dir;
+  bool layer_writable = false;
 
   bool operator==(const Limits&) const = default;
 };

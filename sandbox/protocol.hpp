@@ -61,6 +61,9 @@ struct Status {
 
 // The supervisor finds its control socket here after exec.
 constexpr int kControlFd = 3;
+// With an environment's layer (Limits::layer_dir): the layer's directory (O_PATH), which the
+// supervisor binds into its root and closes.
+constexpr int kLayerFd = 4;
 // argv[0] that turns the sandgate binary into a supervisor.
 constexpr const char* kSupervisorArgv0 = "sandgate-supervisor";
 // A sandbox with egress (Limits::egress) has its proxy here, on its own loopback: its network

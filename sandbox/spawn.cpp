@@ -29,9 +29,21 @@ constexpr unsigned long kNamespaces =
 }
 
 // The clone child, before exec: raw system calls only (no allocation, no locks).
-[[noreturn]] void child_before_exec(int sync_fd, int control_fd, bool privileged, char** argv) {
+// `layer_path`: an environment's layer to open for the supervisor, or null.
+[[noreturn]] void child_before_exec(int sync_fd, int control_fd, bool privileged,
+                                    const char* layer_path, char** argv) {
   char go = 0;
   if (::read(sync_fd, &go, 1) != 1) ::_exit(120);
+  // Opened while this process is still the gateway's host uid (before it becomes the sandbox's
+  // root below), in the sandbox's new mount namespace, so that the supervisor may bind it. Kept
+  // above the low descriptors the moves below write.
+  int layer = -1;
+  if (layer_path != nullptr) {
+    int opened = ::open(layer_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (opened < 0) ::_exit(118);
+    layer = ::fcntl(opened, F_DUPFD_CLOEXEC, 64);
+    if (layer < 0) ::_exit(118);
+  }
   // When memory runs out around the gateway (a pod's limit, a host's RAM), the kernel kills a
   // sandbox's processes first, never the gateway that serves every session. Inherited by all
   // of the sandbox's processes; lowering it again needs a privilege they do not have.
@@ -52,12 +64,14 @@ constexpr unsigned long kNamespaces =
   } else if (::dup2(control_fd, protocol::kControlFd) < 0) {
     ::_exit(124);
   }
+  if (layer >= 0 && ::dup2(layer, protocol::kLayerFd) < 0) ::_exit(118);
   // The gateway's stdio (its log stream) is not the sandbox's business.
   int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(null, 2) < 0) ::_exit(126);
   // Fail closed: a descriptor of the gateway (its listening socket, another client's
   // connection) left open here would be the program's to use.
-  if (close_descriptors_from(protocol::kControlFd + 1) != 0) ::_exit(119);
+  int first_closed = layer >= 0 ? protocol::kLayerFd + 1 : protocol::kControlFd + 1;
+  if (close_descriptors_from(first_closed) != 0) ::_exit(119);
   char* const env[] = {nullptr};
   ::execve("/proc/self/exe", argv, env);
   ::_exit(125);
@@ -97,7 +111,8 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.max_processes),
       std::to_string(request.spare_init_idle.count()),
-      request.egress ? "1" : "0"};
+      request.egress ? "1" : "0",
+      request.layer_dir.empty() ? "-" : (request.layer_writable ? "w" : "r")};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -105,7 +120,9 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   long pid = ::syscall(SYS_clone, kNamespaces | SIGCHLD, nullptr, nullptr, nullptr, 0);
   if (pid < 0) throw_errno("clone");
   if (pid == 0)
-    child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged, argv.data());
+    child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged,
+                      request.layer_dir.empty() ? nullptr : request.layer_dir.c_str(),
+                      argv.data());
 
   SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours), UniqueFd()};
   theirs.reset();

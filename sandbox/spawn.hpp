@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "common/unique_fd.hpp"
 
@@ -27,6 +28,11 @@ struct SpawnRequest {
   std::uint32_t max_processes;                        // per-uid process cap for programs (0: none)
   std::chrono::milliseconds spare_init_idle{60'000};  // HostConfig::spare_init_idle
   bool egress = false;                                // Limits::egress
+  // Limits::layer_dir / layer_writable: opened by the clone child (still the gateway's host uid,
+  // so the state directory's permissions need not let the sandbox's ids in) and handed to the
+  // supervisor as protocol::kLayerFd, which binds it at kLayerMountPoint.
+  std::string layer_dir;
+  bool layer_writable = false;
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };

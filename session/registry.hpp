@@ -113,6 +113,10 @@ class Registry : public TenantSandboxes {
   std::optional<std::string> why_ended(const std::string& id, const std::string& tenant,
                                        SessionKind kind = SessionKind::handle) const;
   const std::string& replica_name() const { return config_.replica_name; }
+  // The egress proxy's settings and the connection shares every relay holds a place of: an
+  // environment's build relays through them too.
+  std::shared_ptr<const egress::ProxyConfig> egress_proxy() const { return egress_proxy_; }
+  std::shared_ptr<egress::ConnectionShares> egress_shares() const { return egress_shares_; }
   // With evict, a refusal at a cap means every candidate had a call running or waiting.
   AtSessionCap at_session_cap() const { return config_.at_session_cap; }
   static constexpr std::size_t kRememberedEnds = 4096;

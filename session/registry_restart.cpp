@@ -79,6 +79,7 @@ SavedRegistry Registry::save() const {
     saved.created_unix_ms = to_unix_ms(s->created());
     saved.last_used_unix_ms = to_unix_ms(s->last_used());
     saved.spend_usd = state.spend_usd;
+    saved.environment = state.environment;
     saved.sandbox = state.live         ? SavedSandbox::live
                     : state.hibernated ? SavedSandbox::hibernated
                                        : SavedSandbox::none;
@@ -109,6 +110,7 @@ RestoredSession restored_account(const SavedSession& entry, Session::Clock::time
       std::max(restored.created, from_unix_ms(entry.last_used_unix_ms, steady_now, wall_now));
   restored.spent_usd = entry.spend_usd;
   restored.had_sandbox = entry.sandbox != SavedSandbox::none;
+  restored.environment = entry.environment;
   if (entry.sandbox == SavedSandbox::live)
     restored.lost_files_why =
         "the gateway stopped while its sandbox was live, so its files could not be kept";

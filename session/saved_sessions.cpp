@@ -164,6 +164,20 @@ std::optional<SavedSession> parse_entry(const json& entry, const std::string& re
             parse_tenant(entry, s, problem) && parse_times(entry, s, problem) &&
             parse_spend(entry, s, problem) && parse_sandbox_state(entry, s, problem);
   if (!ok) return std::nullopt;
+  // Optional (registries written before environments have none): an environment's name only.
+  auto environment = entry.find("environment");
+  if (environment != entry.end()) {
+    bool named = environment->is_string() && !environment->get<std::string>().empty() &&
+                 environment->get<std::string>().size() <= 63;
+    if (named)
+      for (char c : environment->get<std::string>())
+        named = named && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
+    if (!named) {
+      problem = "an entry has no valid environment";
+      return std::nullopt;
+    }
+    s.environment = environment->get<std::string>();
+  }
   return s;
 }
 
@@ -199,7 +213,7 @@ std::string serialize(const SavedRegistry& registry) {
            ",\"created_unix_ms\":" + std::to_string(s.created_unix_ms) +
            ",\"last_used_unix_ms\":" + std::to_string(s.last_used_unix_ms) +
            ",\"spend_usd\":" + number(s.spend_usd) + ",\"sandbox\":\"" + sandbox_name(s.sandbox) +
-           "\"}";
+           "\"" + (s.environment.empty() ? "" : ",\"environment\":" + quoted(s.environment)) + "}";
   }
   out += "\n]}\n";
   return out;

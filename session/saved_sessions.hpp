@@ -35,6 +35,8 @@ struct SavedSession {
   std::int64_t last_used_unix_ms = 0;
   double spend_usd = 0;  // all its sandboxes so far
   SavedSandbox sandbox = SavedSandbox::none;
+  // The environment its sandboxes run in (issue #43); "" when no call decided it yet.
+  std::string environment;
 
   bool operator==(const SavedSession&) const = default;
 };

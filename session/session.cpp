@@ -28,6 +28,7 @@ Session::Session(std::string id, std::string tenant, sandbox::Limits limits,
   // Its spend and lifetime go on where they were; its sandbox comes back on the next call.
   account_.settle(restored->spent_usd);
   hibernated_ = restored->had_sandbox && store_ != nullptr;
+  environment_ = restored->environment;
   lost_files_why_ = restored->lost_files_why;
 }
 
@@ -148,7 +149,21 @@ Session::SavedState Session::saved_state() const {
   out.spend_usd = account_.settled_usd() + (sandbox_ ? sandbox_->spend_usd() : 0.0);
   out.live = sandbox_ && !sandbox_->ended();
   out.hibernated = hibernated_;
+  out.environment = environment_;
   return out;
+}
+
+std::string Session::environment() const {
+  std::lock_guard lock(mutex_);
+  return environment_;
+}
+
+bool Session::use_environment(std::string name, std::string layer_dir) {
+  std::lock_guard lock(mutex_);
+  if (!environment_.empty() && environment_ != name) return false;
+  environment_ = std::move(name);
+  environment_layer_ = std::move(layer_dir);
+  return true;
 }
 
 void Session::end(std::string why) {

@@ -75,6 +75,7 @@ struct RestoredSession {
   // else with an empty /work and `lost_files_why`.
   bool had_sandbox = false;
   std::string lost_files_why;
+  std::string environment;  // Session::environment()
 };
 
 class Session {
@@ -146,6 +147,7 @@ class Session {
   struct SavedState {
     double spend_usd = 0;
     bool live = false, hibernated = false;
+    std::string environment;
   };
   SavedState saved_state() const;
 
@@ -181,6 +183,15 @@ class Session {
   // file or the OAuth policy reaches a session's next call). Its budgets come from them; its
   // limits and shares stay as they were when it was made.
   void renew_terms(tenant::Terms terms);
+  // The environment its sandboxes run in (issue #43): decided by the first call that needs a
+  // sandbox, kept for the session's whole life (hibernation and a restart included); "" until
+  // then.
+  std::string environment() const;
+  // Before a call: the environment it runs in (the caller checked that its tenant may, and that
+  // it is the session's if the session has one) and the layer a fresh sandbox mounts ("" for
+  // base). A live sandbox keeps the layer it was made with.
+  // False (and nothing changed) when the session already runs another environment.
+  bool use_environment(std::string name, std::string layer_dir);
 
  private:
   // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
@@ -246,6 +257,9 @@ class Session {
   const std::string tenant_;
   const SessionKind kind_;
   const sandbox::Limits limits_;
+  // use_environment (under mutex_).
+  std::string environment_;
+  std::string environment_layer_;
   const Clock::time_point created_;
   std::atomic<Clock::rep> last_used_;
   sandbox::SandboxHost& host_;

@@ -85,7 +85,9 @@ Session::SandboxNeed Session::sandbox_need(ExecuteResult& out) {
     out.message = owner_text() + " can run no more code: " + closed;
     return {};
   }
-  return {nullptr, account_.remaining(limits_, now)};
+  auto fresh = account_.remaining(limits_, now);
+  fresh.layer_dir = environment_layer_;
+  return {nullptr, fresh};
 }
 
 std::shared_ptr<sandbox::Sandbox> Session::adopt_fresh(std::shared_ptr<sandbox::Sandbox> fresh,

@@ -137,6 +137,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::replace_unrestored(
       co_return nullptr;
     }
     limits = account_.remaining(limits_, now);
+    limits.layer_dir = environment_layer_;
   }
   std::shared_ptr<sandbox::Sandbox> replacement;
   try {

@@ -1,5 +1,6 @@
 #include "tenant/tenant_terms.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -40,6 +41,31 @@ std::shared_ptr<const egress::AllowList> allow_list(const std::string& value) {
     // Names the entry by position only (egress::AllowList::parse never echoes it).
     throw OptionError(e.what());
   }
+}
+
+std::vector<std::string> environment_names(const std::string& value) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    std::string name = value.substr(start, comma - start);
+    auto position = std::to_string(names.size() + 1);
+    // The environment's own rule (environment/definition.hpp: name_problem), checked against
+    // the environments file by the gateway; here only its shape, never echoing what was written.
+    bool shaped = !name.empty() && name.size() <= 63 && name[0] != '-' && name[0] != '_';
+    for (char c : name)
+      shaped = shaped && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
+    if (!shaped)
+      throw OptionError("environment " + position +
+                        " is not a name (1 to 63 of a-z, 0-9, '-', '_')");
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw OptionError("environment " + position + " is named twice");
+    names.push_back(std::move(name));
+    if (names.size() > 64) throw OptionError("more than 64 environments");
+    start = comma + 1;
+  }
+  return names;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "egress/allow_list.hpp"
 #include "egress/tenant_egress.hpp"
@@ -39,6 +40,9 @@ struct TenantTerms {
   std::uint32_t egress_connections = 16;
   std::uint64_t egress_bytes_per_call = 1ull << 30;
   std::uint64_t egress_bytes_per_sandbox = 4ull << 30;
+  // The environments its calls may run in (issue #43), the first its default; empty: "base"
+  // only, the system as it is. Checked against the environments file by the gateway.
+  std::vector<std::string> environments;
 
   ledger::Budget budget() const { return {budget_usd_per_day, budget_usd_per_month}; }
   bool has_egress() const { return egress_allowed && !egress_allowed->empty(); }
@@ -69,6 +73,7 @@ std::uint32_t whole_number(const std::string& value, std::uint32_t min, std::uin
 double positive_usd(const std::string& value);
 std::uint64_t mebibytes(const std::string& value);
 std::shared_ptr<const egress::AllowList> allow_list(const std::string& value);
+std::vector<std::string> environment_names(const std::string& value);
 
 inline constexpr std::uint32_t kNoMax = UINT32_MAX;
 
@@ -98,6 +103,8 @@ inline constexpr TenantOption kTenantOptions[] = {
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_call = mebibytes(v); }},
     {"egress_mb_per_sandbox", "N",
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_sandbox = mebibytes(v); }},
+    {"environments", "name[,name...]",
+     [](TenantTerms& t, const std::string& v) { t.environments = environment_names(v); }},
 };
 
 // Sets what one `key=value` word says. Throws std::runtime_error saying `where` ("tokens file

@@ -1,5 +1,7 @@
 #include "landlock.hpp"
 
+#include "sandbox/limits.hpp"
+
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/syscall.h>
@@ -48,7 +50,7 @@ int landlock_abi_version() {
   return abi > 0 ? static_cast<int>(abi) : 0;
 }
 
-UniqueFd build_landlock_ruleset() {
+UniqueFd build_landlock_ruleset(bool layer_writable) {
   int abi = landlock_abi_version();
   if (abi == 0) return UniqueFd();
   std::uint64_t handled = handled_for(abi);
@@ -62,7 +64,11 @@ UniqueFd build_landlock_ruleset() {
             allow(ruleset.get(), "/usr", kRead | kExecute, handled) &&
             allow(ruleset.get(), "/work", write_tree | kExecute, handled) &&
             allow(ruleset.get(), "/tmp", write_tree, handled) &&
-            allow(ruleset.get(), "/dev/shm", write_tree, handled);
+            allow(ruleset.get(), "/dev/shm", write_tree, handled) &&
+            // An environment's layer (absent without one): its packages' programs run from it;
+            // only its build writes it.
+            allow(ruleset.get(), kLayerMountPoint,
+                  (layer_writable ? write_tree : kRead) | kExecute, handled);
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     ok = ok &&
          allow(ruleset.get(), node,

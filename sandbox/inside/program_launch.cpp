@@ -49,57 +49,6 @@ Runtime runtime_for(Language language) {
   }
 }
 
-// The program's whole environment: nothing of the gateway's reaches it. Every python3 (a bash
-// script's too) finds sandgate's sitecustomize and matplotlib backend on its path; the backend
-// is Agg whose show() hands the figures to the gateway where there is a channel for them.
-// PYTHONPATH is kPythonSupportDir (rootfs.hpp).
-//
-// Packages a program installs land in /work, so they last as long as its files (hibernation
-// included): `pip install` defaults to the user site, /work/.local, because the system's
-// site-packages is read-only (the externally-managed marker is for the host's package manager,
-// whose files a sandbox cannot touch anyway), and `npm install` writes /work/node_modules.
-// Their caches would only fill /work (pip's is off; npm needs one: /tmp).
-#define SANDGATE_PROGRAM_ENV                                                                     \
-  const_cast<char*>("PATH=/work/.local/bin:/usr/bin:/bin"), const_cast<char*>("HOME=/work"),     \
-      const_cast<char*>("LANG=C.UTF-8"), const_cast<char*>("TMPDIR=/tmp"),                       \
-      const_cast<char*>("USER=sandbox"),                                                         \
-      const_cast<char*>("MPLBACKEND=module://sandgate_matplotlib"),                              \
-      const_cast<char*>("PYTHONPATH=/sandgate/python"),                                          \
-      const_cast<char*>("PYTHONDONTWRITEBYTECODE=1"),                                            \
-      const_cast<char*>("PYTHONUSERBASE=/work/.local"),                                          \
-      const_cast<char*>("PIP_BREAK_SYSTEM_PACKAGES=1"), const_cast<char*>("PIP_NO_CACHE_DIR=1"), \
-      const_cast<char*>("PIP_DISABLE_PIP_VERSION_CHECK=1"),                                      \
-      const_cast<char*>("npm_config_cache=/tmp/.npm"),                                           \
-      const_cast<char*>("npm_config_update_notifier=false"),                                     \
-      const_cast<char*>("npm_config_fund=false"), const_cast<char*>("npm_config_audit=false")
-// With egress (Limits::egress): every client library's way of being told of the proxy. The
-// proxy is on the sandbox's own loopback (protocol::kEgressProxyPort), its only interface.
-#define SANDGATE_EGRESS_ENV                                        \
-  const_cast<char*>("HTTP_PROXY=http://127.0.0.1:3128"),           \
-      const_cast<char*>("HTTPS_PROXY=http://127.0.0.1:3128"),      \
-      const_cast<char*>("http_proxy=http://127.0.0.1:3128"),       \
-      const_cast<char*>("https_proxy=http://127.0.0.1:3128"),      \
-      const_cast<char*>("NO_PROXY=localhost,127.0.0.1,::1"),       \
-      const_cast<char*>("no_proxy=localhost,127.0.0.1,::1"),       \
-      const_cast<char*>("npm_config_proxy=http://127.0.0.1:3128"), \
-      const_cast<char*>("npm_config_https_proxy=http://127.0.0.1:3128")
-#define SANDGATE_FIGURES_ENV const_cast<char*>("SANDGATE_FIGURES_FD=3")
-char* const kProgramEnv[] = {SANDGATE_PROGRAM_ENV, nullptr};
-// A fresh Python program's: its figure channel is at fd 3 (sitecustomize.py moves it).
-char* const kFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_FIGURES_ENV, nullptr};
-char* const kEgressProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_EGRESS_ENV, nullptr};
-char* const kEgressFiguresProgramEnv[] = {SANDGATE_PROGRAM_ENV, SANDGATE_EGRESS_ENV,
-                                          SANDGATE_FIGURES_ENV, nullptr};
-#undef SANDGATE_PROGRAM_ENV
-#undef SANDGATE_EGRESS_ENV
-#undef SANDGATE_FIGURES_ENV
-static_assert(protocol::kEgressProxyPort == 3128, "the proxy's address is spelled out above");
-
-char* const* program_environment(bool egress, bool figures) {
-  if (egress) return figures ? kEgressFiguresProgramEnv : kEgressProgramEnv;
-  return figures ? kFiguresProgramEnv : kProgramEnv;
-}
-
 // Allocates nothing: a program's process calls it while it shares the init's memory.
 void write_error(int fd, const char* what, int err) {
   // strerror may allocate (an unknown number) and consults the locale; this does neither.
@@ -232,7 +181,7 @@ pid_t start_program(const Settings& s, const Launch& launch, const ProgramIo& io
   std::vector<char*> argv;
   for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  ProgramStart start{&s, launch.path, argv.data(), program_environment(s.egress, launch.figures),
+  ProgramStart start{&s, launch.path, argv.data(), s.environment->envp(launch.figures),
                      io};
   // Confinement and exec need little stack; the dynamic linker's first resolutions the most.
   constexpr std::size_t kStackBytes = 64 * 1024;

@@ -4,9 +4,11 @@
 // transfer; each confined the same way before it execs or does its work.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/unique_fd.hpp"
+#include "program_environment.hpp"
 #include "rootfs.hpp"
 #include "sandbox/protocol.hpp"
 #include "seccomp_filter.hpp"
@@ -21,6 +23,8 @@ struct Settings {
   bool drop_groups = true;     // false where the gid map was written with setgroups denied
   int spare_idle_ms = 60'000;  // a spare init not used for this long is dropped
   bool egress = false;         // Limits::egress: the proxy's environment, TCP sockets allowed
+  // Every program's environment variables, built once (shared: Settings is copied).
+  std::shared_ptr<const ProgramEnvironment> environment;
   int landlock_ruleset = -1;   // built once, applied in every program
   SeccompProgram seccomp;      // compiled once, loaded into every program
 };

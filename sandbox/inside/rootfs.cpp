@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "common/unique_fd.hpp"
+#include "sandbox/limits.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;
@@ -117,6 +118,19 @@ void build_etc(const RootfsPlan& plan) {
     bind_read_only(p, true);
 }
 
+// The layer is reached through its descriptor (the supervisor's ids may not traverse the
+// gateway's state directory); nosuid and nodev whatever its files say.
+void bind_layer(const RootfsPlan& plan) {
+  std::string target = in_root(kLayerMountPoint);
+  make_dir(target);
+  std::string source = "/proc/self/fd/" + std::to_string(plan.layer_fd);
+  check(::mount(source.c_str(), target.c_str(), nullptr, MS_BIND, nullptr), "bind the layer");
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | locked_flags(target);
+  if (!plan.layer_writable) flags |= MS_RDONLY;
+  check(::mount(nullptr, target.c_str(), nullptr, flags, nullptr), "remount the layer");
+  ::close(plan.layer_fd);
+}
+
 void build_dev() {
   std::string dev = in_root("/dev");
   make_dir(dev);
@@ -187,6 +201,7 @@ void build_rootfs(const RootfsPlan& plan) {
     mirror_top_level(name);
   build_etc(plan);
   build_dev();
+  if (plan.layer_fd >= 0) bind_layer(plan);
   for (const auto& [path, text] : plan.files) {
     fs::create_directories(fs::path(in_root(path)).parent_path());
     write_text(in_root(path), std::string(text));

@@ -17,6 +17,10 @@ struct RootfsPlan {
   gid_t program_gid;
   // Files written into the (read-only) root, with their directories: absolute path, contents.
   std::vector<std::pair<std::string, std::string_view>> files;
+  // An environment's layer (protocol::kLayerFd, or -1: none), bound at kLayerMountPoint
+  // read-only — or writable for its build — and closed once bound.
+  int layer_fd = -1;
+  bool layer_writable = false;
 };
 
 // Where the supervisor writes each call's program (read-only for the program).

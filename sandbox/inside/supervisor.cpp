@@ -290,7 +290,7 @@ std::uint64_t arg_number(char** argv, int index) {
 }  // namespace
 
 bool is_supervisor_invocation(int argc, char** argv) {
-  return argc == 8 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+  return argc == 9 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
 void supervisor_main(int /*argc*/, char** argv) {
@@ -313,6 +313,13 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
   s.egress = arg_number(argv, 7) == 1;
+  // "-": no environment's layer; "r": one, read-only; "w": its build (protocol::kLayerFd).
+  if (argv[8][0] == 'r' || argv[8][0] == 'w') {
+    s.rootfs.layer_fd = protocol::kLayerFd;
+    s.rootfs.layer_writable = argv[8][0] == 'w';
+  }
+  s.environment = std::make_shared<const ProgramEnvironment>(
+      s.egress, s.rootfs.layer_fd >= 0, s.rootfs.layer_writable);
   UniqueFd egress_listener;
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();
@@ -325,7 +332,7 @@ void supervisor_main(int /*argc*/, char** argv) {
       throw std::system_error(errno, std::generic_category(), "sethostname");
     bring_loopback_up();
     if (s.egress) egress_listener = listen_for_egress();
-    s.landlock_ruleset = build_landlock_ruleset().release();
+    s.landlock_ruleset = build_landlock_ruleset(s.rootfs.layer_writable).release();
     s.seccomp = SeccompProgram::compile(s.egress ? SeccompProgram::Sockets::unix_and_tcp
                                                  : SeccompProgram::Sockets::unix_only);
   } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "auth/auth_config.hpp"
+#include "environment/environments_config.hpp"
 #include "ledger/ledger_config.hpp"
 #include "sandbox/host.hpp"
 #include "server/http/http_config.hpp"
@@ -45,6 +46,7 @@ struct Config {
 
   session::CallPoolConfig calls;  // the gateway-wide call slots and queue
   session::StateConfig state;     // hibernation's archives and the saved registry
+  environment::EnvironmentsConfig environments;  // the operator's environments (issue #43)
   ledger::LedgerConfig ledger;    // where usage is recorded
   bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
 

@@ -41,6 +41,8 @@ std::vector<Option> replica_options();
 std::vector<Option> oauth_options();
 // The egress proxy's rows (--egress-*).
 std::vector<Option> egress_options();
+// The environments' rows (--environments*, --environment-builds).
+std::vector<Option> environment_options();
 // Why the OAuth settings cannot be used together ("" when they can).
 std::string oauth_problem(const Config& c);
 

@@ -19,6 +19,8 @@
 #include "common/on_scope_exit.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
+#include "server/gateway/environments_command.hpp"
+#include "server/gateway/gateway_environments.hpp"
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
@@ -213,15 +215,18 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
 
 // Ready once a real sandbox has run a real program; never while isolation is refused.
 template <class Executor>
-void start_readiness_probe(Executor background, sandbox::SandboxHost& host, HttpServer& server) {
+void start_readiness_probe(Executor background, sandbox::SandboxHost& host, HttpServer& server,
+                           std::shared_ptr<const environment::Environments> environments) {
   if (!host.isolation().usable()) {
     server.set_not_ready_reason(host.isolation().problem);
     log_event(LogLevel::error, "isolation_refused", {{"problem", host.isolation().problem}});
     return;
   }
-  asio::co_spawn(background, host.self_test(), [&server](std::exception_ptr, std::string problem) {
+  asio::co_spawn(background, host.self_test(), [&server, background, environments](
+                                                  std::exception_ptr, std::string problem) {
     if (problem.empty()) {
-      server.set_ready(true);
+      // Ready now, or once every environment is built or failed.
+      ready_when_environments_settled(environments, server, background);
       log_event(LogLevel::info, "ready");
     } else {
       server.set_not_ready_reason("sandbox self-test failed: " + problem);
@@ -245,12 +250,14 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
 }
 
 // Until the signal set is cancelled (at shutdown).
-asio::awaitable<void> reload_credentials_on_sighup(asio::signal_set& signals, const Config& config,
-                                                   Credentials& credentials) {
+asio::awaitable<void> reload_credentials_on_sighup(
+    asio::signal_set& signals, const Config& config, Credentials& credentials,
+    std::shared_ptr<environment::Environments> environments) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
     reload_credentials(config, credentials);
+    if (environments) reload_environments(config, *environments);
   }
 }
 
@@ -309,13 +316,15 @@ struct GatewayParts {
   session::Registry& registry;
   UsageLedger* usage;
   RegistryCheckpoint* checkpoint;
+  std::shared_ptr<environment::Environments> environments;  // null without --environments
 };
 
 // The tools, the MCP endpoint and the HTTP server; serves until a signal ends the gateway,
 // then lets every sandbox go. Returns the process exit code.
 int serve(const GatewayParts& g) {
   ToolRegistry tools;
-  add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics);
+  add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics,
+                     g.environments);
   if (g.extras.add_tools) g.extras.add_tools(tools, g.registry);
   McpEndpoint endpoint(mcp_endpoint_config(g.config), g.credentials.token_store(),
                        g.credentials.oauth.get(), g.registry, tools, g.metrics, g.extras.extension);
@@ -327,14 +336,18 @@ int serve(const GatewayParts& g) {
   if (!bound) return 2;
   announce_listening(g.config, *bound, g.host, g.state);
   report_isolation(g.host, server);
-  start_readiness_probe(g.background, g.host, server);
+  start_readiness_probe(g.background, g.host, server, g.environments);
 
   // SIGHUP: the tokens and policy files again (its default action would end the gateway).
   asio::signal_set reload_signal(g.io, SIGHUP);
-  asio::co_spawn(g.io, reload_credentials_on_sighup(reload_signal, g.config, g.credentials),
-                 asio::detached);
+  asio::co_spawn(
+      g.io, reload_credentials_on_sighup(reload_signal, g.config, g.credentials, g.environments),
+      asio::detached);
   GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
-                            g.config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
+                            g.config.shutdown_grace, [&reload_signal, &g] {
+                              reload_signal.cancel();
+                              if (g.environments) g.environments->stop();
+                            });
   shutdown.arm();
 
   run_io_threads(g.io, thread_count(g.config));
@@ -358,6 +371,10 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
   if (argc >= 2 && std::string_view(argv[1]) == "usage")
     return usage_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
                          std::cerr);
+  // `sandgate environments …`: the environments' states, or their build ahead.
+  if (argc >= 2 && std::string_view(argv[1]) == "environments")
+    return environments_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
+                                std::cerr);
   auto parsed = parse_config(argc, argv, envp);
   if (!parsed.config) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message;
@@ -420,10 +437,16 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
   OnScopeExit forget_checkpoint([&registry] { registry.on_removal_saved(nullptr); });
   connect_registry(registry, host, metrics);
+  auto environments = open_environments(config, background, host, registry);
+  if (!environments.fatal.empty()) {
+    std::cerr << "sandgate: " << environments.fatal << "\n";
+    return 2;
+  }
   // The host outlives the registry: its hook must not call into a registry that is gone.
   OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
   return serve({config, extras, metrics, credentials, gateway_slots, io, background, host,
-                state.get(), registry, usage.get(), checkpoint.get()});
+                state.get(), registry, usage.get(), checkpoint.get(),
+                std::move(environments.environments)});
 }
 
 }  // namespace sandgate::server

@@ -78,7 +78,7 @@ boost::asio::awaitable<json> McpMethods::answer(std::shared_ptr<session::Session
                                                 std::shared_ptr<CancelSignal> cancel) {
   const std::string& m = request.method;
   if (m == "ping") co_return jsonrpc::result(request.id, json::object());
-  if (m == "tools/list") co_return jsonrpc::result(request.id, {{"tools", tools_.definitions()}});
+  if (m == "tools/list") co_return jsonrpc::result(request.id, {{"tools", tools_.definitions(tenant.get())}});
   if (m == "logging/setLevel") {
     const json& p = request.params;
     bool ok = p.is_object() && p.contains("level") && p["level"].is_string() &&

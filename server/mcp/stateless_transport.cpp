@@ -224,7 +224,7 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
                                                  std::shared_ptr<CallEvents> events) {
   const std::string& m = message.method;
   if (m == "server/discover") co_return jsonrpc::result(message.id, discover());
-  if (m == "tools/list") co_return list_tools(message);
+  if (m == "tools/list") co_return list_tools(message, *tenant);
   const json& meta = meta_of(message);
   bool declares_tasks = tasks_ && meta.is_object() && meta.contains(kCapabilitiesKey) &&
                         declares_tasks_extension(meta[kCapabilitiesKey]);
@@ -242,12 +242,13 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
   co_return co_await answer_extension(message, std::move(events));
 }
 
-json StatelessTransport::list_tools(const jsonrpc::Message& message) const {
+json StatelessTransport::list_tools(const jsonrpc::Message& message,
+                                   const auth::Tenant& tenant) const {
   // One page holds every tool: no cursor was ever handed out, so none is valid.
   if (message.params.contains("cursor"))
     return jsonrpc::error(message.id, jsonrpc::invalid_params,
                           "Invalid params: unknown cursor (tools/list has one page)");
-  return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions()}})));
+  return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions(&tenant)}})));
 }
 
 // A tools/call, as a task when the client declared the tasks extension and the tool allows

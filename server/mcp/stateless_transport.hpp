@@ -49,7 +49,8 @@ class StatelessTransport {
                                                 std::shared_ptr<CancelSignal> client,
                                                 std::shared_ptr<CallEvents> events);
   // The steps of answer(), one per family of methods.
-  nlohmann::json list_tools(const jsonrpc::Message& message) const;
+  // As `tenant` sees them (its environments).
+  nlohmann::json list_tools(const jsonrpc::Message& message, const auth::Tenant& tenant) const;
   boost::asio::awaitable<nlohmann::json> call_tool_2026(std::shared_ptr<const auth::Tenant> tenant,
                                                         const jsonrpc::Message& message,
                                                         bool declares_tasks,

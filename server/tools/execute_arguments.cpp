@@ -164,19 +164,39 @@ std::string parse_sandbox_id(const json& args, std::string& error) {
   return id->get<std::string>();
 }
 
+// `environment`: an environment's name, or empty when absent. Sets `error` when invalid; the
+// name is echoed back only once it has the shape of one (environment/definition.hpp).
+std::string parse_environment(const json& args, std::string& error) {
+  auto name = args.find("environment");
+  if (name == args.end() || name->is_null()) return "";
+  const std::string* text = name->is_string() ? &name->get_ref<const std::string&>() : nullptr;
+  bool shaped = text && !text->empty() && text->size() <= 63 && (*text)[0] != '-' &&
+                (*text)[0] != '_';
+  if (shaped)
+    for (char c : *text)
+      shaped = shaped && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
+  if (!shaped) {
+    error = "`environment` must be the name of one of your environments (the tool's description "
+            "lists them), or omitted.";
+    return "";
+  }
+  return *text;
+}
+
 }  // namespace
 
 ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& limits, bool as_task) {
   auto fail = [](std::string why) {
-    return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why, {}};
+    return ExecuteArguments{std::nullopt, "", "Invalid arguments: " + why, {}, ""};
   };
   if (!args.is_object()) return fail("arguments must be an object with at least `code`.");
   for (const auto& [key, value] : args.items()) {
     if (key != "code" && key != "language" && key != "timeout_seconds" && key != "stdin" &&
-        key != "sandbox_id" && key != "fresh" && key != "files" && key != "return_files")
+        key != "sandbox_id" && key != "fresh" && key != "files" && key != "return_files" &&
+        key != "environment")
       return fail("unknown argument `" + key +
                   "`; expected code, language, timeout_seconds, stdin, fresh, sandbox_id, files, "
-                  "return_files.");
+                  "return_files, environment.");
   }
   sandbox::RunRequest r;
   auto code = args.find("code");
@@ -217,7 +237,9 @@ ExecuteArguments parse_execute_arguments(const json& args, const ToolLimits& lim
     files.out.max_bytes_each = limits.file_inline_max_bytes;
     files.out.max_bytes_total = 4 * limits.file_inline_max_bytes;
   }
-  return {std::move(r), std::move(sandbox_id), "", std::move(files)};
+  std::string environment = parse_environment(args, problem);
+  if (!problem.empty()) return fail(problem);
+  return {std::move(r), std::move(sandbox_id), "", std::move(files), std::move(environment)};
 }
 
 }  // namespace sandgate::server

@@ -16,6 +16,7 @@ struct ExecuteArguments {
   std::string sandbox_id;                      // the handle asked for, or empty
   std::string error;                           // what is wrong, when not
   session::CallFiles files;                    // `files` to write, `return_files` to read
+  std::string environment;                     // the environment asked for, or empty
 };
 // `as_task`: the call runs as a task, which may ask for up to task_timeout_max_s.
 ExecuteArguments parse_execute_arguments(const nlohmann::json& arguments, const ToolLimits& limits,

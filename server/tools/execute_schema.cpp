@@ -53,6 +53,12 @@ json execute_tool_definition(const ToolLimits& limits) {
            "Run in this sandbox (an id an earlier result returned), keeping its /work files. "
            "Omit it to use this session's own sandbox, or where there is no session, to start "
            "a new sandbox whose id the result returns."}}},
+        {"environment",
+         {{"type", "string"},
+          {"description",
+           "The environment to run in: one of those the description lists (each holds its own "
+           "packages). Omit it for your default, or for the one this session already runs: a "
+           "session keeps its first environment for its whole life."}}},
         {"files",
          {{"type", "array"},
           {"maxItems", limits.files_in_max_count},

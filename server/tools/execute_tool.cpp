@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cctype>
 #include <chrono>
 
 #include "common/logging.hpp"
@@ -56,8 +57,56 @@ void ExecuteTool::forget_unseen_handle(const Target& target, const ToolCall& cal
 }
 
 ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
-                         FileResources* resources)
-    : limits_(limits), registry_(registry), metrics_(metrics), resources_(resources) {}
+                         FileResources* resources,
+                         std::shared_ptr<const environment::Environments> environments)
+    : limits_(limits),
+      registry_(registry),
+      metrics_(metrics),
+      resources_(resources),
+      environments_(std::move(environments)) {}
+
+json ExecuteTool::definition_for(const auth::Tenant& tenant) const {
+  json definition = execute_tool_definition(limits_);
+  if (!environments_ || tenant.environments.empty()) return definition;
+  std::string text = "\n\nEnvironments you may run in (pass `environment`; the first is the default, "
+                     "and a session keeps the one its first call used):";
+  json names = json::array();
+  for (const auto& [name, description] : environments_->described(tenant.environments)) {
+    text += "\n- " + name + (description.empty() ? "" : ": " + description);
+    names.push_back(name);
+  }
+  definition["description"] = definition["description"].get<std::string>() + text;
+  definition["inputSchema"]["properties"]["environment"]["enum"] = names;
+  return definition;
+}
+
+std::string ExecuteTool::settle_environment(session::Session& session, const auth::Tenant& tenant,
+                                            const std::string& asked) const {
+  const std::string current = session.environment();
+  if (!environments_) {
+    // No environments file: every sandbox runs the system as it is.
+    if (!asked.empty() && asked != environment::kBase)
+      return "This gateway has no environments: leave out `environment` to run in the system as "
+             "it is.";
+    return session.use_environment(std::string(environment::kBase), "")
+               ? ""
+               : "This session runs the environment '" + current +
+                     "', which this gateway no longer offers: start a new session.";
+  }
+  auto chosen = environments_->choose(tenant.environments, asked, current);
+  if (auto* problem = std::get_if<std::string>(&chosen)) {
+    std::string text = *problem;
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    return text + ".";
+  }
+  auto& choice = std::get<environment::Choice>(chosen);
+  // Settled under the session's lock: two first calls asking for different environments
+  // cannot both win.
+  if (!session.use_environment(choice.name, choice.layer_dir))
+    return "This session's sandbox runs the environment '" + session.environment() +
+           "'; a session keeps one environment for its whole life.";
+  return "";
+}
 
 ExecuteTool::Target ExecuteTool::target_for(const ToolCall& call, const std::string& sandbox_id) {
   const auth::Tenant& tenant = *call.tenant;
@@ -108,6 +157,12 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   // The tenant's terms as this request's credentials say now (a reload since the session was
   // made reaches its budgets here).
   target.session->renew_terms(call.tenant);
+  if (auto problem = settle_environment(*target.session, *call.tenant, args.environment);
+      !problem.empty()) {
+    metrics_.count_execution(ExecOutcome::invalid_arguments, 0);
+    forget_unseen_handle(target, call, "its first call named an environment it may not use");
+    co_return tool_error(problem);
+  }
   // 2026-07-28: a client that closes its stream cancels the call; the sandbox stays. So do
   // tasks/cancel and a task's expiry, from whatever thread serves them: the call's control is
   // made here and handed to the session, so a cancel is never lost in between.

@@ -4,6 +4,7 @@
 // counts every call (metadata only).
 #include "execute_arguments.hpp"
 #include "execute_result.hpp"
+#include "environment/environments.hpp"
 #include "execute_schema.hpp"
 #include "file_resources.hpp"
 #include "server/metrics/metrics.hpp"
@@ -16,10 +17,15 @@ class ExecuteTool final : public Tool {
  public:
   // `resources`: where returned files get their URIs (null: files come back inline only, a
   // large one as an error).
+  // `environments`: the operator's (issue #43); null when there are none (every call runs in
+  // "base").
   ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
-              FileResources* resources = nullptr);
+              FileResources* resources = nullptr,
+              std::shared_ptr<const environment::Environments> environments = nullptr);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
+  // With the caller's environments named, each with what it holds.
+  nlohmann::json definition_for(const auth::Tenant& tenant) const override;
   TaskSupport task_support() const override { return TaskSupport::optional; }
   std::chrono::milliseconds task_answer_within() const override { return limits_.task_after; }
   boost::asio::awaitable<nlohmann::json> call(ToolCall call) override;
@@ -33,6 +39,10 @@ class ExecuteTool final : public Tool {
     nlohmann::json error;
   };
   Target target_for(const ToolCall& call, const std::string& sandbox_id);
+  // Settles the environment the call runs in (its session's, or the one asked for where the
+  // tenant may use it): "" when it may run, else why not, for the model.
+  std::string settle_environment(session::Session& session, const auth::Tenant& tenant,
+                                 const std::string& asked) const;
   // Ends a handle this call made, when the caller will never learn its id.
   void forget_unseen_handle(const Target& target, const ToolCall& call, const std::string& why);
   // What the log says of a call's request, kept before the request moves into the session.
@@ -55,6 +65,7 @@ class ExecuteTool final : public Tool {
   session::Registry& registry_;
   Metrics& metrics_;
   FileResources* resources_;
+  std::shared_ptr<const environment::Environments> environments_;
 };
 
 // Why a handle from this tenant cannot be used, in words the model can act on.

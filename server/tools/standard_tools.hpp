@@ -1,5 +1,8 @@
 #pragma once
 // The tools the production gateway offers, in their listed order.
+#include <memory>
+
+#include "environment/environments.hpp"
 #include "server/metrics/metrics.hpp"
 #include "server/tools/tool_limits.hpp"
 #include "session/registry.hpp"
@@ -7,7 +10,9 @@
 
 namespace sandgate::server {
 
+// `environments`: the operator's, or null when there are none.
 void add_standard_tools(ToolRegistry& tools, const ToolLimits& limits, session::Registry& registry,
-                        Metrics& metrics);
+                        Metrics& metrics,
+                        std::shared_ptr<const environment::Environments> environments = nullptr);
 
 }  // namespace sandgate::server

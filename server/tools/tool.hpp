@@ -85,6 +85,10 @@ class Tool {
   }
   // The tool's entry in tools/list.
   virtual nlohmann::json definition() const = 0;
+  // The entry as `tenant` sees it (what it may choose from: its environments).
+  virtual nlohmann::json definition_for(const auth::Tenant& /*tenant*/) const {
+    return definition();
+  }
   // The CallToolResult, or null when the call was cancelled (a cancelled request gets no
   // response). Failures the model can act on are results with isError, never exceptions.
   virtual boost::asio::awaitable<nlohmann::json> call(ToolCall call) = 0;

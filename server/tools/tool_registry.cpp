@@ -15,9 +15,10 @@ Tool* ToolRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
-nlohmann::json ToolRegistry::definitions() const {
+nlohmann::json ToolRegistry::definitions(const auth::Tenant* tenant) const {
   auto list = nlohmann::json::array();
-  for (const auto& tool : tools_) list.push_back(tool->definition());
+  for (const auto& tool : tools_)
+    list.push_back(tenant ? tool->definition_for(*tenant) : tool->definition());
   return list;
 }
 

@@ -15,7 +15,8 @@ class ToolRegistry {
  public:
   void add(std::unique_ptr<Tool> tool);
   Tool* find(std::string_view name) const;
-  nlohmann::json definitions() const;  // the tools/list array
+  // The tools/list array; as `tenant` sees it when given.
+  nlohmann::json definitions(const auth::Tenant* tenant = nullptr) const;
   // The resources the tools mint (execute's returned files), served by resources/read; null
   // when no tool mints any (the resources capability is then not announced).
   void set_resources(std::unique_ptr<FileResources> resources) {

@@ -5,7 +5,8 @@
 namespace sandgate::test {
 
 GatewayProcess::GatewayProcess(std::vector<std::string> args, std::vector<std::string> env,
-                               bool tls, std::vector<std::string> wrapper) {
+                               bool tls, std::vector<std::string> wrapper,
+                               std::chrono::milliseconds ready_limit) {
   std::string cgroup_name;
   for (const auto& e : env)
     if (e.rfind("SANDGATE_TEST_CGROUP=", 0) == 0) cgroup_name = e.substr(21);
@@ -14,6 +15,7 @@ GatewayProcess::GatewayProcess(std::vector<std::string> args, std::vector<std::s
   // A TLS listener cannot be probed over plain HTTP: the test waits for it itself.
   LaunchOptions options;
   if (!tls) options.ready_path = "/readyz";
+  options.ready_limit = ready_limit;
   try {
     server_.emplace("the gateway", std::move(argv), std::move(env), options);
   } catch (const std::exception& e) {

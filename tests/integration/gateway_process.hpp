@@ -61,9 +61,12 @@ class GatewayProcess {
  public:
   // `wrapper`, if given, runs the gateway (e.g. {"/usr/bin/unshare", "-m", "--propagation",
   // "private"}): it must exec it, so that pid() is the gateway's.
+  // `ready_limit`: how long /readyz may take to answer 200 (a gateway building environments
+  // answers 503 until they are built).
   explicit GatewayProcess(std::vector<std::string> args,
                           std::vector<std::string> env = {"SANDGATE_TOKEN=test-token"},
-                          bool tls = false, std::vector<std::string> wrapper = {});
+                          bool tls = false, std::vector<std::string> wrapper = {},
+                          std::chrono::milliseconds ready_limit = std::chrono::seconds(60));
 
   int port() const { return server_->port(); }
   pid_t pid() const { return server_->pid(); }

@@ -1,0 +1,102 @@
+#include "server/gateway/gateway_environments.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <filesystem>
+
+#include "common/logging.hpp"
+
+namespace sandgate::server {
+namespace asio = boost::asio;
+
+std::string environments_store_dir(const Config& config) {
+  if (!config.environments.store_dir.empty()) return config.environments.store_dir;
+  if (!config.state.dir.empty())
+    return (std::filesystem::path(config.state.dir) / "environments").string();
+  return "";
+}
+
+OpenedEnvironments open_environments(const Config& config, asio::any_io_executor executor,
+                                     sandbox::SandboxHost& host, session::Registry& registry) {
+  OpenedEnvironments opened;
+  if (config.environments.file.empty()) return opened;
+  std::map<std::string, environment::Definition> definitions;
+  try {
+    definitions = environment::read_definitions_file(config.environments.file);
+  } catch (const environment::DefinitionError& e) {
+    opened.fatal = std::string("--environments: ") + e.what();
+    return opened;
+  }
+  std::string dir = environments_store_dir(config);
+  if (dir.empty()) {
+    opened.fatal =
+        "--environments needs somewhere to keep its layers: --environments-dir or --state-dir";
+    return opened;
+  }
+  environment::LayerStore store(dir, config.environments.built_ahead);
+  try {
+    store.prepare();
+  } catch (const std::exception& e) {
+    opened.fatal = e.what();
+    return opened;
+  }
+  environment::BuildServices services{&host, registry.egress_proxy(), registry.egress_shares()};
+  opened.environments = std::make_shared<environment::Environments>(
+      executor, std::move(store), services, config.environments.builds_at_once);
+  log_event(LogLevel::info, "environments_loaded",
+            {{"environments", definitions.size()}, {"store", dir}});
+  opened.environments->load(std::move(definitions));
+  return opened;
+}
+
+void reload_environments(const Config& config, environment::Environments& environments) {
+  try {
+    auto definitions = environment::read_definitions_file(config.environments.file);
+    log_event(LogLevel::info, "environments_reloaded", {{"environments", definitions.size()}});
+    environments.load(std::move(definitions));
+  } catch (const environment::DefinitionError& e) {
+    log_event(LogLevel::error, "environments_reload_refused",
+              {{"why", e.what()}, {"kept", "the environments as they were"}});
+  }
+}
+
+namespace {
+
+std::string building_text(const environment::Environments& environments) {
+  std::string names;
+  for (const auto& status : environments.all())
+    if (status.state == environment::State::building)
+      names += (names.empty() ? "" : ", ") + status.definition.name;
+  return "environments still building: " + names;
+}
+
+asio::awaitable<void> wait_until_settled(
+    std::shared_ptr<const environment::Environments> environments, HttpServer& server) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!environments->settled()) {
+    server.set_not_ready_reason(building_text(*environments));
+    timer.expires_after(std::chrono::milliseconds(500));
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+  }
+  server.set_ready(true);
+  log_event(LogLevel::info, "environments_settled");
+}
+
+}  // namespace
+
+void ready_when_environments_settled(std::shared_ptr<const environment::Environments> environments,
+                                     HttpServer& server, asio::any_io_executor executor) {
+  if (!environments || environments->settled()) {
+    server.set_ready(true);
+    return;
+  }
+  server.set_ready(false);
+  server.set_not_ready_reason(building_text(*environments));
+  asio::co_spawn(executor, wait_until_settled(std::move(environments), server), asio::detached);
+}
+
+}  // namespace sandgate::server

@@ -1,0 +1,33 @@
+#pragma once
+// The gateway's side of environments (issue #43): the definitions file read at start (a bad one
+// refuses the start) and on SIGHUP (a bad one keeps the old set), the layer store opened, and
+// /readyz held at 503 until every environment is built or failed.
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+#include <string>
+
+#include "environment/environments.hpp"
+#include "server/gateway/config.hpp"
+#include "server/http/http_server.hpp"
+#include "session/registry.hpp"
+
+namespace sandgate::server {
+
+struct OpenedEnvironments {
+  std::shared_ptr<environment::Environments> environments;  // null without --environments
+  std::string fatal;  // why the gateway cannot start, when set
+};
+
+// Reads the definitions, opens the store and starts the builds (on `executor`).
+OpenedEnvironments open_environments(const Config& config, boost::asio::any_io_executor executor,
+                                     sandbox::SandboxHost& host, session::Registry& registry);
+// The store's directory: --environments-dir, else <--state-dir>/environments; "" when neither.
+std::string environments_store_dir(const Config& config);
+// SIGHUP: the definitions again; a file that cannot be used leaves them as they were (logged).
+void reload_environments(const Config& config, environment::Environments& environments);
+// Once the sandbox self-test passed: ready when every environment is built or failed, and not
+// before (a rolling update sends no traffic to a replica still building).
+void ready_when_environments_settled(std::shared_ptr<const environment::Environments> environments,
+                                     HttpServer& server, boost::asio::any_io_executor executor);
+
+}  // namespace sandgate::server
