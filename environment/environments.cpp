@@ -1,11 +1,11 @@
 #include "environments.hpp"
 
-#include <boost/asio/co_spawn.hpp>
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <chrono>
 
 #include "common/logging.hpp"
@@ -25,8 +25,8 @@ const char* state_name(State state) {
   return "unknown";
 }
 
-Environments::Environments(asio::any_io_executor executor, LayerStore store,
-                           BuildServices services, std::size_t builds_at_once)
+Environments::Environments(asio::any_io_executor executor, LayerStore store, BuildServices services,
+                           std::size_t builds_at_once)
     : executor_(std::move(executor)),
       services_(std::move(services)),
       builds_at_once_(builds_at_once == 0 ? 1 : builds_at_once),
@@ -58,8 +58,7 @@ void Environments::load(std::map<std::string, Definition> definitions) {
       } else {
         status.state = State::building;
       }
-      if (status.state == State::building && !building_.count(status.hash))
-        queue_.push_back(name);
+      if (status.state == State::building && !building_.count(status.hash)) queue_.push_back(name);
       next.emplace(name, std::move(status));
     }
     statuses_ = std::move(next);
@@ -69,7 +68,27 @@ void Environments::load(std::map<std::string, Definition> definitions) {
       asio::co_spawn(executor_, sweep_unused_layers(), asio::detached);
     }
   }
+  update_pools();
   remove_unused_layers();
+}
+
+void Environments::update_pools() {
+  if (!services_.host || !services_.warm_pools) return;
+  std::vector<sandbox::LayerPool> pools;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    for (const auto& [name, status] : statuses_) {
+      const auto& d = status.definition;
+      if (status.state != State::ready || (d.pool_min == 0 && d.pool_max == 0)) continue;
+      sandbox::PoolConfig pool;
+      pool.size = d.pool_min;
+      pool.max_size = d.pool_max;
+      pool.preload = d.preload;
+      pools.push_back({status.layer->dir, std::move(pool)});
+    }
+  }
+  services_.host->set_layer_pools(std::move(pools));
 }
 
 asio::awaitable<void> Environments::sweep_unused_layers() {
@@ -149,9 +168,8 @@ void Environments::finish_build(const Definition& definition, const std::string&
     start_builds_locked();
   }
   // Metadata only: the output may hold anything the setup printed; it is in the store's record.
-  nlohmann::json fields = {{"environment", definition.name},
-                           {"layer", hash.substr(0, 12)},
-                           {"seconds", seconds}};
+  nlohmann::json fields = {
+      {"environment", definition.name}, {"layer", hash.substr(0, 12)}, {"seconds", seconds}};
   if (outcome.layer) {
     fields["bytes"] = outcome.layer->size_bytes;
     log_event(LogLevel::info, "environment_ready", fields);
@@ -161,6 +179,7 @@ void Environments::finish_build(const Definition& definition, const std::string&
     log_event(LogLevel::warn, "environment_build_failed", fields);
   }
   if (observer) observer(definition.name, outcome.layer ? "ready" : "failed", seconds);
+  update_pools();
   remove_unused_layers();
 }
 
@@ -210,16 +229,17 @@ std::variant<Choice, std::string> Environments::choose(
     const std::string& session_environment) const {
   std::vector<std::string> mine = allowed;
   if (mine.empty()) mine.push_back(std::string(kBase));
-  std::string name = !asked.empty() ? asked
+  std::string name = !asked.empty()                 ? asked
                      : !session_environment.empty() ? session_environment
                                                     : mine.front();
+  if (std::find(mine.begin(), mine.end(), name) == mine.end())
+    return "the environment '" + name +
+           "' is not one this caller may use; its environments: " + listed(mine);
   if (!session_environment.empty() && name != session_environment)
     return "this session's sandbox runs the environment '" + session_environment +
            "', and a session keeps one environment for its whole life: leave out `environment` "
-           "(or name '" + session_environment + "'), or start a new session for '" + name + "'";
-  if (std::find(mine.begin(), mine.end(), name) == mine.end())
-    return "the environment '" + name + "' is not one this caller may use; its environments: " +
-           listed(mine);
+           "(or name '" +
+           session_environment + "'), or start a new session for '" + name + "'";
   if (name == kBase) return Choice{name, ""};
   std::lock_guard lock(mutex_);
   auto it = statuses_.find(name);
@@ -246,7 +266,8 @@ std::vector<std::pair<std::string, std::string>> Environments::described(
   std::lock_guard lock(mutex_);
   for (const auto& name : allowed) {
     if (name == kBase) {
-      out.emplace_back(name, "the system as it is (Python, Node, bash and their standard libraries)");
+      out.emplace_back(name,
+                       "the system as it is (Python, Node, bash and their standard libraries)");
       continue;
     }
     auto it = statuses_.find(name);

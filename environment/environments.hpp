@@ -81,6 +81,8 @@ class Environments : public std::enable_shared_from_this<Environments> {
   void finish_build(const Definition& definition, const std::string& hash,
                     const BuildOutcome& outcome, double seconds);
   void remove_unused_layers();
+  // The host's pools for the ready environments now (their preload, their bounds).
+  void update_pools();
   // Removes unused layers every kSweepInterval until stop(): a layer outlives the last sandbox
   // that used it by at most that long.
   boost::asio::awaitable<void> sweep_unused_layers();

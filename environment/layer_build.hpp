@@ -22,6 +22,8 @@ struct BuildServices {
   sandbox::SandboxHost* host = nullptr;
   std::shared_ptr<const egress::ProxyConfig> proxy;
   std::shared_ptr<egress::ConnectionShares> shares;
+  // Whether ready environments get ready sandboxes of their own (not for a build ahead).
+  bool warm_pools = true;
 };
 
 struct BuildOutcome {

@@ -25,6 +25,14 @@ namespace sandgate::sandbox {
 // above sandbox/, and the cgroup code stays private to sandbox/ (cmake/check_layers.py).
 struct CgroupLayout;
 
+// The ready sandboxes of one environment's layer (issue #43): built with Limits::layer_dir, its
+// preload imported, sized between `pool.size` and `pool.max_size` by demand.
+struct LayerPool {
+  std::string layer_dir;
+  PoolConfig pool;
+  bool operator==(const LayerPool&) const = default;
+};
+
 struct HostConfig {
   Limits limits;
   Prices prices;
@@ -147,11 +155,20 @@ class SandboxHost {
   // Told (on the host's executor) why a build of a ready sandbox failed: the pool then waits,
   // longer after each further failure (5 s doubling to 5 min).
   void set_pool_failure_hook(ReadyPool::FailureHook hook) {
+    {
+      std::lock_guard lock(mutex_);
+      pool_failure_hook_ = hook;
+    }
     pool_.set_failure_hook(std::move(hook));
   }
   // Ends the ready sandboxes and builds no more (a gateway shutting down: its slots and CPU go
   // to hibernating the sessions' sandboxes).
-  void stop_pool() { pool_.stop(); }
+  void stop_pool();
+  // The environments' pools, replacing the set in force: a layer's pool kept when its settings
+  // are the same, started when new, stopped (its ready sandboxes ended) when gone or changed.
+  void set_layer_pools(std::vector<LayerPool> pools);
+  // The ready sandboxes of each environment's layer now, by layer directory.
+  std::vector<std::pair<std::string, PoolStats>> layer_pool_stats() const;
   int swept_at_start() const { return swept_; }
 
  private:
@@ -172,13 +189,21 @@ class SandboxHost {
   // Builds a sandbox in slot `slot` (released if it fails); `warming`: the pool's, adopted by
   // it under the lock that makes it live. Throws SandboxError.
   boost::asio::awaitable<std::shared_ptr<Sandbox>> build(Limits limits, std::uint32_t slot,
-                                                         bool warming = false);
+                                                         ReadyPool* warming = nullptr);
 
   // Whether building a ready sandbox now takes nothing real work may need: a slot to spare
   // beyond it, the memory budget well short of its limit, nobody making room.
   bool room_for_ready() const;
   // What the pool is given of this host (PoolHost).
   PoolHost pool_host();
+  // Every pool: the host's own and the layers' (under mutex_ for the layers').
+  std::vector<ReadyPool*> pools_locked() const;
+  std::vector<ReadyPool*> pools() const;
+  // Ends one ready sandbox of any pool; false when none has one.
+  bool drop_one_ready();
+  bool pool_build_pending() const;
+  // The pool that serves `limits`' layer (the host's own for none); null when none does.
+  ReadyPool* pool_for(const Limits& limits) const;
 
   boost::asio::any_io_executor executor_;
   HostConfig config_;
@@ -194,6 +219,15 @@ class SandboxHost {
   int making_room_ = 0;  // make-room hooks running now (under mutex_)
   // The ready sandboxes (each also in live_). Last: destroyed first, its refill timer with it.
   ReadyPool pool_;
+  // The environments' pools (set_layer_pools), under mutex_. A pool taken out of service is
+  // stopped and kept until the host goes: its refill loop may still be waking up.
+  struct LayerPoolEntry {
+    LayerPool config;
+    std::shared_ptr<ReadyPool> pool;
+  };
+  std::vector<LayerPoolEntry> layer_pools_;
+  std::vector<std::shared_ptr<ReadyPool>> retired_pools_;
+  ReadyPool::FailureHook pool_failure_hook_;  // given to the layers' pools too (mutex_)
 };
 
 }  // namespace sandgate::sandbox

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <system_error>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cerrno>
+#include <system_error>
 
 #include "host.hpp"
 #include "sandbox/cgroups/cgroups.hpp"
@@ -106,11 +106,11 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
   while (!slot && std::chrono::steady_clock::now() < give_up_at) {
     // The pool's ready sandboxes give way first: they hold a slot for nobody yet. One whose
     // build has just taken a slot is waited for until it can be ended (milliseconds).
-    if (pool_.drop_one()) {
+    if (drop_one_ready()) {
       slot = slots_->take();
       continue;
     }
-    if (pool_.build_pending()) {
+    if (pool_build_pending()) {
       asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(10));
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       slot = slots_->take();
@@ -135,7 +135,7 @@ asio::awaitable<std::optional<std::uint32_t>> SandboxHost::take_slot() {
 asio::awaitable<bool> SandboxHost::memory_room() {
   // Near the memory budget, idle sandboxes make room as at the sandbox cap; refused only when
   // they cannot (every other sandbox in use, or what they held was not enough).
-  while (memory_nearly_used() && pool_.drop_one()) {
+  while (memory_nearly_used() && drop_one_ready()) {
   }
   for (int attempt = 0; memory_nearly_used() && attempt < kMakeRoomAttempts; ++attempt) {
     bool freed = co_await make_room(Pressure::memory_budget);
@@ -147,7 +147,8 @@ asio::awaitable<bool> SandboxHost::memory_room() {
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create(Limits limits) {
   if (!report_.usable())
     throw SandboxError("sandboxes are disabled on this host: " + report_.problem);
-  if (auto ready = pool_.take(limits)) co_return ready;
+  if (auto* pool = pool_for(limits))
+    if (auto ready = pool->take(limits)) co_return ready;
   // A miss: this build goes first; the pool's refill waits until no such build runs.
   struct OnDemand {
     std::shared_ptr<PoolDemand> demand;  // not the host: the frame may outlive it
@@ -181,7 +182,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::create_new(Limits limits)
 }
 
 asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std::uint32_t slot,
-                                                             bool warming) {
+                                                             ReadyPool* warming) {
   auto release = [slots = slots_, slot] { slots->give_back(slot); };
   std::string id;
   {
@@ -224,7 +225,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
     std::lock_guard lock(mutex_);
     // shutdown() ends the live sandboxes it sees; one finished after it must not outlive it.
     // The pool's, taken as its warming one under this lock, must not outlive its stop either.
-    bool admitted = warming ? pool_.adopt(sandbox, stopped_) : !stopped_;
+    bool admitted = warming ? warming->adopt(sandbox, stopped_) : !stopped_;
     if (admitted) {
       live_.push_back(sandbox);
       co_return sandbox;

@@ -2,6 +2,7 @@
 // handed to a session, ended to give way to real work or when the pool stops.
 #include "ready_pool.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <utility>
 
@@ -15,11 +16,20 @@ constexpr const char* kGaveWay = "a ready sandbox gave way to real work";
 }  // namespace
 
 ReadyPool::ReadyPool(asio::any_io_executor executor, PoolConfig config, Limits limits,
-                     PoolHost host)
+                     PoolHost host, std::shared_ptr<PoolDemand> demand)
     : config_(std::move(config)),
       limits_(std::move(limits)),
       host_(std::move(host)),
+      demand_(demand ? std::move(demand) : std::make_shared<PoolDemand>()),
       refill_timer_(executor) {}
+
+std::size_t ReadyPool::target_locked(Clock::time_point now) {
+  auto expired = std::find_if(recent_takes_.begin(), recent_takes_.end(),
+                              [&](Clock::time_point t) { return now - t < kDemandWindow; });
+  recent_takes_.erase(recent_takes_.begin(), expired);
+  if (config_.max_size <= config_.size) return config_.size;
+  return std::min<std::size_t>(config_.max_size, config_.size + recent_takes_.size());
+}
 
 Limits ReadyPool::ready_limits() const {
   // The operator pays for a ready sandbox until it is handed over: no spend cap ends it while
@@ -51,7 +61,7 @@ void ReadyPool::wake_refill() {
 }
 
 std::shared_ptr<Sandbox> ReadyPool::take(const Limits& limits) {
-  if (config_.size == 0) return nullptr;
+  if (config_.size == 0 && config_.max_size == 0) return nullptr;
   {
     // Any create is real work, one the pool cannot serve too.
     std::lock_guard lock(demand_->mutex);
@@ -61,6 +71,13 @@ std::shared_ptr<Sandbox> ReadyPool::take(const Limits& limits) {
     std::lock_guard lock(mutex_);
     ++stats_.misses;
     return nullptr;
+  }
+  {
+    // Demand the pool serves: its size grows with it (PoolConfig::max_size).
+    std::lock_guard lock(mutex_);
+    recent_takes_.push_back(Clock::now());
+    if (recent_takes_.size() > 4 * std::max<std::size_t>(config_.max_size, 1))
+      recent_takes_.erase(recent_takes_.begin());
   }
   for (;;) {
     std::shared_ptr<Sandbox> taken;

@@ -24,6 +24,10 @@ namespace sandgate::sandbox {
 struct PoolConfig {
   std::uint32_t size = 0;            // ready sandboxes kept; 0: no pool
   std::vector<std::string> preload;  // Python modules each ready interpreter has imported
+  // Above `size`, up to this many while sandboxes are taken: one more for each take (hit or
+  // miss) in the last kDemandWindow, so a burst of new sessions finds more ready and an idle
+  // pool shrinks back to `size`. 0 (or not above `size`): always `size`.
+  std::uint32_t max_size = 0;
 
   bool operator==(const PoolConfig&) const = default;
 };
@@ -48,13 +52,17 @@ struct PoolDemand {
   std::chrono::steady_clock::time_point last{};
 };
 
+class ReadyPool;
+
 // What a ReadyPool needs of the host that owns it (host.hpp): slots, builds and room.
 struct PoolHost {
   // A free sandbox slot; nullopt when none is.
   std::function<std::optional<std::uint32_t>()> take_slot;
-  // A sandbox built with `limits` in `slot` (released if the build fails) and made live as the
-  // pool's (ReadyPool::adopt). Throws on failure.
-  std::function<boost::asio::awaitable<std::shared_ptr<Sandbox>>(Limits, std::uint32_t)> build;
+  // A sandbox built with `limits` in `slot` (released if the build fails) and made live as
+  // `pool`'s (ReadyPool::adopt). Throws on failure.
+  std::function<boost::asio::awaitable<std::shared_ptr<Sandbox>>(Limits, std::uint32_t,
+                                                                 ReadyPool& pool)>
+      build;
   // Whether the host can spare what one more ready sandbox takes (host.hpp: room_for_ready).
   std::function<bool()> has_room;
 };
@@ -68,7 +76,12 @@ class ReadyPool {
  public:
   using FailureHook = std::function<void(const std::string&)>;
 
-  ReadyPool(boost::asio::any_io_executor executor, PoolConfig config, Limits limits, PoolHost host);
+  // `demand`: shared by every pool of a host (each stays out of the way of all real work); null:
+  // a demand of its own.
+  ReadyPool(boost::asio::any_io_executor executor, PoolConfig config, Limits limits, PoolHost host,
+            std::shared_ptr<PoolDemand> demand = nullptr);
+  // How long a take counts towards the pool's size above PoolConfig::size.
+  static constexpr std::chrono::seconds kDemandWindow{120};
   ReadyPool(const ReadyPool&) = delete;
   ReadyPool& operator=(const ReadyPool&) = delete;
 
@@ -107,13 +120,16 @@ class ReadyPool {
   enum class Refill { kept, failed, not_kept, shut_down };
 
   Limits ready_limits() const;
+  // How many ready sandboxes to keep now (PoolConfig::size, more under recent demand); forgets
+  // takes older than kDemandWindow. Under mutex_.
+  std::size_t target_locked(Clock::time_point now);
   void wake_refill();
   boost::asio::awaitable<void> refill_loop();
   boost::asio::awaitable<void> wait_until(Clock::time_point when);
   // Forgets ready sandboxes that have ended; false once the gateway shuts down.
   bool forget_ended();
   // Whether building one more ready sandbox now takes nothing real work may need.
-  bool room_for_another() const;
+  bool room_for_another();
   std::optional<Clock::time_point> deferred_until(RefillSchedule& schedule,
                                                   Clock::time_point now) const;
   boost::asio::awaitable<Refill> refill_once();
@@ -126,7 +142,8 @@ class ReadyPool {
   Limits limits_;  // every sandbox's (HostConfig::limits)
   PoolHost host_;
   // What the refill waits for (ready_pool_refill.cpp: refill_loop).
-  std::shared_ptr<PoolDemand> demand_ = std::make_shared<PoolDemand>();
+  std::shared_ptr<PoolDemand> demand_;
+  std::vector<Clock::time_point> recent_takes_;  // within kDemandWindow, oldest first (mutex_)
   mutable std::mutex mutex_;
   // Ready sandboxes (each also live in the host), oldest first, and the counters (mutex_).
   std::vector<std::shared_ptr<Sandbox>> ready_;

@@ -118,7 +118,8 @@ asio::awaitable<void> ReadyPool::wait_until(Clock::time_point when) {
 }
 
 bool ReadyPool::forget_ended() {
-  std::vector<std::shared_ptr<Sandbox>> gone;  // ended outside the lock
+  std::vector<std::shared_ptr<Sandbox>> gone;     // released outside the lock
+  std::vector<std::shared_ptr<Sandbox>> surplus;  // ended outside the lock
   {
     std::lock_guard lock(mutex_);
     if (shut_down_) return false;
@@ -126,15 +127,22 @@ bool ReadyPool::forget_ended() {
         std::partition(ready_.begin(), ready_.end(), [](const auto& s) { return !s->ended(); });
     gone.assign(std::make_move_iterator(ended), std::make_move_iterator(ready_.end()));
     ready_.erase(ended, ready_.end());
+    // Demand has passed: the pool shrinks back, its oldest first.
+    std::size_t target = target_locked(Clock::now());
+    while (ready_.size() > target) {
+      surplus.push_back(std::move(ready_.front()));
+      ready_.erase(ready_.begin());
+    }
   }
   gone.clear();
+  for (const auto& s : surplus) s->end(EndReason::closed, "the pool shrank: no recent demand");
   return true;
 }
 
-bool ReadyPool::room_for_another() const {
+bool ReadyPool::room_for_another() {
   {
     std::lock_guard lock(mutex_);
-    if (shut_down_ || stopped_ || ready_.size() >= config_.size) return false;
+    if (shut_down_ || stopped_ || ready_.size() >= target_locked(Clock::now())) return false;
   }
   return host_.has_room();
 }
@@ -208,7 +216,7 @@ asio::awaitable<std::shared_ptr<Sandbox>> ReadyPool::build_ready(std::string& wh
   try {
     // Marked as warming (not a session's) under the lock that makes it live.
     Limits limits = ready_limits();
-    sandbox = co_await host_.build(limits, *slot);
+    sandbox = co_await host_.build(limits, *slot, *this);
     // Sessions' calls may run beside the warm-up (a refill that demand deferred for
     // kRefillDeferMax starts anyway): the warm-up yields the CPU to them.
     sandbox->warm_in_background();

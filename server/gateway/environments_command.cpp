@@ -62,8 +62,9 @@ void print(const std::vector<Listed>& items, bool as_json, std::ostream& out) {
     out << list.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return;
   }
-  out << std::left << std::setw(20) << "NAME" << std::setw(11) << "STATE" << std::setw(14)
-      << "HASH" << std::setw(10) << "SIZE MiB" << "REASON\n";
+  out << std::left << std::setw(20) << "NAME" << std::setw(11) << "STATE" << std::setw(14) << "HASH"
+      << std::setw(10) << "SIZE MiB"
+      << "REASON\n";
   for (const auto& i : items)
     out << std::left << std::setw(20) << i.name << std::setw(11) << i.state << std::setw(14)
         << i.hash.substr(0, 12) << std::setw(10) << (i.size_bytes >> 20) << i.reason << "\n";
@@ -86,7 +87,8 @@ int build_ahead(const Config& config, const std::string& into,
   auto shares = std::make_shared<egress::ConnectionShares>(proxy->max_connections_total,
                                                            proxy->max_connections_total);
   auto environments = std::make_shared<environment::Environments>(
-      io.get_executor(), std::move(store), environment::BuildServices{&host, proxy, shares},
+      io.get_executor(), std::move(store),
+      environment::BuildServices{&host, proxy, shares, /*warm_pools=*/false},
       config.environments.builds_at_once);
   environments->load(std::move(definitions));
   while (!environments->settled()) io.run_one_for(std::chrono::milliseconds(200));

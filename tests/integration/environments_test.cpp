@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "gateway_process.hpp"
@@ -60,19 +61,20 @@ std::string probe_setup(const PackageIndex& index) {
 
 json definitions(const PackageIndex& index, const std::string& version = "v1") {
   std::string port = std::to_string(index.port);
-  return {{"probe",
-           {{"setup", probe_setup(index)},
-            {"verify", "python3 -c 'import sandgate_probe' && node -e \"require('sandgate-probe')\""},
-            {"egress", {"index.sandgate.test:" + port, "127.0.0.2:" + port}},
-            {"preload", {"sandgate_probe"}},
-            {"description", "the test index's probe package"}}},
-          {"broken",
-           {{"setup", "mkdir -p /env/python && echo made > /env/python/marker.txt"},
-            {"verify", "exit 3"}}},
-          {"versioned",
-           {{"setup", "mkdir -p /env/data && echo " + version + " > /env/data/version"},
-            {"verify", "grep -q " + version + " /env/data/version"},
-            {"description", "data " + version}}}};
+  return {
+      {"probe",
+       {{"setup", probe_setup(index)},
+        {"verify", "python3 -c 'import sandgate_probe' && node -e \"require('sandgate-probe')\""},
+        {"egress", {"index.sandgate.test:" + port, "127.0.0.2:" + port}},
+        {"preload", {"sandgate_probe"}},
+        {"description", "the test index's probe package"}}},
+      {"broken",
+       {{"setup", "mkdir -p /env/python && echo made > /env/python/marker.txt"},
+        {"verify", "exit 3"}}},
+      {"versioned",
+       {{"setup", "mkdir -p /env/data && echo " + version + " > /env/data/version"},
+        {"verify", "grep -q " + version + " /env/data/version"},
+        {"description", "data " + version}}}};
 }
 
 struct EnvironmentWorld {
@@ -88,9 +90,8 @@ struct EnvironmentWorld {
   EnvironmentWorld() {
     std::filesystem::remove_all(state);
     hosts.write(kHosts, 0644);
-    tokens.write(digest("alice-token") + " alice environments=probe\n" +
-                 digest("bob-token") + " bob\n" +
-                 digest("carol-token") + " carol environments=broken,base\n" +
+    tokens.write(digest("alice-token") + " alice environments=probe\n" + digest("bob-token") +
+                 " bob\n" + digest("carol-token") + " carol environments=broken,base\n" +
                  digest("dave-token") + " dave environments=versioned\n");
     file.write(definitions(index).dump(2), 0644);
     start();
@@ -144,7 +145,9 @@ std::string stdout_of(const json& result) {
   return result.value("structuredContent", json::object()).value("stdout", "");
 }
 
-bool is_error(const json& result) { return result.value("isError", false); }
+bool is_error(const json& result) {
+  return result.value("isError", false);
+}
 
 }  // namespace
 
@@ -165,7 +168,8 @@ TEST_CASE(
         std::string::npos);
   // A failed build stores nothing: the layers are probe's and versioned's, each with its record.
   int layers = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(world.state / "environments" / "layers"))
+  for (const auto& entry :
+       std::filesystem::directory_iterator(world.state / "environments" / "layers"))
     layers += entry.is_directory();
   CHECK(layers == 2);
 
@@ -253,8 +257,10 @@ TEST_CASE(
   std::string new_hash;
   for (int i = 0; i < 600 && new_hash.empty(); ++i) {
     auto entry = world.listed()["versioned"];
-    if (entry["state"] == "ready" && entry["hash"] != old_hash) new_hash = entry["hash"];
-    else std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (entry["state"] == "ready" && entry["hash"] != old_hash)
+      new_hash = entry["hash"];
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   REQUIRE(!new_hash.empty());
   // A new session gets the new layer (the listing reads the store; the gateway takes the
@@ -282,4 +288,43 @@ TEST_CASE(
   }
   CHECK(removed);
   CHECK(std::filesystem::exists(layers / new_hash));
+}
+
+TEST_CASE("a session keeps its environment through a restart, and the layer is not built again",
+          "[integration][environments][restart]") {
+  if (!can_run()) return;
+  EnvironmentWorld world;
+  std::string session;
+  {
+    Client alice(*world.gw, "alice-token");
+    session = alice.session;
+    auto first = alice.run(
+        "open('/work/kept.txt', 'w').write('kept')\nimport sandgate_probe\n"
+        "print(sandgate_probe.VALUE)");
+    CHECK(stdout_of(first).find("installed from the test index") != std::string::npos);
+    REQUIRE(world.gw->stop(SIGTERM) == 0);
+  }
+  std::string first_log = world.log.read();
+  world.start();
+  // The layer was found in the store: probe was not built again (the failed one is retried at
+  // each start).
+  auto built_probe = [](const std::string& log) {
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("environment_build_started") != std::string::npos &&
+          line.find("\"probe\"") != std::string::npos)
+        return true;
+    return false;
+  };
+  CHECK(!built_probe(world.log.read()));
+  Client alice(*world.gw, "alice-token");
+  alice.session = session;
+  auto after = alice.run(
+      "import sandgate_probe\nprint(sandgate_probe.VALUE, open('/work/kept.txt').read())");
+  INFO(after.dump());
+  CHECK(stdout_of(after).find("installed from the test index kept") != std::string::npos);
+  // Still the session's environment: another is refused.
+  auto other = alice.run("print(1)", "python", "base");
+  CHECK(is_error(other));
+  CHECK(built_probe(first_log));
 }

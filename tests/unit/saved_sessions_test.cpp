@@ -39,11 +39,11 @@ SavedRegistry sample(const std::string& replica = "r1") {
   SavedRegistry r;
   r.replica = replica;
   r.sessions.push_back({session::new_session_id(replica), SessionKind::session, "alpha",
-                        1'700'000'000'000, 1'700'000'100'000, 0.125, SavedSandbox::hibernated});
+                        1'700'000'000'000, 1'700'000'100'000, 0.125, SavedSandbox::hibernated, ""});
   r.sessions.push_back({session::new_handle_id(replica), SessionKind::handle, "beta",
-                        1'700'000'000'001, 1'700'000'000'002, 0.0, SavedSandbox::live});
+                        1'700'000'000'001, 1'700'000'000'002, 0.0, SavedSandbox::live, ""});
   r.sessions.push_back({session::new_session_id(replica), SessionKind::session, "alpha", 5, 6, 1e-7,
-                        SavedSandbox::none});
+                        SavedSandbox::none, ""});
   return r;
 }
 
@@ -274,7 +274,7 @@ TEST_CASE("a restart brings back no more sessions than the caps allow, the most 
   for (int i = 0; i < 7; ++i)
     saved.sessions.push_back({session::new_session_id("r1"), SessionKind::session,
                               i < 5 ? "alpha" : "beta", now_ms - 100'000, now_ms - 10'000 * (i + 1),
-                              0.0, SavedSandbox::none});
+                              0.0, SavedSandbox::none, ""});
   {
     session::Registry registry(io.get_executor(), cfg, host, slots);
     auto report = registry.restore(
@@ -314,4 +314,23 @@ TEST_CASE("after a restart the store keeps the archives of restored sessions onl
   CHECK_FALSE(std::filesystem::exists(t.path / store.file_name("gone")));
   CHECK_FALSE(std::filesystem::exists(t.path / store.file_name("linked")));
   CHECK(store.bytes() == 4);
+}
+
+TEST_CASE("a saved session keeps its environment, and a malformed one is refused",
+          "[unit][restart][environments]") {
+  auto r = sample();
+  r.sessions[0].environment = "analysis";
+  auto parsed = session::parse_saved_registry(session::serialize(r));
+  REQUIRE(parsed.registry);
+  CHECK(parsed.registry->sessions[0].environment == "analysis");
+  CHECK(parsed.registry->sessions[1].environment.empty());
+  // A registry written before environments (no field) reads as "not decided yet".
+  CHECK(*parsed.registry == r);
+  for (nlohmann::json bad : {nlohmann::json(""), nlohmann::json(7), nlohmann::json("Not/A/Name"),
+                             nlohmann::json(std::string(64, 'a'))}) {
+    auto refused = session::parse_saved_registry(with_field(sample(), 0, "environment", bad));
+    REQUIRE(refused.registry);
+    CHECK(refused.skipped == 1);
+    CHECK(refused.problem == "an entry has no valid environment");
+  }
 }

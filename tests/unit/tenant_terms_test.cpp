@@ -91,3 +91,19 @@ TEST_CASE("a tokens file error never repeats what the file says", "[unit][auth]"
     CHECK(std::string(e.what()).find("sk-live") == std::string::npos);
   }
 }
+
+TEST_CASE("a tenant's environments come from its line, the first its default",
+          "[unit][auth][environments]") {
+  std::string d = to_hex(sha256("x")), e = to_hex(sha256("y"));
+  auto store = TokenStore::parse(d + " t environments=analysis,base,gpu-2\n" + e + " u\n");
+  CHECK(store.find("x")->environments == std::vector<std::string>{"analysis", "base", "gpu-2"});
+  CHECK(store.find("y")->environments.empty());  // base only
+  for (std::string bad : {"environments=", "environments=a,,b", "environments=Upper",
+                          "environments=-lead", "environments=a/b", "environments=a,a"}) {
+    INFO(bad);
+    // The error names the option, never what was written.
+    CHECK_THROWS_WITH(TokenStore::parse(d + " t " + bad + "\n"), Catch::Contains("environment "));
+    CHECK_THROWS_WITH(TokenStore::parse(d + " t " + bad + "\n"),
+                      !Catch::Contains("Upper") && !Catch::Contains("a/b"));
+  }
+}

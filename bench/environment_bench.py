@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""Environments (issue #43): a new session's first call that imports an environment's own
+package, warm (its ready sandbox has it preloaded) against cold (the same layer, no ready
+sandbox, no preload); a burst of 20 new sessions in 2 s with the pool sized by demand against a
+fixed pool of two; and the build's time against its setup script's own time in a plain sandbox.
+Side by side in one run, as ratios. Run as root on an idle machine:
+
+    bench/environment_bench.py --sandgate build-release/sandgate [--samples 10] [--out DIR]
+
+The environment's package is made by its setup (no network): 300 modules that each build a
+table when imported, so that importing it costs what a data-science package's import does
+(about a second), and the layer is real files on disk mounted at /env.
+
+Writes DIR/environments.md and DIR/environments.json (default bench/results)."""
+import argparse
+import concurrent.futures
+import hashlib
+import http.client
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TOKENS = {"warm": "env-bench-warm", "cold": "env-bench-cold", "fixed": "env-bench-fixed",
+          "plain": "env-bench-plain"}
+
+# The environment's package: D is /env in the build, another directory for the setup's own run.
+SETUP = r"""
+D=${SANDGATE_LAYER:-/env}
+mkdir -p $D/python/heavypkg
+python3 - "$D/python/heavypkg" <<'PY'
+import os, sys
+target = sys.argv[1]
+for i in range(300):
+    with open(os.path.join(target, f"m{i}.py"), "w") as f:
+        f.write("TABLE = {k: [j * j for j in range(60)] for k in range(300)}\n")
+        f.write("".join(f"def f{j}(x):\n    return x * {j} + {i}\n" for j in range(40)))
+with open(os.path.join(target, "__init__.py"), "w") as f:
+    f.write("".join(f"from . import m{i}\n" for i in range(300)))
+    f.write("VALUE = 'heavy'\n")
+PY
+"""
+VERIFY = "python3 -c 'import heavypkg; assert heavypkg.VALUE == \"heavy\"'"
+FIRST_CALL = "import heavypkg\nprint(heavypkg.VALUE)"
+
+
+def definitions():
+    common = {"setup": SETUP, "verify": VERIFY}
+    # Three names, one layer (the same setup, verify and egress): built once.
+    return {"heavy": dict(common, preload=["heavypkg"], pool={"min": 2, "max": 8}),
+            "heavy_fixed": dict(common, preload=["heavypkg"], pool={"min": 2, "max": 2}),
+            "heavy_cold": dict(common, pool={"min": 0, "max": 0})}
+
+
+class Mcp:
+    """Just enough of a 2025-11-25 client: one session, tools/call execute."""
+
+    def __init__(self, port, token):
+        self.port, self.token, self.session, self.id = port, token, None, 0
+
+    def post(self, message):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
+        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": "2025-11-25"}
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        connection.request("POST", "/mcp", json.dumps(message), headers)
+        reply = connection.getresponse()
+        body = reply.read().decode()
+        self.session = reply.getheader("Mcp-Session-Id") or self.session
+        data = [line[5:] for line in body.splitlines() if line.startswith("data:")]
+        return json.loads(data[-1] if data else body) if body else None
+
+    def start(self):
+        self.id += 1
+        self.post({"jsonrpc": "2.0", "id": self.id, "method": "initialize",
+                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                              "clientInfo": {"name": "environment_bench", "version": "1"}}})
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def run(self, code, language="python", timeout=300):
+        self.id += 1
+        reply = self.post({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
+                           "params": {"name": "execute",
+                                      "arguments": {"language": language, "code": code,
+                                                    "timeout_seconds": timeout}}})
+        result = reply.get("result", {}).get("structuredContent")
+        if result is None or result.get("exit_code") != 0:
+            raise RuntimeError("execute failed: " + json.dumps(reply)[:2000])
+        return result
+
+    def end(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        connection.request("DELETE", "/mcp", headers={"Authorization": "Bearer " + self.token,
+                                                      "Mcp-Session-Id": self.session})
+        connection.getresponse().read()
+
+
+def first_call(port, tenant):
+    """A new session's first call importing the package: seconds, end to end."""
+    mcp = Mcp(port, TOKENS[tenant])
+    mcp.start()
+    started = time.perf_counter()
+    out = mcp.run(FIRST_CALL)
+    seconds = time.perf_counter() - started
+    assert "heavy" in out["stdout"], out
+    mcp.end()
+    return seconds
+
+
+def start_gateway(binary, directory):
+    tokens = os.path.join(directory, "tokens")
+    environments = {"warm": "heavy", "fixed": "heavy_fixed", "cold": "heavy_cold",
+                    "plain": "base"}
+    with open(tokens, "w") as f:
+        for tenant, token in TOKENS.items():
+            f.write(f"{hashlib.sha256(token.encode()).hexdigest()} {tenant} "
+                    f"environments={environments[tenant]} max_sessions=100\n")
+    os.chmod(tokens, 0o600)
+    definitions_file = os.path.join(directory, "environments.json")
+    with open(definitions_file, "w") as f:
+        json.dump(definitions(), f)
+    log = open(os.path.join(directory, "gateway.log"), "w")
+    process = subprocess.Popen(
+        [binary, "--listen", "127.0.0.1:0", "--token-file", tokens, "--pool-size", "0",
+         "--environments", definitions_file, "--state-dir", os.path.join(directory, "state"),
+         "--log-level", "info", "--max-sandboxes", "64", "--spend-cap-usd", "1000"],
+        stdout=subprocess.PIPE, stderr=log, env={"PATH": "/usr/bin:/bin"})
+    line = process.stdout.readline().decode()  # "sandgate listening on http://127.0.0.1:P/mcp"
+    port = int(line.rsplit(":", 1)[1].split("/")[0])
+    for _ in range(6000):
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/readyz")
+            if connection.getresponse().status == 200:
+                return process, port, log.name
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("the gateway did not become ready")
+
+
+def build_seconds(log_path):
+    for line in open(log_path):
+        if '"environment_ready"' in line:
+            return json.loads(line)["seconds"]
+    raise RuntimeError("no environment_ready in the gateway's log")
+
+
+def setup_own_seconds(port, rounds):
+    """The setup script run as an ordinary call in a warm plain sandbox, timed inside it."""
+    mcp = Mcp(port, TOKENS["plain"])
+    mcp.start()
+    mcp.run("print('warm')")
+    times = []
+    for i in range(rounds):
+        script = ("rm -rf /work/layer; start=$(date +%s.%N)\n"
+                  f"SANDGATE_LAYER=/work/layer bash <<'SETUP'\n{SETUP}\nSETUP\n"
+                  "end=$(date +%s.%N); echo \"$start $end\"")
+        out = mcp.run(script, "bash")["stdout"].split()
+        times.append(float(out[-1]) - float(out[-2]))
+    mcp.end()
+    return times
+
+
+def pool_settled(port, seconds=8):
+    time.sleep(seconds)  # the ready sandboxes refill at a background share after the last take
+
+
+def burst(port, tenant, sessions=20, over_s=2.0):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=sessions) as pool:
+        futures = []
+        for i in range(sessions):
+            futures.append(pool.submit(first_call, port, tenant))
+            time.sleep(over_s / sessions)
+        return sorted(f.result() for f in futures)
+
+
+def quantile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sandgate", required=True)
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--burst", type=int, default=20)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        gateway, port, log = start_gateway(args.sandgate, directory)
+        try:
+            build = build_seconds(log)
+            setup = setup_own_seconds(port, 3)
+            pool_settled(port)
+            first = {"warm": [], "cold": []}
+            for _ in range(args.samples):
+                first["warm"].append(first_call(port, "warm"))
+                first["cold"].append(first_call(port, "cold"))
+                pool_settled(port, 4)
+            pool_settled(port)
+            bursts = {"by_demand": burst(port, "warm", args.burst)}
+            pool_settled(port, 20)
+            bursts["fixed_two"] = burst(port, "fixed", args.burst)
+        finally:
+            gateway.terminate()
+            gateway.wait(timeout=120)
+    cold = statistics.median(first["cold"])
+    results = {
+        "first_call_s": {k: statistics.median(v) for k, v in first.items()},
+        "first_call_warm_over_cold": statistics.median(first["warm"]) / cold,
+        "burst_s": {k: {"p50": quantile(v, 0.5), "p90": quantile(v, 0.9)}
+                    for k, v in bursts.items()},
+        "burst_p90_over_cold": {k: quantile(v, 0.9) / cold for k, v in bursts.items()},
+        "build_s": build, "setup_own_s": statistics.median(setup),
+        "build_over_setup": build / statistics.median(setup),
+        "samples": {"first": first, "bursts": bursts, "setup": setup},
+    }
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "environments.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    r = results
+    lines = [f"# Environments: {args.samples} first calls each way, bursts of {args.burst} new "
+             "sessions in 2 s (bench/environment_bench.py)", "",
+             "| measure | value |", "|---|---|",
+             f"| first call importing the package, warm (preloaded ready sandbox) | "
+             f"{r['first_call_s']['warm'] * 1000:.0f} ms |",
+             f"| the same, cold (new sandbox, import at the call) | {cold * 1000:.0f} ms |",
+             f"| warm / cold | {r['first_call_warm_over_cold']:.2f} (target <= 0.15) |"]
+    for k, v in r["burst_s"].items():
+        lines.append(f"| burst, pool {k.replace('_', ' ')}: p50 / p90 | {v['p50'] * 1000:.0f} / "
+                     f"{v['p90'] * 1000:.0f} ms; p90 / cold {r['burst_p90_over_cold'][k]:.2f} |")
+    lines += [f"| build (setup, seal, verify) | {build:.2f} s |",
+              f"| the setup's own run in a plain sandbox | {r['setup_own_s']:.2f} s |",
+              f"| build / setup | {r['build_over_setup']:.2f} (target <= 1.1) |"]
+    with open(os.path.join(args.out, "environments.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
