@@ -135,6 +135,11 @@ struct Client {
     REQUIRE(reply.status == 200);
     return reply.json_body()["result"];
   }
+  // DELETE: the session and its sandbox end.
+  void end() {
+    gw.request(boost::beast::http::verb::delete_, "/mcp", "",
+               GatewayProcess::mcp_headers(session, token));
+  }
   GatewayProcess& gw;
   std::string token;
   std::string session;
@@ -327,4 +332,30 @@ TEST_CASE("a session keeps its environment through a restart, and the layer is n
   auto other = alice.run("print(1)", "python", "base");
   CHECK(is_error(other));
   CHECK(built_probe(first_log));
+}
+
+TEST_CASE("a new session in an environment starts from its own ready sandbox, its preload imported",
+          "[integration][environments][pool]") {
+  if (!can_run()) return;
+  EnvironmentWorld world;
+  // probe's pool: none ready until its first session (min 0), then one more per recent new
+  // session, up to 2. The first session's sandbox is built on demand: nothing imported yet.
+  Client first(*world.gw, "alice-token");
+  auto cold = first.run("import sys\nprint('sandgate_probe' in sys.modules)");
+  CHECK(stdout_of(cold) == "False\n");
+  first.end();
+  // A later one is handed a ready sandbox of the environment (built in the background after the
+  // first take), whose interpreter imported the preload before it was handed out.
+  bool warm = false;
+  for (int i = 0; i < 120 && !warm; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    Client next(*world.gw, "alice-token");
+    auto result = next.run("import sys\nprint('sandgate_probe' in sys.modules)");
+    warm = stdout_of(result) == "True\n";
+    next.end();
+  }
+  CHECK(warm);
+  // Bob's sandboxes (base) never get one of probe's.
+  Client bob(*world.gw, "bob-token");
+  CHECK(stdout_of(bob.run("import sys\nprint('sandgate_probe' in sys.modules)")) == "False\n");
 }
