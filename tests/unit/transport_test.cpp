@@ -10,6 +10,7 @@
 #include "server/http/media_type.hpp"
 #include "server/tools/output_bound.hpp"
 #include "session/session_id.hpp"
+#include "tests/support/mcp_messages.hpp"
 
 using namespace sandgate;
 using namespace sandgate::server;
@@ -151,15 +152,14 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     std::string id = t.initialize();
     CHECK(body_of(t.post(request(3, "prompts/list"), {{"Mcp-Session-Id", id}}))["error"]["code"] ==
           -32601);
-    auto tool = t.post(request(4, "tools/call", {{"name", "rm_rf"}, {"arguments", json::object()}}),
-                       {{"Mcp-Session-Id", id}});
+    auto tool =
+        t.post(test::tool_call_message(4, "rm_rf", json::object()), {{"Mcp-Session-Id", id}});
     CHECK(body_of(tool)["error"]["code"] == -32602);
   }
   SECTION("invalid execute arguments are a tool error, not a protocol error (SEP-1303)") {
     std::string id = t.initialize();
     auto r = body_of(
-        t.post(request(5, "tools/call", {{"name", "execute"}, {"arguments", {{"code", ""}}}}),
-               {{"Mcp-Session-Id", id}}));
+        t.post(test::tool_call_message(5, "execute", {{"code", ""}}), {{"Mcp-Session-Id", id}}));
     CHECK(r["result"]["isError"] == true);
     CHECK(r["result"]["content"][0]["text"].get<std::string>().find("`code`") != std::string::npos);
   }
