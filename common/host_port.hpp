@@ -1,7 +1,8 @@
 #pragma once
 // The one reading of `host[:port]` and of a port number, for every place that takes them apart:
 // the Host and Origin checks, the OAuth URLs the gateway fetches, the tenants' egress allow-list
-// entries and the egress proxy's CONNECT and absolute-form targets. Several readers with rules of
+// entries, the egress proxy's CONNECT and absolute-form targets, the address the gateway listens
+// on and the replicas' peer URLs. Several readers with rules of
 // their own let a text mean one thing to the check and another to the code that acts on it, so
 // there is one, as strict as the strictest of them was:
 //   - host: a name or IPv4 literal of letters, digits, '-', '.' and '_' only (so never user
@@ -37,6 +38,10 @@ enum class HostPortError {
 };
 
 std::variant<HostPort, HostPortError> split_host_port(std::string_view text);
+
+// An address to listen on, "host:port": the same host, a port that must be written (missing_port
+// otherwise), and "0" allowed besides 1..65535 (the kernel then picks a free port).
+std::variant<HostPort, HostPortError> split_listen_address(std::string_view text);
 
 // "1".."65535" in decimal digits, without sign, spaces or leading zeros; nullopt otherwise.
 std::optional<std::uint16_t> parse_port(std::string_view text);

@@ -42,6 +42,7 @@ Limits ReadyPool::ready_limits() const {
 PoolStats ReadyPool::stats() const {
   std::lock_guard lock(mutex_);
   PoolStats stats = stats_;
+  stats.target = config_.size;
   stats.ready = ready_.size();
   return stats;
 }

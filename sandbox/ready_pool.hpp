@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/pool_stats.hpp"
 #include "limits.hpp"
 #include "sandbox.hpp"
 
@@ -30,16 +31,6 @@ struct PoolConfig {
   std::uint32_t max_size = 0;
 
   bool operator==(const PoolConfig&) const = default;
-};
-
-// What the pool did since the gateway started (for /metrics).
-struct PoolStats {
-  std::size_t ready = 0;              // ready sandboxes now
-  std::uint64_t hits = 0;             // sandboxes handed out from the pool
-  std::uint64_t misses = 0;           // sandboxes built on demand while the pool was on
-  std::uint64_t refills = 0;          // ready sandboxes built
-  std::uint64_t refill_failures = 0;  // builds that failed (the pool backs off, then retries)
-  double refill_seconds_total = 0;    // time those builds took, together
 };
 
 // The real work the pool's refill stays out of the way of (ready_pool_refill.cpp): sessions'
@@ -101,6 +92,7 @@ class ReadyPool {
   // What the refill stays out of the way of; on-demand builds count themselves in it.
   std::shared_ptr<PoolDemand> demand() const { return demand_; }
 
+  // What the pool holds and did (common/pool_stats.hpp; /metrics shows it).
   PoolStats stats() const;
   // Why the last build failed ("" when none has); for the log, never the model.
   std::string failure() const;

@@ -6,10 +6,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <variant>
 
+#include "common/host_port.hpp"
 #include "sandbox/file_util.hpp"
 #include "server/gateway/config_option.hpp"
 #include "session/session_id.hpp"
@@ -20,13 +23,13 @@ namespace {
 using namespace options_detail;
 
 void set_listen(Config& c, const std::string& v) {
-  auto colon = v.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("expected HOST:PORT");
-  std::string host = v.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  c.http.listen_host = host;
-  c.http.listen_port = static_cast<std::uint16_t>(to_u64(v.substr(colon + 1), 0, 65535));
+  auto split = split_listen_address(v);
+  auto* parts = std::get_if<HostPort>(&split);
+  if (!parts)
+    throw std::invalid_argument(
+        "expected HOST:PORT (an IPv6 address in brackets, the port from 0 to 65535)");
+  c.http.listen_host = std::string(parts->host);
+  c.http.listen_port = *parts->port;
 }
 
 constexpr std::uint64_t MiB = 1 << 20;
@@ -176,6 +179,22 @@ std::string validate(Config& c) {
   return "";
 }
 
+// The host of a peer URL template's authority; nullopt when what follows it is not ":PORT". The
+// split reads '{replica}' as a label of its own length, so the host keeps it where it was; a host
+// the split refuses is returned whole, for the label checks to say what is wrong with it.
+std::optional<std::string_view> authority_host(std::string_view authority,
+                                               std::string_view marker) {
+  std::string readable(authority);
+  if (auto at = readable.find(marker); at != std::string::npos)
+    readable.replace(at, marker.size(), std::string(marker.size(), 'r'));
+  auto split = split_host_port(readable);
+  if (auto* parts = std::get_if<HostPort>(&split))  // an IPv6 literal: whole, refused below
+    return parts->ipv6 ? authority : authority.substr(0, parts->host.size());
+  auto error = std::get<HostPortError>(split);
+  if (error == HostPortError::missing_port || error == HostPortError::bad_port) return std::nullopt;
+  return authority;
+}
+
 }  // namespace
 
 // Why a --peer-url-template is refused ("" when it is fine). The replica name in it comes from
@@ -194,13 +213,9 @@ std::string peer_url_template_problem(std::string_view url) {
     return expected + " ('{replica}' exactly once)";
   std::string_view authority = url.substr(scheme.size());
   authority = authority.substr(0, authority.find('/'));
-  std::string_view host = authority.substr(0, authority.rfind(':'));
-  if (host.size() != authority.size()) {
-    std::string_view port = authority.substr(host.size() + 1);
-    if (port.empty() || port.size() > 5 ||
-        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return expected + " (the port must be a number)";
-  }
+  auto host_of = authority_host(authority, marker);
+  if (!host_of) return expected + " (the port must be a number from 1 to 65535)";
+  std::string_view host = *host_of;
   auto at = host.find(marker);
   if (at == std::string_view::npos) return expected + " ('{replica}' must be in the host)";
   if (!std::all_of(host.begin(), host.begin() + at, is_label_char))

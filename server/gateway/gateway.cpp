@@ -162,14 +162,7 @@ Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& 
   g.calls_waiting = slots.waiting();
   g.handles = registry.handles();
   g.idle_sweeps = registry.sweeps();
-  auto pool = host.pool_stats();
-  g.pool_target = host.config().pool.size;
-  g.pool_ready = pool.ready;
-  g.pool_hits = pool.hits;
-  g.pool_misses = pool.misses;
-  g.pool_refills = pool.refills;
-  g.pool_refill_failures = pool.refill_failures;
-  g.pool_refill_seconds = pool.refill_seconds_total;
+  g.pool = host.pool_stats();
   if (state) {
     g.hibernated = registry.hibernated();
     g.state_bytes = state->bytes();

@@ -2,11 +2,24 @@
 // others, and the secret their forwards carry.
 #include <cctype>
 #include <stdexcept>
+#include <string_view>
+#include <variant>
 
+#include "common/host_port.hpp"
 #include "sandbox/file_util.hpp"
 #include "server/gateway/config_option.hpp"
 
 namespace sandgate::server::options_detail {
+namespace {
+
+// The host[:port] of the URL after the '=' of a --peers item, as the forwarder will connect to.
+std::string_view peer_authority(std::string_view item, std::size_t eq) {
+  std::string_view authority = item.substr(eq + 1 + 7);  // after "http://"
+  return authority.substr(0, authority.find('/'));
+}
+
+}  // namespace
+
 std::vector<Option> replica_options() {
   return {
       {"--replica-name", "SANDGATE_REPLICA_NAME", "",
@@ -21,7 +34,8 @@ std::vector<Option> replica_options() {
          c.peers.by_name.clear();
          for (const auto& item : to_list(v)) {
            auto eq = item.find('=');
-           if (eq == std::string::npos || item.compare(eq + 1, 7, "http://") != 0)
+           if (eq == std::string::npos || item.compare(eq + 1, 7, "http://") != 0 ||
+               !std::holds_alternative<HostPort>(split_host_port(peer_authority(item, eq))))
              throw std::invalid_argument("expected NAME=http://HOST:PORT");
            c.peers.by_name.emplace_back(item.substr(0, eq), item.substr(eq + 1));
          }

@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
+#include <variant>
 
+#include "common/host_port.hpp"
 #include "common/logging.hpp"
 #include "jsonrpc.hpp"
 #include "server/http/http_config.hpp"
@@ -121,9 +124,16 @@ bool resolve_warning_due() {
 
 // The peer at host[:port], connected; nothing when it cannot be resolved or reached.
 asio::awaitable<std::shared_ptr<Upstream>> connect_to(const std::string& authority) {
-  auto colon = authority.rfind(':');
-  std::string host = authority.substr(0, colon);
-  std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
+  auto split = split_host_port(authority);
+  auto* parts = std::get_if<HostPort>(&split);
+  if (!parts) {
+    // --peers is checked at start and the template's host is a DNS name: a deployment fault.
+    log_event(resolve_warning_due() ? LogLevel::warn : LogLevel::debug, "forward_failed",
+              {{"peer", authority}, {"error", "not host[:port]"}});
+    co_return nullptr;
+  }
+  std::string host(parts->host);
+  std::string port = parts->port ? std::to_string(*parts->port) : "80";
   auto executor = co_await asio::this_coro::executor;
   auto up = std::make_shared<Upstream>(executor);
   tcp::resolver resolver(executor);

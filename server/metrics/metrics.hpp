@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "common/pool_stats.hpp"
+
 namespace sandgate::server {
 
 enum class ExecOutcome {
@@ -39,14 +41,7 @@ struct Gauges {
   std::uint64_t resumes = 0;
   std::uint64_t archives_dropped = 0;
   std::uint64_t idle_sweeps = 0;  // passes of the idle sweep (expiry, hibernation) since start
-  // The pool of ready sandboxes (all 0 when it is off): see sandbox/ready_pool.hpp.
-  std::size_t pool_target = 0;
-  std::size_t pool_ready = 0;
-  std::uint64_t pool_hits = 0;
-  std::uint64_t pool_misses = 0;
-  std::uint64_t pool_refills = 0;
-  std::uint64_t pool_refill_failures = 0;
-  double pool_refill_seconds = 0;
+  PoolStats pool{};  // the pool of ready sandboxes, as the pool counts it (all 0 when it is off)
 };
 
 class Metrics {

@@ -115,12 +115,8 @@ TEST_CASE("the default monthly budget applies to tenants without their own",
   auto rpc = [](const std::string& method, json params, int id) {
     return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
   };
-  auto created = gw.post(rpc("tools/call",
-                             {{"name", "execute"},
-                              {"arguments", {{"code", "echo hi"}, {"language", "bash"}}},
-                              {"task", json::object()}},
-                             10),
-                         b, "tok-b");
+  auto created = gw.post(
+      as_task(tool_call_message(10, "execute", execute_arguments("echo hi", "bash"))), b, "tok-b");
   REQUIRE(created.status == 200);
   const std::string task = rpc_response(created)["result"]["task"]["taskId"];
   REQUIRE(eventually([&] {

@@ -105,8 +105,7 @@ TEST_CASE("a session's execute writes files in, returns them, and links large on
              {{{"path", "in/data.txt"}, {"content", "hello files"}},
               {{"path", "/work/pic.png"}, {"content", kPng}, {"encoding", "base64"}}}},
             {"return_files", {"out.txt", "pic.png", "big.bin", "small.bin", "missing.txt"}}});
-  auto r = gw.post(session_request("tools/call", {{"name", "execute"}, {"arguments", args}}, 1),
-                   session, "tok-a");
+  auto r = gw.post(tool_call_message(1, "execute", args), session, "tok-a");
   REQUIRE(r.status == 200);
   json result = session_answer(r)["result"];
   REQUIRE(result["isError"] == false);
@@ -153,9 +152,7 @@ TEST_CASE("a session's execute writes files in, returns them, and links large on
   CHECK(made_up["error"]["code"] == -32002);
 
   // Gone with the sandbox.
-  auto ended = gw.post(
-      session_request("tools/call", {{"name", "end_sandbox"}, {"arguments", json::object()}}, 5),
-      session, "tok-a");
+  auto ended = gw.post(tool_call_message(5, "end_sandbox", json::object()), session, "tok-a");
   CHECK(session_answer(ended)["result"]["isError"] == false);
   auto gone = session_answer(
       gw.post(session_request("resources/read", {{"uri", uri}}, 6), session, "tok-a"));
@@ -263,11 +260,8 @@ TEST_CASE("the table of minted URIs is bounded per tenant: its oldest go, anothe
     for (int i = 0; i < files; ++i) names.push_back(prefix + std::to_string(i));
     std::string code = "for i in range(" + std::to_string(files) + "): open(f'/work/" + prefix +
                        "{i}', 'w').write(str(i))";
-    auto reply = gw.post(
-        session_request("tools/call",
-                        {{"name", "execute"}, {"arguments", call(code, {{"return_files", names}})}},
-                        id),
-        session, token);
+    auto reply = gw.post(tool_call_message(id, "execute", call(code, {{"return_files", names}})),
+                         session, token);
     json result = session_answer(reply)["result"];
     INFO(result.dump().substr(0, 2000));
     CHECK(result["isError"] == false);
@@ -296,9 +290,7 @@ TEST_CASE("reads queued behind one tenant's long calls do not hold up another te
   TwoTenants tokens;
   GatewayProcess gw({"--token-file", tokens.path.string()}, {});
   auto execute = [&](const std::string& session, const std::string& token, json arguments) {
-    return gw.post(session_request("tools/call",
-                                   {{"name", "execute"}, {"arguments", std::move(arguments)}}, 1),
-                   session, token);
+    return gw.post(tool_call_message(1, "execute", std::move(arguments)), session, token);
   };
   auto read = [&](const std::string& uri, const std::string& session, const std::string& token) {
     return session_answer(

@@ -44,7 +44,7 @@ std::string GatewayProcess::initialize(const std::string& token) {
 
 json GatewayProcess::call_stateless(const std::string& tool, json arguments,
                                     const std::string& token) {
-  json message = stateless_message("tools/call", {{"name", tool}, {"arguments", arguments}});
+  json message = stateless_tool_call(tool, arguments);
   auto r = request(http::verb::post, "/mcp", message.dump(), stateless_headers(message, token));
   REQUIRE(r.status == 200);
   CHECK(r.headers.count("mcp-session-id") == 0);

@@ -86,10 +86,7 @@ TEST_CASE("a session created with one tenant's token is invisible to another's",
 TEST_CASE("a body over the limit gets 413 and the server keeps serving", "[integration]") {
   GatewayProcess gw({"--body-limit-bytes", "4096"});
   std::string id = gw.initialize();
-  json big = {{"jsonrpc", "2.0"},
-              {"id", 1},
-              {"method", "tools/call"},
-              {"params", {{"name", "execute"}, {"arguments", {{"code", std::string(8000, '#')}}}}}};
+  json big = tool_call_message(1, "execute", {{"code", std::string(8000, '#')}});
   CHECK(gw.request(http::verb::post, "/mcp", big.dump(), GatewayProcess::mcp_headers(id)).status ==
         413);
   CHECK(gw.post({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "ping"}}, id).status == 200);
@@ -116,16 +113,11 @@ TEST_CASE("notifications/cancelled kills the running program", "[integration]") 
   GatewayProcess gw({});
   std::string id = gw.initialize();
   auto call = std::async(std::launch::async, [&] {
-    return gw.post({{"jsonrpc", "2.0"},
-                    {"id", 42},
-                    {"method", "tools/call"},
-                    {"params",
-                     {{"name", "execute"},
-                      {"arguments",
-                       {{"code", "touch /work/started; sleep 60; touch /work/finished"},
-                        {"language", "bash"},
-                        {"timeout_seconds", 120}}}}}},
-                   id);
+    return gw.post(
+        tool_call_message(
+            42, "execute",
+            execute_arguments("touch /work/started; sleep 60; touch /work/finished", "bash", 120)),
+        id);
   });
   // The program must have started: a cancel that came first would drop the call unstarted.
   REQUIRE(eventually([] { return sandboxed_running("sleep 60") == 1; }));
@@ -184,13 +176,7 @@ TEST_CASE("SIGTERM mid-call: the call gets an answer, sandboxes end, exit 0", "[
   GatewayProcess gw({"--shutdown-grace", "5"});
   std::string id = gw.initialize();
   auto call = std::async(std::launch::async, [&] {
-    return gw.post(
-        {{"jsonrpc", "2.0"},
-         {"id", 7},
-         {"method", "tools/call"},
-         {"params",
-          {{"name", "execute"}, {"arguments", {{"code", "sleep 60"}, {"language", "bash"}}}}}},
-        id);
+    return gw.post(tool_call_message(7, "execute", execute_arguments("sleep 60", "bash")), id);
   });
   REQUIRE(eventually([] { return sandboxed_running("sleep 60") == 1; }));
   pid_t pid = gw.pid();

@@ -36,12 +36,8 @@ json answer(const HttpReply& r) {
 
 json execute(GatewayProcess& gw, const std::string& session, const std::string& token,
              const std::string& code, int id) {
-  json msg = {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", "python"}}}}}};
-  auto r = gw.post(msg, session, token);
+  auto r =
+      gw.post(tool_call_message(id, "execute", execute_arguments(code, "python")), session, token);
   REQUIRE(r.status == 200);
   return answer(r)["result"];
 }
@@ -100,12 +96,7 @@ TEST_CASE("an idle sandbox hibernates, and its session resumes with its files, t
       gw, b, "tok-b", "import os\nprint(os.path.exists('/work/keep.txt'), os.listdir('/work'))", 2);
   CHECK(theirs["structuredContent"]["stdout"] == "False []\n");
   CHECK_FALSE(mentions_resumed(theirs));
-  json msg = {
-      {"jsonrpc", "2.0"},
-      {"id", 3},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"}, {"arguments", {{"code", "print(open('/work/keep.txt').read())"}}}}}};
+  json msg = tool_call_message(3, "execute", {{"code", "print(open('/work/keep.txt').read())"}});
   CHECK(gw.post(msg, a, "tok-b").status == 404);
 
   long hibernations = metric(gw, "sandgate_hibernations_total{reason=\"idle\"}");
@@ -170,10 +161,7 @@ TEST_CASE("end_sandbox on a hibernated sandbox deletes its archive", "[integrati
           false);
   REQUIRE(wait_for_metric(gw, "sandgate_hibernations_total{reason=\"idle\"}", 1));
   REQUIRE(s.archives().size() == 1);
-  json end = {{"jsonrpc", "2.0"},
-              {"id", 2},
-              {"method", "tools/call"},
-              {"params", {{"name", "end_sandbox"}, {"arguments", json::object()}}}};
+  json end = tool_call_message(2, "end_sandbox", json::object());
   CHECK(answer(gw.post(end, a, "tok-a"))["result"]["isError"] == false);
   CHECK(s.archives().empty());
   auto next = execute(gw, a, "tok-a", "import os\nprint(os.path.exists('/work/keep.txt'))", 3);

@@ -60,11 +60,8 @@ std::string post_head(const std::string& session, std::size_t length, int port) 
 }
 
 std::string execute_body(const std::string& code, int id, bool progress = false, int timeout = 30) {
-  json params = {
-      {"name", "execute"},
-      {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout}}}};
-  if (progress) params["_meta"] = {{"progressToken", "p"}};
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}.dump();
+  json message = tool_call_message(id, "execute", execute_arguments(code, "bash", timeout));
+  return (progress ? with_progress_token(std::move(message), "p") : message).dump();
 }
 
 }  // namespace

@@ -66,16 +66,13 @@ json execute_arguments(const std::string& code, bool fresh,
 
 HttpReply call_in_session(GatewayProcess& gw, const std::string& session, json arguments,
                           bool progress) {
-  json params = {{"name", "execute"}, {"arguments", std::move(arguments)}};
-  if (progress) params["_meta"] = {{"progressToken", "live"}};
-  return gw.post({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", params}},
-                 session);
+  json message = tool_call_message(7, "execute", std::move(arguments));
+  return gw.post(progress ? with_progress_token(std::move(message), "live") : message, session);
 }
 
 HttpReply call_stateless(GatewayProcess& gw, json arguments, bool progress) {
-  json message = GatewayProcess::stateless_message(
-      "tools/call", {{"name", "execute"}, {"arguments", std::move(arguments)}});
-  if (progress) message["params"]["_meta"]["progressToken"] = 7;
+  json message = stateless_tool_call("execute", std::move(arguments));
+  if (progress) message = with_progress_token(std::move(message), 7);
   return gw.request(http::verb::post, "/mcp", message.dump(),
                     GatewayProcess::stateless_headers(message, "test-token"));
 }
@@ -234,17 +231,14 @@ TEST_CASE("a progressToken is an integer or a string of at most 256 bytes, in bo
   GatewayProcess gw({"--progress-interval", "1"});
   std::string session = gw.initialize();
   auto in_session = [&](json token) {
-    json params = {{"name", "execute"},
-                   {"arguments", execute_arguments("print('ok')", false)},
-                   {"_meta", {{"progressToken", std::move(token)}}}};
-    return gw.post({{"jsonrpc", "2.0"}, {"id", 7}, {"method", "tools/call"}, {"params", params}},
+    return gw.post(with_progress_token(
+                       tool_call_message(7, "execute", execute_arguments("print('ok')", false)),
+                       std::move(token)),
                    session);
   };
   auto stateless = [&](json token) {
-    json message = GatewayProcess::stateless_message(
-        "tools/call",
-        {{"name", "execute"}, {"arguments", execute_arguments("print('ok')", false)}});
-    message["params"]["_meta"]["progressToken"] = std::move(token);
+    json message = with_progress_token(
+        stateless_tool_call("execute", execute_arguments("print('ok')", false)), std::move(token));
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));
   };

@@ -26,13 +26,7 @@ namespace {
 
 json execute_message(const std::string& code, int id, const std::string& language = "python",
                      int timeout_s = 60) {
-  return {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments", {{"code", code}, {"language", language}, {"timeout_seconds", timeout_s}}}}}};
+  return tool_call_message(id, "execute", execute_arguments(code, language, timeout_s));
 }
 
 // The result of a session's execute reply (an event stream's last message, or a JSON body);

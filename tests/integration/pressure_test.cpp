@@ -32,10 +32,7 @@ struct Setup : TwoTenantDir {
 };
 
 json execute_message(const std::string& code, int id) {
-  return {{"jsonrpc", "2.0"},
-          {"id", id},
-          {"method", "tools/call"},
-          {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", "bash"}}}}}};
+  return tool_call_message(id, "execute", execute_arguments(code, "bash"));
 }
 
 json execute(GatewayProcess& gw, const std::string& session, const std::string& token,

@@ -32,15 +32,11 @@ TEST_CASE("a session created on replica B works through replicas A and C",
   // Through C: sees the same /work.
   CHECK(c->execute(id, "cat /work/where", "bash")["structuredContent"]["stdout"] == "via-a\n");
   // A streamed (SSE) response is relayed piece by piece.
-  auto streamed =
-      a->post({{"jsonrpc", "2.0"},
-               {"id", 9},
-               {"method", "tools/call"},
-               {"params",
-                {{"_meta", {{"progressToken", "t"}}},
-                 {"name", "execute"},
-                 {"arguments", {{"code", "sleep 3; echo streamed"}, {"language", "bash"}}}}}},
-              id);
+  auto streamed = a->post(
+      with_progress_token(
+          tool_call_message(9, "execute", execute_arguments("sleep 3; echo streamed", "bash")),
+          "t"),
+      id);
   CHECK(streamed.status == 200);
   CHECK(streamed.headers["content-type"] == "text/event-stream");
   CHECK(streamed.body.find("notifications/progress") != std::string::npos);
@@ -128,14 +124,8 @@ TEST_CASE(
   // alpha's session on B, with a task running in it.
   std::string session = b->initialize("token-alpha");
   REQUIRE(session.rfind("b.", 0) == 0);
-  json as_task = {{"jsonrpc", "2.0"},
-                  {"id", 2},
-                  {"method", "tools/call"},
-                  {"params",
-                   {{"name", "execute"},
-                    {"arguments", {{"code", "sleep 30"}, {"language", "bash"}}},
-                    {"task", json::object()}}}};
-  auto created = a->post(as_task, session, "token-alpha");
+  json task_call = as_task(tool_call_message(2, "execute", execute_arguments("sleep 30", "bash")));
+  auto created = a->post(task_call, session, "token-alpha");
   REQUIRE(created.status == 200);
   std::string task_id = created.json_body()["result"]["task"]["taskId"];
   json get_task = {

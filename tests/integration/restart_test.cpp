@@ -78,11 +78,7 @@ json answer(const HttpReply& r) {
 }
 
 json execute_msg(const std::string& code, int id) {
-  return {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params", {{"name", "execute"}, {"arguments", {{"code", code}, {"language", "python"}}}}}};
+  return tool_call_message(id, "execute", execute_arguments(code, "python"));
 }
 
 json execute(GatewayProcess& gw, const std::string& session, const std::string& token,

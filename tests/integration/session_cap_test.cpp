@@ -43,13 +43,7 @@ json initialize_message() {
 }
 
 json execute_message(const std::string& code, int timeout_s, int id) {
-  return {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}}}};
+  return tool_call_message(id, "execute", execute_arguments(code, "bash", timeout_s));
 }
 
 bool alive(GatewayProcess& gw, const std::string& session, const std::string& token) {

@@ -140,10 +140,7 @@ TEST_CASE("end_sandbox does not reset a session's spend", "[spend]") {
   auto first = gw.execute(id, burn(2), "python");
   INFO(tool_text(first));
   REQUIRE(first["isError"] == false);
-  json end_sandbox = {{"jsonrpc", "2.0"},
-                      {"id", 7},
-                      {"method", "tools/call"},
-                      {"params", {{"name", "end_sandbox"}, {"arguments", json::object()}}}};
+  json end_sandbox = tool_call_message(7, "end_sandbox", json::object());
   auto ended = gw.post(end_sandbox, id);
   REQUIRE(ended.status == 200);
   CHECK(ended.json_body()["result"]["isError"] == false);

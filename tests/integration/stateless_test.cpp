@@ -49,15 +49,12 @@ void expect_cancelled_by_close(GatewayProcess& entry, GatewayProcess& check,
   json long_call =
       bash("i=0; while true; do echo $i > /work/tick; i=$((i+1)); sleep 0.11; done", handle);
   long_call["timeout_seconds"] = 120;
-  json started = GatewayProcess::stateless_message("tools/call",
-                                                   {{"name", "execute"}, {"arguments", long_call}});
+  json started = stateless_tool_call("execute", long_call);
   REQUIRE(entry.post_and_close_when(started,
                                     GatewayProcess::stateless_headers(started, "test-token"),
                                     [] { return sandboxed_running("sleep 0.11") >= 1; }));
   // Calls of one sandbox run one at a time: this one runs only once the long one has ended.
-  json message = GatewayProcess::stateless_message(
-      "tools/call",
-      {{"name", "execute"}, {"arguments", bash("cat /work/tick; cat /work/kept", handle)}});
+  json message = stateless_tool_call("execute", bash("cat /work/tick; cat /work/kept", handle));
   auto pending = std::async(std::launch::async, [&] {
     return check.request(http::verb::post, "/mcp", message.dump(),
                          GatewayProcess::stateless_headers(message, "test-token"));
@@ -132,11 +129,7 @@ TEST_CASE("notifications/cancelled reaches a 2025 session's call that runs in a 
   json long_call = bash("sleep 100", handle);
   long_call["timeout_seconds"] = 120;
   auto running = std::async(std::launch::async, [&] {
-    return gw.post({{"jsonrpc", "2.0"},
-                    {"id", 7},
-                    {"method", "tools/call"},
-                    {"params", {{"name", "execute"}, {"arguments", long_call}}}},
-                   session);
+    return gw.post(tool_call_message(7, "execute", long_call), session);
   });
   // A cancel for a request the gateway has not yet seen is dropped: wait for its program.
   REQUIRE(eventually([] { return sandboxed_running("sleep 100") == 1; }));
@@ -158,8 +151,7 @@ TEST_CASE("a handle made for a call that never ran is not left holding a place",
       gw.call_stateless("execute", bash("true"))["structuredContent"]["sandbox_id"];
   json long_call = bash("sleep 10", handle);
   auto running = std::async(std::launch::async, [&] {
-    json message = GatewayProcess::stateless_message(
-        "tools/call", {{"name", "execute"}, {"arguments", long_call}});
+    json message = stateless_tool_call("execute", long_call);
     return gw.request(http::verb::post, "/mcp", message.dump(),
                       GatewayProcess::stateless_headers(message, "test-token"));
   });

@@ -41,7 +41,7 @@ inline HttpReply post_2026(GatewayProcess& gw, const std::string& method, nlohma
 
 // The params of a bash execute call.
 inline nlohmann::json bash_call(const std::string& code, int timeout_s) {
-  return {{"name", "execute"}, {"arguments", execute_arguments(code, "bash", timeout_s)}};
+  return tool_call_params("execute", execute_arguments(code, "bash", timeout_s));
 }
 
 }  // namespace sandgate::test

@@ -34,12 +34,8 @@ json request(const std::string& method, json params, int id) {
 }
 
 json execute_as_task(const std::string& code, int timeout_s, int id, json task = json::object()) {
-  return request(
-      "tools/call",
-      {{"name", "execute"},
-       {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}},
-       {"task", std::move(task)}},
-      id);
+  return as_task(tool_call_message(id, "execute", execute_arguments(code, "bash", timeout_s)),
+                 std::move(task));
 }
 
 std::string digest(const std::string& token) {
@@ -223,15 +219,10 @@ TEST_CASE("malformed task requests get clear errors", "[integration][tasks]") {
   auto bad_ttl = response_of(gw.post(execute_as_task("true", 5, 1, {{"ttl", "soon"}}), session));
   CHECK(bad_ttl["error"]["code"] == -32602);
   auto not_object = response_of(
-      gw.post(request("tools/call",
-                      {{"name", "execute"}, {"arguments", {{"code", "true"}}}, {"task", 5}}, 2),
-              session));
+      gw.post(as_task(tool_call_message(2, "execute", {{"code", "true"}}), 5), session));
   CHECK(not_object["error"]["code"] == -32602);
-  auto no_task_tool = response_of(gw.post(
-      request("tools/call",
-              {{"name", "end_sandbox"}, {"arguments", json::object()}, {"task", json::object()}},
-              3),
-      session));
+  auto no_task_tool =
+      response_of(gw.post(as_task(tool_call_message(3, "end_sandbox", json::object())), session));
   CHECK(no_task_tool["error"]["code"] == -32601);
   auto bad_cursor = response_of(gw.post(request("tasks/list", {{"cursor", "zz"}}, 4), session));
   CHECK(bad_cursor["error"]["code"] == -32602);

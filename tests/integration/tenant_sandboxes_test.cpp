@@ -16,13 +16,7 @@ using nlohmann::json;
 namespace {
 
 json execute_message(const std::string& code, int id, int timeout_s = 60) {
-  return {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments", {{"code", code}, {"language", "bash"}, {"timeout_seconds", timeout_s}}}}}};
+  return tool_call_message(id, "execute", execute_arguments(code, "bash", timeout_s));
 }
 
 json execute(GatewayProcess& gw, const std::string& session, const std::string& token,

@@ -5,6 +5,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "tests/support/mcp_messages.hpp"
+
 namespace sandgate::soak {
 
 namespace asio = boost::asio;
@@ -30,13 +32,7 @@ void Tally::refused_for_cap(const std::string& scenario, const std::string& what
 namespace {
 
 json tools_call(int id, const std::string& language, const std::string& code, int timeout) {
-  return {
-      {"jsonrpc", "2.0"},
-      {"id", id},
-      {"method", "tools/call"},
-      {"params",
-       {{"name", "execute"},
-        {"arguments", {{"code", code}, {"language", language}, {"timeout_seconds", timeout}}}}}};
+  return test::tool_call_message(id, "execute", test::execute_arguments(code, language, timeout));
 }
 
 // The CallToolResult's structured part, or null when the reply is not a tool result.

@@ -94,10 +94,9 @@ asio::awaitable<json> McpClient::execute(const std::string& session, const std::
 asio::awaitable<json> McpClient::execute_stateless(const std::string& sandbox_id,
                                                    const std::string& language,
                                                    const std::string& code) {
-  json arguments = {{"code", code}, {"language", language}};
+  json arguments = execute_arguments(code, language);
   if (!sandbox_id.empty()) arguments["sandbox_id"] = sandbox_id;
-  json request = stateless_message(
-      "tools/call", {{"name", "execute"}, {"arguments", std::move(arguments)}}, next_id_++);
+  json request = stateless_tool_call("execute", std::move(arguments), next_id_++);
   // Beside the client's own headers: the revision, method and tool mirrored (as
   // stateless_headers() has them). Built before the co_await: GCC 12 cannot take a braced list
   // inside that expression.

@@ -31,17 +31,41 @@ json tool_call_message(int id, const std::string& tool, json arguments) {
   return {{"jsonrpc", "2.0"},
           {"id", id},
           {"method", "tools/call"},
-          {"params", {{"name", tool}, {"arguments", std::move(arguments)}}}};
+          {"params", tool_call_params(tool, std::move(arguments))}};
+}
+
+json tool_call_params(const std::string& tool, json arguments) {
+  return {{"name", tool}, {"arguments", std::move(arguments)}};
+}
+
+json as_task(json message, json task) {
+  message["params"]["task"] = std::move(task);
+  return message;
+}
+
+json with_progress_token(json message, json token) {
+  message["params"]["_meta"]["progressToken"] = std::move(token);
+  return message;
 }
 
 json execute_arguments(const std::string& code, const std::string& language, int timeout_seconds) {
-  return {{"code", code}, {"language", language}, {"timeout_seconds", timeout_seconds}};
+  json arguments = execute_arguments(code, language);
+  arguments["timeout_seconds"] = timeout_seconds;
+  return arguments;
+}
+
+json execute_arguments(const std::string& code, const std::string& language) {
+  return {{"code", code}, {"language", language}};
 }
 
 json stateless_message(const std::string& method, json params, int id) {
   params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", kStatelessRevision},
                      {"io.modelcontextprotocol/clientCapabilities", json::object()}};
   return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+json stateless_tool_call(const std::string& tool, json arguments, int id) {
+  return stateless_message("tools/call", tool_call_params(tool, std::move(arguments)), id);
 }
 
 Headers stateless_headers(const json& message, const std::string& token) {

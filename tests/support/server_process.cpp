@@ -4,11 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "bench/common/measure.hpp"
+#include "common/host_port.hpp"
 #include "tests/support/http_client.hpp"
 
 namespace sandgate::test {
@@ -48,12 +52,14 @@ ServerProcess::ServerProcess(std::string name, std::vector<std::string> argv_s,
   char c;
   while (::read(out[0], &c, 1) == 1 && c != '\n') line += c;
   ::close(out[0]);
-  int port = 0;
-  if (auto colon = line.rfind(':'); colon != std::string::npos)
-    port = std::atoi(line.c_str() + colon + 1);
-  if (port <= 0 || port > 65535)
-    give_up(name_ + " did not say where it listens (its stdout: " + line + ")");
-  endpoint_ = {boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)};
+  // The port: between the URL's last ':' and the '/' of its path, read as every port is.
+  std::optional<std::uint16_t> port;
+  if (auto colon = line.rfind(':'); colon != std::string::npos) {
+    std::string_view after = std::string_view(line).substr(colon + 1);
+    port = parse_port(after.substr(0, after.find('/')));
+  }
+  if (!port) give_up(name_ + " did not say where it listens (its stdout: " + line + ")");
+  endpoint_ = {boost::asio::ip::make_address("127.0.0.1"), *port};
   if (!options.ready_path.empty()) wait_until_ready(options.ready_path, options.ready_limit);
 }
 

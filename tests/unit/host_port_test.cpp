@@ -10,10 +10,12 @@
 #include <stdexcept>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "auth/http_url.hpp"
 #include "egress/allow_list.hpp"
 #include "egress/proxy_request.hpp"
+#include "server/gateway/config.hpp"
 #include "server/mcp/admission.hpp"
 
 using sandgate::HostPort;
@@ -50,6 +52,21 @@ bool allow_list_takes(const std::string& entry) {
 bool connect_takes(const std::string& target) {
   return std::holds_alternative<sandgate::egress::ProxyTarget>(
       sandgate::egress::parse_proxy_target(true, target));
+}
+
+std::optional<HostPortError> listen_error_of(std::string_view text) {
+  auto split = sandgate::split_listen_address(text);
+  if (auto* error = std::get_if<HostPortError>(&split)) return *error;
+  return std::nullopt;
+}
+
+// The gateway's configuration with these flags (and a token), or nullopt when it is refused.
+std::optional<sandgate::server::Config> configured(std::vector<std::string> args) {
+  std::vector<char*> argv{const_cast<char*>("sandgate")};
+  for (auto& a : args) argv.push_back(a.data());
+  std::string token = "SANDGATE_TOKEN=t";
+  char* envp[] = {token.data(), nullptr};
+  return sandgate::server::parse_config(static_cast<int>(argv.size()), argv.data(), envp).config;
 }
 
 bool oauth_url_takes(const std::string& authority) {
@@ -186,6 +203,63 @@ TEST_CASE("a port is 1 to 65535 in plain decimal digits", "[unit][host_port]") {
                           "８０"s}) {
     INFO("port: " << bad);
     CHECK_FALSE(parse_port(bad));
+  }
+}
+
+TEST_CASE("a listening address needs its port, and 0 lets the kernel pick one",
+          "[unit][host_port]") {
+  auto any = std::get<HostPort>(sandgate::split_listen_address("127.0.0.1:0"));
+  CHECK(any.host == "127.0.0.1");
+  CHECK(any.port == std::uint16_t{0});
+  auto v6 = std::get<HostPort>(sandgate::split_listen_address("[::]:8080"));
+  CHECK(v6.host == "::");
+  CHECK(v6.ipv6);
+  CHECK(v6.port == std::uint16_t{8080});
+  CHECK(std::get<HostPort>(sandgate::split_listen_address("localhost:65535")).port ==
+        std::uint16_t{65535});
+  // The rest as any host:port: "0" is the only spelling of any port.
+  CHECK(listen_error_of("localhost") == HostPortError::missing_port);
+  CHECK(listen_error_of("[::1]") == HostPortError::missing_port);
+  CHECK(listen_error_of("localhost:") == HostPortError::missing_port);
+  CHECK(listen_error_of("localhost:00") == HostPortError::bad_port);
+  CHECK(listen_error_of("localhost:080") == HostPortError::bad_port);
+  CHECK(listen_error_of("localhost:65536") == HostPortError::bad_port);
+  CHECK(listen_error_of("localhost:-0") == HostPortError::bad_port);
+  CHECK(listen_error_of("fd00::1:8080") == HostPortError::bad_host);
+  CHECK(listen_error_of("::1:8080") == HostPortError::empty_host);
+  CHECK(listen_error_of(":8080") == HostPortError::empty_host);
+  CHECK(listen_error_of("[::1]8080") == HostPortError::after_bracket);
+}
+
+TEST_CASE("the gateway's own addresses read host:port alike", "[unit][host_port][config]") {
+  // --listen: the host as written (an IPv6 literal without its brackets) and the port, 0 too.
+  auto v6 = configured({"--listen", "[::1]:0"});
+  REQUIRE(v6);
+  CHECK(v6->http.listen_host == "::1");
+  CHECK(v6->http.listen_port == 0);
+  auto named = configured({"--listen", "localhost:8080"});
+  REQUIRE(named);
+  CHECK(named->http.listen_host == "localhost");
+  CHECK(named->http.listen_port == 8080);
+  for (std::string bad : {"localhost"s, "127.0.0.1:"s, "127.0.0.1:65536"s, "127.0.0.1:+80"s,
+                          "127.0.0.1:080"s, "::1:8080"s, "[::1"s, ":8080"s, "user@host:80"s}) {
+    INFO("--listen " << bad);
+    CHECK_FALSE(configured({"--listen", bad}));
+  }
+  // --peers: each URL's authority is one the forwarder can connect to.
+  CHECK(configured({"--peers", "a=http://10.0.0.5:8080,b=http://[fd00::1]:8080/,c=http://b.svc"}));
+  for (std::string bad : {"a=http://10.0.0.5:0"s, "a=http://host:80x"s, "a=http://fd00::1:80"s,
+                          "a=http://u@host:80"s, "a=http://"s, "a=http://[::1"s}) {
+    INFO("--peers " << bad);
+    CHECK_FALSE(configured({"--peers", bad}));
+  }
+  // --peer-url-template: its port as any destination's port.
+  CHECK(configured({"--peer-url-template", "http://{replica}.peers:65535/x"}));
+  for (std::string bad : {"http://{replica}.peers:0"s, "http://{replica}.peers:080"s,
+                          "http://{replica}.peers:65536"s, "http://{replica}.peers:"s,
+                          "http://{replica}.peers:8080:1"s, "http://{replica}.peers:8o"s}) {
+    INFO("--peer-url-template " << bad);
+    CHECK_FALSE(configured({"--peer-url-template", bad}));
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/json_dump.hpp"
 #include "common/bounded_json.hpp"
 
 using namespace sandgate::server;
@@ -46,16 +45,6 @@ TEST_CASE("JSON-RPC messages are classified", "[unit][jsonrpc]") {
   }
 }
 
-TEST_CASE("dump_json writes what json::dump writes, invalid UTF-8 replaced", "[unit][jsonrpc]") {
-  using sandgate::dump_json;
-  nlohmann::json value = {{"text", std::string("a\"b\\c\n\x01 \xff\xfe ok \xe2\x82\xac")},
-                          {"list", {1, 2.5, nullptr, true, "x"}},
-                          {"nested", {{"empty", nlohmann::json::object()}, {"k", "v"}}},
-                          {"big", std::string(300000, 'y')}};
-  CHECK(dump_json(value) == value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  CHECK(dump_json(nlohmann::json("\xc3\x28")) == "\"\xef\xbf\xbd(\"");
-}
-
 namespace {
 // `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":` + nesting + `}`: params nested
 // `levels` deep in total (params itself is level 2 of the document).
@@ -94,11 +83,8 @@ TEST_CASE("JSON nesting depth is bounded while parsing", "[unit][jsonrpc][depth]
     CHECK(jsonrpc::parse(std::string(400'000, '[')).error_code == jsonrpc::parse_error);
   }
   SECTION("a syntax error is still a parse error") {
-    CHECK(sandgate::parse_bounded_json("[1,").fault ==
-          sandgate::JsonFault::syntax);
-    CHECK(sandgate::parse_bounded_json("[[1]]", 1).fault ==
-          sandgate::JsonFault::too_deep);
-    CHECK(sandgate::parse_bounded_json("[[1]]", 2).value ==
-          nlohmann::json::parse("[[1]]"));
+    CHECK(sandgate::parse_bounded_json("[1,").fault == sandgate::JsonFault::syntax);
+    CHECK(sandgate::parse_bounded_json("[[1]]", 1).fault == sandgate::JsonFault::too_deep);
+    CHECK(sandgate::parse_bounded_json("[[1]]", 2).value == nlohmann::json::parse("[[1]]"));
   }
 }

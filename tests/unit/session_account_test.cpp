@@ -41,10 +41,3 @@ TEST_CASE("a session's lifetime is over at its end, whatever its sandboxes did",
   // Never a lifetime below a second for a sandbox started just before the end.
   CHECK(account.remaining(limits, t0 + 2999ms).lifetime == 1s);
 }
-
-TEST_CASE("amounts below a cent keep their digits", "[unit][spend]") {
-  CHECK(sandgate::session::usd_text(1) == "$1.00");
-  CHECK(sandgate::session::usd_text(0.00001) == "$0.00001");
-  CHECK(sandgate::session::usd_text(0.0000123456) == "$0.000012");
-  CHECK(sandgate::session::usd_text(0) == "$0.00");
-}

@@ -2,8 +2,6 @@
 // checks: the era a request belongs to, server/discover, the _meta envelope and the headers
 // that mirror the body, the result fields, and what GET/DELETE get without a session.
 #include "endpoint_fixture.hpp"
-#include "server/mcp/header_value.hpp"
-#include "server/mcp/param_headers.hpp"
 #include "session/session_id.hpp"
 
 using namespace sandgate;
@@ -165,50 +163,4 @@ TEST_CASE("2026-07-28 requests are served without a session", "[unit][transport]
     CHECK_FALSE(r["result"].contains("resultType"));
     CHECK_FALSE(r["result"].contains("ttlMs"));
   }
-}
-
-TEST_CASE("2026-07-28 header values: plain, or =?base64?…?= decoded strictly",
-          "[unit][stateless]") {
-  CHECK(decode_header_value("execute") == "execute");
-  CHECK(decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=") == "Hello, 世界");
-  CHECK(decode_header_value("=?base64?IHBhZGRlZCA=?=") == " padded ");
-  CHECK(decode_header_value("=?base64?"
-                            "?=") == "");                              // split: "??=" is a trigraph
-  CHECK_FALSE(decode_header_value("=?base64?SGVsbG8?=").has_value());  // unpadded
-  CHECK_FALSE(decode_header_value("=?base64?SGVsbG9=?=").has_value());         // bits after the end
-  CHECK_FALSE(decode_header_value("=?base64?SG=sbG8=?=").has_value());         // padding inside
-  CHECK(decode_header_value("=?BASE64?SGVsbG8=?=") == "=?BASE64?SGVsbG8=?=");  // a literal
-}
-
-TEST_CASE("2026-07-28 Mcp-Param headers must mirror the arguments a schema marks",
-          "[unit][stateless]") {
-  json schema = {{"type", "object"},
-                 {"properties",
-                  {{"region", {{"type", "string"}, {"x-mcp-header", "Region"}}},
-                   {"n", {{"type", "integer"}, {"x-mcp-header", "N"}}},
-                   {"opts",
-                    {{"type", "object"},
-                     {"properties", {{"fast", {{"type", "boolean"}, {"x-mcp-header", "Fast"}}}}}}},
-                   {"list", {{"type", "array"}, {"items", {{"x-mcp-header", "Ignored"}}}}}}}};
-  auto with = [](std::map<std::string, std::string> headers) {
-    Request req{http::verb::post, "/mcp", 11};
-    for (auto& [k, v] : headers) req.set(k, v);
-    return req;
-  };
-  json args = {{"region", "Zürich"}, {"n", 42}, {"opts", {{"fast", true}}}, {"list", {1}}};
-  auto good = with({{"Mcp-Param-Region", "=?base64?WsO8cmljaA==?="},
-                    {"mcp-param-n", "42"},
-                    {"Mcp-Param-Fast", "true"}});
-  CHECK(param_header_problem(good, schema, args) == "");
-  CHECK(param_header_problem(good, schema, {{"n", 42.0}}) == "");       // compared as numbers
-  CHECK(param_header_problem(with({}), schema, json::object()) == "");  // nothing mirrored
-  CHECK(param_header_problem(with({{"Mcp-Param-N", "42"}}), schema, {{"region", "x"}}) ==
-        "the Mcp-Param-Region header is missing");
-  CHECK(param_header_problem(with({{"Mcp-Param-N", "41"}}), schema, {{"n", 42}}) ==
-        "Mcp-Param-N header differs from the argument's value");
-  CHECK_FALSE(
-      param_header_problem(with({{"Mcp-Param-Fast", "yes"}}), schema, {{"opts", {{"fast", true}}}})
-          .empty());
-  CHECK_FALSE(
-      param_header_problem(with({{"Mcp-Param-Region", "=?base64?WsO8?=="}}), schema, args).empty());
 }

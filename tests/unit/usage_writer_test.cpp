@@ -1,5 +1,5 @@
-// Usage on its way to the ledger (issue #28): the writer that saves it off the request path, and
-// a sandbox's log that turns its cumulative meter into one stretch per UTC day.
+// Usage on its way to the ledger (issue #28): the writer that saves it off the request path
+// (ledger/usage_writer).
 #include "ledger/usage_writer.hpp"
 
 #include <unistd.h>
@@ -11,7 +11,6 @@
 
 #include "ledger/budget_period.hpp"
 #include "ledger/sqlite_ledger.hpp"
-#include "session/sandbox_usage_log.hpp"
 
 using namespace sandgate;
 using namespace std::chrono;
@@ -111,46 +110,6 @@ TEST_CASE("the writer saves on its own every interval, into a real ledger file",
     CHECK(rows[0].usd == Approx(0.01 * collected));
   }
   fs::remove_all(dir);
-}
-
-TEST_CASE("a sandbox's log: totals since its stretch began, and a new stretch each UTC day",
-          "[unit][ledger]") {
-  session::UsageOwner owner{"acme", "0a1b2c3d", "session", "r1"};
-  auto made = utc(2026, 12, 4, 23, 59);
-  session::SandboxUsageLog log(owner, "gw7:sb3", made);
-  sandbox::SandboxUsage total;
-  total.cpu_seconds = 2;
-  total.gib_seconds = 10;
-  total.usd = 0.5;
-  log.count_call(100);
-  auto today = log.records(total, made + seconds(30));
-  REQUIRE(today.size() == 1);
-  CHECK(today[0].stretch == "gw7:sb3:2026-12-04");
-  CHECK(today[0].tenant == "acme");
-  CHECK(today[0].replica == "r1");
-  CHECK(today[0].usd == Approx(0.5));
-  CHECK(today[0].calls == 1);
-  CHECK(today[0].output_bytes == 100);
-  CHECK(today[0].wall_seconds == Approx(30));
-  // Past midnight: the day before is closed inside its day, and the new day counts from there.
-  total.cpu_seconds = 3;
-  total.usd = 0.8;
-  log.count_call(50);
-  auto across = log.records(total, utc(2026, 12, 5, 0, 1));
-  REQUIRE(across.size() == 2);
-  CHECK(across[0].stretch == "gw7:sb3:2026-12-04");
-  CHECK(across[0].ended < utc(2026, 12, 5));
-  CHECK(across[0].usd == Approx(0.8));
-  CHECK(across[0].calls == 2);
-  CHECK(across[1].stretch == "gw7:sb3:2026-12-05");
-  CHECK(across[1].usd == Approx(0));
-  CHECK(across[1].calls == 0);
-  total.usd = 1.0;
-  auto closing = log.final_record(total, utc(2026, 12, 5, 0, 2));
-  CHECK(closing.stretch == "gw7:sb3:2026-12-05");
-  CHECK(closing.usd == Approx(0.2));
-  CHECK(closing.cpu_seconds == Approx(0));
-  CHECK(closing.started == utc(2026, 12, 5));
 }
 
 TEST_CASE("while the store is out, what waits is bounded, and what did not fit is counted",

@@ -1,15 +1,14 @@
-// The Streamable HTTP transport's rules, each section named after the rule it checks. Requests
-// go through the real endpoint (no socket); sandboxes are not needed for these rules.
+// The Streamable HTTP transport's rules for a 2025-11-25 session (server/mcp/session_transport
+// and what it uses in server/http/), each section named after the rule it checks. Requests go
+// through the real endpoint (no socket); sandboxes are not needed for these rules.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 
 #include "endpoint_fixture.hpp"
-#include "server/http/connection_io.hpp"
 #include "server/http/media_type.hpp"
-#include "server/tools/output_bound.hpp"
-#include "session/session_id.hpp"
+#include "tests/support/mcp_messages.hpp"
 
 using namespace sandgate;
 using namespace sandgate::server;
@@ -151,15 +150,14 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
     std::string id = t.initialize();
     CHECK(body_of(t.post(request(3, "prompts/list"), {{"Mcp-Session-Id", id}}))["error"]["code"] ==
           -32601);
-    auto tool = t.post(request(4, "tools/call", {{"name", "rm_rf"}, {"arguments", json::object()}}),
-                       {{"Mcp-Session-Id", id}});
+    auto tool =
+        t.post(test::tool_call_message(4, "rm_rf", json::object()), {{"Mcp-Session-Id", id}});
     CHECK(body_of(tool)["error"]["code"] == -32602);
   }
   SECTION("invalid execute arguments are a tool error, not a protocol error (SEP-1303)") {
     std::string id = t.initialize();
     auto r = body_of(
-        t.post(request(5, "tools/call", {{"name", "execute"}, {"arguments", {{"code", ""}}}}),
-               {{"Mcp-Session-Id", id}}));
+        t.post(test::tool_call_message(5, "execute", {{"code", ""}}), {{"Mcp-Session-Id", id}}));
     CHECK(r["result"]["isError"] == true);
     CHECK(r["result"]["content"][0]["text"].get<std::string>().find("`code`") != std::string::npos);
   }
@@ -202,93 +200,4 @@ TEST_CASE("Streamable HTTP transport rules", "[unit][transport][conformance]") {
                  {{"Authorization", "Bearer tok-b"}})
               .result() == http::status::ok);
   }
-}
-
-namespace {
-ParseOutcome parse_flags(std::vector<std::string> args) {
-  std::vector<char*> argv{const_cast<char*>("sandgate")};
-  for (auto& a : args) argv.push_back(a.data());
-  std::string token = "SANDGATE_TOKEN=t";
-  char* envp[] = {token.data(), nullptr};
-  return parse_config(static_cast<int>(argv.size()), argv.data(), envp);
-}
-}  // namespace
-
-TEST_CASE("a session id cannot steer forwarding to an address the operator did not name",
-          "[unit][transport][replicas]") {
-  SECTION("a peer URL template needs a fixed DNS suffix after {replica}") {
-    for (std::string bad :
-         {"http://{replica}:8080", "http://{replica}", "http://{replica}./x",
-          "http://{replica}.:80", "http://10.0.0.{replica}:80", "http://{replica}.10.0.0.1",
-          "http://{replica}.1:8080", "http://x.{replica}.svc", "http://{replica}.svc:80x",
-          "http://{replica}.a..b", "http://{replica}.svc/{replica}", "http://evil@{replica}.svc",
-          "http://h/{replica}", "https://{replica}.svc", "http://{replica}.Svc"}) {
-      INFO(bad);
-      auto r = parse_flags({"--peer-url-template", bad});
-      CHECK_FALSE(r.config);
-      CHECK(r.message.find("--peer-url-template") != std::string::npos);
-    }
-    for (std::string good :
-         {"http://{replica}.sandgate-peers:8080", "http://{replica}.sandgate-peers.ns.svc/",
-          "http://sandgate-{replica}.peers", "http://{replica}.peers.example.com:80/base"}) {
-      INFO(good);
-      CHECK(parse_flags({"--peer-url-template", good}).config);
-    }
-  }
-  SECTION("replica names that read as numbers are refused at start and in session ids") {
-    for (std::string name : {"2130706433", "0x7f000001", "0x", "017700000001", "-a", "a-"}) {
-      INFO(name);
-      CHECK_FALSE(parse_flags({"--replica-name", name}).config);
-      CHECK_FALSE(session::looks_like_session_id(name + "." + std::string(32, 'a')));
-    }
-    for (std::string name : {"sandgate-0", "a", "0xz", "7a", "b0x1"}) {
-      INFO(name);
-      CHECK(parse_flags({"--replica-name", name}).config);
-      CHECK(session::looks_like_session_id(name + "." + std::string(32, 'a')));
-    }
-  }
-  SECTION("the forwarder never builds a URL from a numeric name") {
-    McpEndpointConfig c;
-    c.replica_name = "a";
-    c.peers.url_template = "http://{replica}.peers:8080";
-    ReplicaForwarder forwarder(c);
-    CHECK(forwarder.peer_for("b." + std::string(32, 'f')) == "http://b.peers:8080");
-    CHECK_FALSE(forwarder.peer_for("2130706433." + std::string(32, 'f')));
-    CHECK_FALSE(forwarder.peer_for("0x7f000001." + std::string(32, 'f')));
-  }
-}
-
-TEST_CASE("a program's output costs a bounded share of its response", "[unit][transport][output]") {
-  std::string out(1 << 20, '\x01'), err = "boom\n";
-  CHECK(bound_response_output(out, err, response_output_budget(1 << 20)));
-  std::uint64_t cost = 0;
-  for (unsigned char c : out + err) cost += response_cost(c);
-  CHECK(cost <= response_output_budget(1 << 20));
-  CHECK(err == "boom\n");  // the small stream is kept whole
-  CHECK(out.size() > 100'000);
-  // Plain text up to the cap is never cut.
-  std::string text(1 << 20, 'x'), none;
-  CHECK_FALSE(bound_response_output(text, none, response_output_budget(1 << 20)));
-  // A cut never splits a UTF-8 character.
-  std::string euros;
-  for (int i = 0; i < 100; ++i) euros += "\xe2\x82\xac";
-  std::string empty;
-  CHECK(bound_response_output(euros, empty, 7));
-  CHECK(euros == "\xe2\x82\xac");
-}
-
-TEST_CASE("connections are counted per IPv4 address and per IPv6 /64",
-          "[unit][transport][per-address]") {
-  using boost::asio::ip::make_address;
-  using sandgate::server::client_key;
-  // One host usually holds a whole /64: rotating through it is one address.
-  CHECK(client_key(make_address("2001:db8::1")) == client_key(make_address("2001:db8::ffff:1")));
-  CHECK(client_key(make_address("2001:db8::1")) ==
-        client_key(make_address("2001:db8:0:0:ffff:ffff:ffff:ffff")));
-  CHECK(client_key(make_address("2001:db8::1")) != client_key(make_address("2001:db8:0:1::1")));
-  // IPv4, also when it comes as a v4-mapped IPv6 address (a dual-stack listener), is per address.
-  CHECK(client_key(make_address("192.0.2.1")) != client_key(make_address("192.0.2.2")));
-  CHECK(client_key(make_address("::ffff:192.0.2.1")) == client_key(make_address("192.0.2.1")));
-  CHECK(client_key(make_address("::ffff:192.0.2.1")) !=
-        client_key(make_address("::ffff:192.0.2.2")));
 }

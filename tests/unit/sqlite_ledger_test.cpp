@@ -1,7 +1,8 @@
-// The ledger's first parts, on their own (issue #28): the UTC calendar periods budgets count
-// in, and the embedded SQLite store — records kept across a reopen, spend per tenant and
-// period, totals by day and by owner, and files that are not a sandgate ledger refused, never
-// replaced.
+// The embedded SQLite store of the ledger (ledger/sqlite_ledger, issue #28): records kept across
+// a reopen, spend per tenant and period, totals by day and by owner, and files that are not a
+// sandgate ledger refused, never replaced.
+#include "ledger/sqlite_ledger.hpp"
+
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include <iterator>
 
 #include "ledger/budget_period.hpp"
-#include "ledger/sqlite_ledger.hpp"
 
 using namespace sandgate::ledger;
 namespace fs = std::filesystem;
@@ -53,25 +53,6 @@ UsageRecord record(const std::string& tenant, Clock::time_point ended, double us
 }
 
 }  // namespace
-
-TEST_CASE("budget periods are UTC calendar days and months", "[unit][ledger]") {
-  auto at = utc(2026, 12, 31, 23, 59, 59);
-  auto day = period_of(PeriodKind::day, at);
-  CHECK(day.start == utc(2026, 12, 31));
-  CHECK(day.end == utc(2027, 1, 1));
-  CHECK(period_key(day) == "2026-12-31");
-  auto month = period_of(PeriodKind::month, at);
-  CHECK(month.start == utc(2026, 12, 1));
-  CHECK(month.end == utc(2027, 1, 1));
-  CHECK(period_key(month) == "2026-12");
-  // February of a leap year, and the first instant of a period belongs to it.
-  auto feb = period_of(PeriodKind::month, utc(2028, 2, 1));
-  CHECK(feb.start == utc(2028, 2, 1));
-  CHECK(feb.end == utc(2028, 3, 1));
-  CHECK(period_of(PeriodKind::day, utc(2028, 2, 29)).end == utc(2028, 3, 1));
-  CHECK(utc_text(utc(2027, 1, 1)) == "2027-01-01T00:00:00Z");
-  CHECK(utc_text(utc(2026, 3, 7, 4, 5, 6) + milliseconds(999)) == "2026-03-07T04:05:06Z");
-}
 
 TEST_CASE("the SQLite ledger keeps what it was given, across a reopen", "[unit][ledger]") {
   TempDir dir;

@@ -1,63 +1,10 @@
-#include "server/tools/execute_tool.hpp"
+// An execution's outcome as the CallToolResult the model reads (server/tools/execute_result).
+#include "server/tools/execute_result.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace sandgate::server;
 using nlohmann::json;
-
-TEST_CASE("execute arguments are validated with errors the model can act on", "[unit][tool]") {
-  ToolLimits limits{60, 300, 10};
-  auto error_of = [&](json args) { return parse_execute_arguments(args, limits).error; };
-  CHECK(error_of(json::object()).find("`code` must be a non-empty string") != std::string::npos);
-  CHECK(error_of({{"code", ""}}).find("non-empty") != std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"language", "ruby"}}).find("`language` must be one of") !=
-        std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 0}}).find("between 1 and 300") !=
-        std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 301}}).find("between 1 and 300") !=
-        std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"timeout_seconds", 1.5}}).find("whole number") !=
-        std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"stdin", "01234567890"}}).find("larger than 10 bytes") !=
-        std::string::npos);
-  CHECK(error_of({{"code", "x"}, {"cwd", "/"}}).find("unknown argument `cwd`") !=
-        std::string::npos);
-
-  auto ok = parse_execute_arguments({{"code", "print(1)"}}, limits);
-  REQUIRE(ok.request);
-  CHECK(ok.request->language == sandgate::sandbox::Language::python);
-  CHECK(ok.request->timeout == std::chrono::seconds(60));
-  auto js = parse_execute_arguments(
-      {{"code", "0"}, {"language", "javascript"}, {"timeout_seconds", 5}, {"stdin", "abc"}},
-      limits);
-  REQUIRE(js.request);
-  CHECK(js.request->language == sandgate::sandbox::Language::javascript);
-  CHECK(js.request->timeout == std::chrono::seconds(5));
-  CHECK(js.request->stdin_data == "abc");
-}
-
-TEST_CASE("the execute tool's definition", "[unit][tool]") {
-  json def = execute_tool_definition({60, 300, 1 << 20});
-  CHECK(def["name"] == "execute");
-  CHECK(def["annotations"]["readOnlyHint"] == false);
-  CHECK(def["annotations"]["openWorldHint"] == false);
-  CHECK(def["inputSchema"]["required"] == json::array({"code"}));
-  // The schema's maximum is the larger one a task may ask for (1800 by default).
-  CHECK(def["inputSchema"]["properties"]["timeout_seconds"]["maximum"] == 1800);
-  CHECK(def["execution"]["taskSupport"] == "optional");
-  sandgate::server::ToolLimits limits{60, 300, 1 << 20};
-  limits.task_timeout_max_s = 100;
-  CHECK(execute_tool_definition(
-            limits)["inputSchema"]["properties"]["timeout_seconds"]["maximum"] == 300);
-  auto too_long =
-      parse_execute_arguments({{"code", "1"}, {"timeout_seconds", 900}}, {60, 300, 1 << 20});
-  CHECK(too_long.error.find("as a task for up to 1800 s") != std::string::npos);
-  CHECK(parse_execute_arguments({{"code", "1"}, {"timeout_seconds", 900}}, {60, 300, 1 << 20}, true)
-            .request);
-  CHECK(def["outputSchema"]["properties"].contains("spend_usd"));
-  CHECK(def["description"].get<std::string>().find("no network") != std::string::npos);
-  CHECK(def["description"].get<std::string>().find("/work") != std::string::npos);
-}
 
 TEST_CASE("results: non-zero exit is normal, timeout and sandbox end are tool errors",
           "[unit][tool]") {
