@@ -157,12 +157,14 @@ void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, M
 
 // What /metrics reports beside the counters, read at each scrape.
 Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& host,
-                 const session::CallSlots& slots, const session::StateStore* state) {
+                 const session::CallSlots& slots, const session::StateStore* state,
+                 const environment::Environments* environments) {
   Gauges g{registry.size(), host.live_count(), 0, registry.spend_usd(), false};
   g.calls_waiting = slots.waiting();
   g.handles = registry.handles();
   g.idle_sweeps = registry.sweeps();
   g.pool = host.pool_stats();
+  if (environments) g.environment_pools = environment_pool_stats(*environments, host);
   if (state) {
     g.hibernated = registry.hibernated();
     g.state_bytes = state->bytes();
@@ -322,7 +324,10 @@ int serve(const GatewayParts& g) {
   McpEndpoint endpoint(mcp_endpoint_config(g.config), g.credentials.token_store(),
                        g.credentials.oauth.get(), g.registry, tools, g.metrics, g.extras.extension);
   HttpServer server(g.io, effective_http_config(g.config), endpoint, g.metrics,
-                    [&] { return gauges_of(g.registry, g.host, g.gateway_slots, g.state); });
+                    [&] {
+                      return gauges_of(g.registry, g.host, g.gateway_slots, g.state,
+                                       g.environments.get());
+                    });
 
   start_oauth(g.config, g.credentials, server, g.io.get_executor());
   auto bound = start_listening(server, g.config.http);
@@ -430,7 +435,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
   OnScopeExit forget_checkpoint([&registry] { registry.on_removal_saved(nullptr); });
   connect_registry(registry, host, metrics);
-  auto environments = open_environments(config, background, host, registry);
+  auto environments = open_environments(config, background, host, registry, metrics);
   if (!environments.fatal.empty()) {
     std::cerr << "sandgate: " << environments.fatal << "\n";
     return 2;

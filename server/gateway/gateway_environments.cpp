@@ -20,7 +20,8 @@ std::string environments_store_dir(const Config& config) {
 }
 
 OpenedEnvironments open_environments(const Config& config, asio::any_io_executor executor,
-                                     sandbox::SandboxHost& host, session::Registry& registry) {
+                                     sandbox::SandboxHost& host, session::Registry& registry,
+                                     Metrics& metrics) {
   OpenedEnvironments opened;
   if (config.environments.file.empty()) return opened;
   std::map<std::string, environment::Definition> definitions;
@@ -46,10 +47,26 @@ OpenedEnvironments open_environments(const Config& config, asio::any_io_executor
   environment::BuildServices services{&host, registry.egress_proxy(), registry.egress_shares()};
   opened.environments = std::make_shared<environment::Environments>(
       executor, std::move(store), services, config.environments.builds_at_once);
+  opened.environments->set_build_observer(
+      [&metrics](const std::string&, const std::string& outcome, double) {
+        metrics.count_environment_build(outcome == "ready");
+      });
   log_event(LogLevel::info, "environments_loaded",
             {{"environments", definitions.size()}, {"store", dir}});
   opened.environments->load(std::move(definitions));
   return opened;
+}
+
+std::vector<std::pair<std::string, PoolStats>> environment_pool_stats(
+    const environment::Environments& environments, const sandbox::SandboxHost& host) {
+  std::vector<std::pair<std::string, PoolStats>> out;
+  auto pools = host.layer_pool_stats();
+  for (const auto& status : environments.all()) {
+    if (!status.layer) continue;
+    for (const auto& [dir, stats] : pools)
+      if (dir == status.layer->dir) out.emplace_back(status.definition.name, stats);
+  }
+  return out;
 }
 
 void reload_environments(const Config& config, environment::Environments& environments) {

@@ -9,6 +9,7 @@
 #include "environment/environments.hpp"
 #include "server/gateway/config.hpp"
 #include "server/http/http_server.hpp"
+#include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
 
 namespace sandgate::server {
@@ -19,10 +20,15 @@ struct OpenedEnvironments {
 };
 
 // Reads the definitions, opens the store and starts the builds (on `executor`).
+// `metrics` counts the builds.
 OpenedEnvironments open_environments(const Config& config, boost::asio::any_io_executor executor,
-                                     sandbox::SandboxHost& host, session::Registry& registry);
+                                     sandbox::SandboxHost& host, session::Registry& registry,
+                                     Metrics& metrics);
 // The store's directory: --environments-dir, else <--state-dir>/environments; "" when neither.
 std::string environments_store_dir(const Config& config);
+// Each ready environment's pool statistics, by its name (for /metrics).
+std::vector<std::pair<std::string, PoolStats>> environment_pool_stats(
+    const environment::Environments& environments, const sandbox::SandboxHost& host);
 // SIGHUP: the definitions again; a file that cannot be used leaves them as they were (logged).
 void reload_environments(const Config& config, environment::Environments& environments);
 // Once the sandbox self-test passed: ready when every environment is built or failed, and not

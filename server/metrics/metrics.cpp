@@ -65,6 +65,20 @@ void render_pool_and_load(std::ostream& out, const Gauges& g) {
       << "\n"
       << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"
       << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n";
+  if (g.environment_pools.empty()) return;
+  out << "# HELP sandgate_environment_pool_ready Ready sandboxes of each environment now (its "
+         "own pool, its preload imported).\n"
+      << "# TYPE sandgate_environment_pool_ready gauge\n";
+  for (const auto& [name, pool] : g.environment_pools)
+    out << "sandgate_environment_pool_ready{environment=\"" << name << "\"} " << pool.ready << "\n";
+  out << "# HELP sandgate_environment_pool_takes_total New sandboxes of each environment by where "
+         "they came from: its pool (hit) or built on demand (miss).\n"
+      << "# TYPE sandgate_environment_pool_takes_total counter\n";
+  for (const auto& [name, pool] : g.environment_pools)
+    out << "sandgate_environment_pool_takes_total{environment=\"" << name << "\",result=\"hit\"} "
+        << pool.hits << "\n"
+        << "sandgate_environment_pool_takes_total{environment=\"" << name
+        << "\",result=\"miss\"} " << pool.misses << "\n";
 }
 }  // namespace
 
@@ -176,6 +190,11 @@ void Metrics::render_sandboxes(std::ostream& out, const Gauges& g) const {
 
 // Sessions made, refused and evicted, sandboxes evicted, and authentication.
 void Metrics::render_sessions_and_auth(std::ostream& out) const {
+  out << "# HELP sandgate_environment_builds_total Environment builds by outcome: ready (built "
+         "and verified) or failed.\n"
+      << "# TYPE sandgate_environment_builds_total counter\n"
+      << "sandgate_environment_builds_total{outcome=\"ready\"} " << env_builds_ready_ << "\n"
+      << "sandgate_environment_builds_total{outcome=\"failed\"} " << env_builds_failed_ << "\n";
   out << "# HELP sandgate_sessions_created_total Sessions created.\n"
       << "# TYPE sandgate_sessions_created_total counter\nsandgate_sessions_created_total "
       << sessions_created_ << "\n"

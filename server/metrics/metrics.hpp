@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/pool_stats.hpp"
 
@@ -42,6 +43,9 @@ struct Gauges {
   std::uint64_t archives_dropped = 0;
   std::uint64_t idle_sweeps = 0;  // passes of the idle sweep (expiry, hibernation) since start
   PoolStats pool{};  // the pool of ready sandboxes, as the pool counts it (all 0 when it is off)
+  // Each ready environment's own pool (issue #43), by the environment's name (the operator's
+  // names: a-z, 0-9, '-', '_').
+  std::vector<std::pair<std::string, PoolStats>> environment_pools{};
 };
 
 class Metrics {
@@ -60,6 +64,8 @@ class Metrics {
   static constexpr std::size_t kMaxSpendLabels = 1000;
   void count_tenant_spend(const std::string& label, double usd);
   void count_session_created() { sessions_created_++; }
+  // An environment's build ended: its layer is ready, or it failed.
+  void count_environment_build(bool ready) { (ready ? env_builds_ready_ : env_builds_failed_)++; }
   void count_session_refused() { sessions_refused_++; }
   // A session or handle (tenant_cap, gateway_cap) or a sandbox (sandbox_cap, memory_budget,
   // tenant_share) ended for room.
@@ -86,6 +92,7 @@ class Metrics {
   std::atomic<std::uint64_t> duration_micros_{0};
   std::atomic<std::uint64_t> auth_failures_{0};
   std::atomic<std::uint64_t> sessions_created_{0};
+  std::atomic<std::uint64_t> env_builds_ready_{0}, env_builds_failed_{0};
   std::atomic<std::uint64_t> sessions_refused_{0};
   std::atomic<std::uint64_t> evicted_tenant_cap_{0}, evicted_gateway_cap_{0},
       evicted_sandbox_cap_{0}, evicted_memory_budget_{0}, evicted_tenant_share_{0};

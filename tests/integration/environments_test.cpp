@@ -177,6 +177,8 @@ TEST_CASE(
        std::filesystem::directory_iterator(world.state / "environments" / "layers"))
     layers += entry.is_directory();
   CHECK(layers == 2);
+  CHECK(metric(gw, "sandgate_environment_builds_total{outcome=\"ready\"}") == 2);
+  CHECK(metric(gw, "sandgate_environment_builds_total{outcome=\"failed\"}") == 1);
 
   Client alice(gw, "alice-token");
   // The model is told which environments its tenant has and what each holds.
@@ -355,6 +357,8 @@ TEST_CASE("a new session in an environment starts from its own ready sandbox, it
     next.end();
   }
   CHECK(warm);
+  CHECK(metric(*world.gw,
+               "sandgate_environment_pool_takes_total{environment=\"probe\",result=\"hit\"}") >= 1);
   // Bob's sandboxes (base) never get one of probe's.
   Client bob(*world.gw, "bob-token");
   CHECK(stdout_of(bob.run("import sys\nprint('sandgate_probe' in sys.modules)")) == "False\n");
