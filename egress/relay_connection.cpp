@@ -150,9 +150,15 @@ asio::awaitable<void> RelayConnection::relay() {
   kind_ = tunnel ? "CONNECT" : std::string(request.method_string());
   const std::optional<ProxyTarget> target = co_await admit(parser, tunnel);
   if (!target) co_return;
+  // A host carrying one of the tenant's secrets: its TLS is terminated here (and only then).
+  const HeaderSecret* secret = tunnel && relay_->config->termination
+                                   ? relay_->policy->secret_for(target->host, target->port, 443)
+                                   : nullptr;
   if (!co_await open_far_side(*target)) co_return;
   deadline_ = Clock::now() + relay_->config->step_timeout;
-  if (tunnel)
+  if (secret != nullptr)
+    co_await relay_terminated(*target, *secret, buffer);
+  else if (tunnel)
     co_await relay_tunnel(*target, buffer);
   else
     co_await relay_plain(parser, *target, buffer);
@@ -306,7 +312,10 @@ asio::awaitable<bool> RelayConnection::open_tunnel(const ProxyTarget& target,
 // of the body up and the answer down.
 asio::awaitable<void> RelayConnection::relay_plain(const Parser& parser, const ProxyTarget& target,
                                                    beast::flat_buffer& buffer) {
-  std::string head = plain_request_head(parser.get(), target, relay_->config->upstream.has_value());
+  const HeaderSecret* secret = relay_->policy->secret_for(target.host, target.port, 80);
+  if (secret != nullptr) secret_ = secret->name;
+  std::string head =
+      plain_request_head(parser.get(), target, relay_->config->upstream.has_value(), secret);
   std::uint64_t body = parser.content_length().value_or(0);
   auto pending = buffer.data();
   std::size_t taken = static_cast<std::size_t>(std::min<std::uint64_t>(pending.size(), body));
@@ -426,7 +435,8 @@ void RelayConnection::log() const {
              {"bytes_up", up_},
              {"bytes_down", down_},
              {"duration_ms", ms.count()},
-             {"outcome", outcome_}});
+             {"outcome", outcome_},
+             {"secret", secret_}});
 }
 
 }  // namespace sandgate::egress

@@ -40,6 +40,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
   request.max_processes = report.privileged ? limits.max_processes : 0;
   request.spare_init_idle = config.spare_init_idle;
   request.egress = limits.egress;
+  request.egress_ca_pem = config.egress_ca_pem;
   request.before_release = [&cgroups](pid_t pid) { cgroups.attach(pid); };
   return spawn_supervisor(request);
 }

@@ -27,6 +27,7 @@ struct SpawnRequest {
   std::uint32_t max_processes;                        // per-uid process cap for programs (0: none)
   std::chrono::milliseconds spare_init_idle{60'000};  // HostConfig::spare_init_idle
   bool egress = false;                                // Limits::egress
+  std::string egress_ca_pem;  // HostConfig::egress_ca_pem (with egress only)
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };

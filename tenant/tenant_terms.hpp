@@ -13,10 +13,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "egress/allow_list.hpp"
+#include "egress/header_secret.hpp"
 #include "egress/tenant_egress.hpp"
 #include "ledger/budget.hpp"
+#include "secrets/secrets_file.hpp"
 
 namespace sandgate::tenant {
 
@@ -39,9 +42,16 @@ struct TenantTerms {
   std::uint32_t egress_connections = 16;
   std::uint64_t egress_bytes_per_call = 1ull << 30;
   std::uint64_t egress_bytes_per_sandbox = 4ull << 30;
+  // Secrets (issue #44): the operator's secrets file as loaded (set on the defaults every line
+  // starts from; `secrets=` names from it), and the ones this tenant holds. Its sandboxes may
+  // reach each one's host as if its egress list named it, and the relay adds the header.
+  std::shared_ptr<const secrets::SecretSet> secret_catalog;
+  std::vector<std::shared_ptr<const egress::HeaderSecret>> secrets;
 
   ledger::Budget budget() const { return {budget_usd_per_day, budget_usd_per_month}; }
-  bool has_egress() const { return egress_allowed && !egress_allowed->empty(); }
+  bool has_egress() const {
+    return (egress_allowed && !egress_allowed->empty()) || !secrets.empty();
+  }
   // What its sandboxes' relays enforce; null without egress.
   std::shared_ptr<const egress::TenantEgress> egress() const;
 
@@ -69,6 +79,9 @@ std::uint32_t whole_number(const std::string& value, std::uint32_t min, std::uin
 double positive_usd(const std::string& value);
 std::uint64_t mebibytes(const std::string& value);
 std::shared_ptr<const egress::AllowList> allow_list(const std::string& value);
+// `name[,name…]` from `catalog`; an unknown name is refused by its position.
+std::vector<std::shared_ptr<const egress::HeaderSecret>> held_secrets(
+    const std::string& value, const std::shared_ptr<const secrets::SecretSet>& catalog);
 
 inline constexpr std::uint32_t kNoMax = UINT32_MAX;
 
@@ -98,6 +111,9 @@ inline constexpr TenantOption kTenantOptions[] = {
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_call = mebibytes(v); }},
     {"egress_mb_per_sandbox", "N",
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_sandbox = mebibytes(v); }},
+    // Names of --secrets-file's secrets (issue #44).
+    {"secrets", "name,...",
+     [](TenantTerms& t, const std::string& v) { t.secrets = held_secrets(v, t.secret_catalog); }},
 };
 
 // Sets what one `key=value` word says. Throws std::runtime_error saying `where` ("tokens file

@@ -73,16 +73,24 @@ Runtime runtime_for(Language language) {
       const_cast<char*>("npm_config_update_notifier=false"),                                     \
       const_cast<char*>("npm_config_fund=false"), const_cast<char*>("npm_config_audit=false")
 // With egress (Limits::egress): every client library's way of being told of the proxy. The
-// proxy is on the sandbox's own loopback (protocol::kEgressProxyPort), its only interface.
-#define SANDGATE_EGRESS_ENV                                        \
-  const_cast<char*>("HTTP_PROXY=http://127.0.0.1:3128"),           \
-      const_cast<char*>("HTTPS_PROXY=http://127.0.0.1:3128"),      \
-      const_cast<char*>("http_proxy=http://127.0.0.1:3128"),       \
-      const_cast<char*>("https_proxy=http://127.0.0.1:3128"),      \
-      const_cast<char*>("NO_PROXY=localhost,127.0.0.1,::1"),       \
-      const_cast<char*>("no_proxy=localhost,127.0.0.1,::1"),       \
-      const_cast<char*>("npm_config_proxy=http://127.0.0.1:3128"), \
-      const_cast<char*>("npm_config_https_proxy=http://127.0.0.1:3128")
+// proxy is on the sandbox's own loopback (protocol::kEgressProxyPort), its only interface. And
+// the trust for TLS through it (kEgressCaBundle, rootfs.hpp: the system's store and the gateway
+// CA, issue #44), for Python's ssl, requests, curl, Node and pip alike.
+#define SANDGATE_EGRESS_ENV                                              \
+  const_cast<char*>("HTTP_PROXY=http://127.0.0.1:3128"),                 \
+      const_cast<char*>("HTTPS_PROXY=http://127.0.0.1:3128"),            \
+      const_cast<char*>("http_proxy=http://127.0.0.1:3128"),             \
+      const_cast<char*>("https_proxy=http://127.0.0.1:3128"),            \
+      const_cast<char*>("NO_PROXY=localhost,127.0.0.1,::1"),             \
+      const_cast<char*>("no_proxy=localhost,127.0.0.1,::1"),             \
+      const_cast<char*>("npm_config_proxy=http://127.0.0.1:3128"),       \
+      const_cast<char*>("npm_config_https_proxy=http://127.0.0.1:3128"), \
+      const_cast<char*>("SSL_CERT_FILE=/sandgate/ca/bundle.pem"),        \
+      const_cast<char*>("REQUESTS_CA_BUNDLE=/sandgate/ca/bundle.pem"),   \
+      const_cast<char*>("CURL_CA_BUNDLE=/sandgate/ca/bundle.pem"),       \
+      const_cast<char*>("NODE_EXTRA_CA_CERTS=/sandgate/ca/bundle.pem"),  \
+      const_cast<char*>("PIP_CERT=/sandgate/ca/bundle.pem"),             \
+      const_cast<char*>("NODE_USE_ENV_PROXY=1")
 #define SANDGATE_FIGURES_ENV const_cast<char*>("SANDGATE_FIGURES_FD=3")
 char* const kProgramEnv[] = {SANDGATE_PROGRAM_ENV, nullptr};
 // A fresh Python program's: its figure channel is at fd 3 (sitecustomize.py moves it).

@@ -44,7 +44,8 @@ std::vector<Option> serving_options() {
        "Tokens file: one tenant per line, '<sha256 of token> <tenant> [max_sessions=N] "
        "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N] "
        "[budget_usd_per_day=X] [budget_usd_per_month=X] [egress=HOST[:PORT],...] "
-       "[egress_connections=N] [egress_mb_per_call=N] [egress_mb_per_sandbox=N]'. Refused if "
+       "[egress_connections=N] [egress_mb_per_call=N] [egress_mb_per_sandbox=N] "
+       "[secrets=NAME,...]'. Refused if "
        "group/world-writable; SIGHUP reloads it.",
        [](Config& c, const std::string& v) { c.auth.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
@@ -115,6 +116,8 @@ std::vector<Option> option_rows() {
   auto prices = std::find_if(table.begin(), table.end(), [](const Option& o) {
     return std::string_view(o.flag) == "--price-gib-hour";
   });
+  auto secrets = secrets_options();
+  egress.insert(egress.end(), secrets.begin(), secrets.end());
   table.insert(prices + 1, egress.begin(), egress.end());
   return table;
 }

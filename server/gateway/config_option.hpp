@@ -41,6 +41,8 @@ std::vector<Option> replica_options();
 std::vector<Option> oauth_options();
 // The egress proxy's rows (--egress-*).
 std::vector<Option> egress_options();
+// The rows of secrets the sandbox never holds (--secrets-*, --egress-ca-file).
+std::vector<Option> secrets_options();
 // Why the OAuth settings cannot be used together ("" when they can).
 std::string oauth_problem(const Config& c);
 
