@@ -98,6 +98,7 @@ struct SecretsWorld {
   TempFile tokens{"secrets-tokens"};
   TempFile log{"secrets-gateway.log"};
   std::filesystem::path state_dir;
+  std::string secrets_text;
   std::optional<GatewayProcess> gw;
 
   SecretsWorld() {
@@ -111,13 +112,14 @@ struct SecretsWorld {
                       wrong = std::to_string(api->wrong_port),
                       untrusted = std::to_string(api->untrusted_port);
     const std::string file = " header=X-Api-Key file=" + key_file.path.string() + "\n";
-    secrets.write(
+    secrets_text =
         "# the test API's key, by name and by address\n"
         "api host=api.sandgate.test:" +
-            p + file + "api-ip host=127.0.0.2:" + p + file + "api-plain host=api.sandgate.test:" +
-            plain + file + "api-wrong host=api.sandgate.test:" + wrong + file +
-            "api-untrusted host=api.sandgate.test:" + untrusted + file,
-        0600);
+        p + file + "api-ip host=127.0.0.2:" + p + file +
+        "api-plain host=api.sandgate.test:" + plain + file +
+        "api-wrong host=api.sandgate.test:" + wrong + file +
+        "api-untrusted host=api.sandgate.test:" + untrusted + file;
+    secrets.write(secrets_text, 0600);
     tokens.write(
         // The secrets, and other.sandgate.test (the same server, no secret) on the list; the
         // loopback literals its names resolve to for the ports no secret names by address.
@@ -379,6 +381,62 @@ TEST_CASE("Node's fetch reaches a host carrying a secret through the proxy",
     return;
   }
   CHECK(out.find("fetch 200 {\"key\": \"right\", \"count\": 1") != std::string::npos);
+}
+
+TEST_CASE(
+    "SIGHUP reloads the secrets: a file that cannot be used keeps them, a rotated value reaches "
+    "new sessions",
+    "[integration][egress][secrets]") {
+  if (!can_run()) return;
+  SecretsWorld world;
+  auto& gw = *world.gw;
+  const std::string fetch =
+      kGet + "get('name', 'https://api.sandgate.test:" + std::to_string(world.api->port) +
+      "/whoami')\n";
+  auto status_of = [&](Client& client) { return line_of(stdout_of(client.run(fetch)), "name"); };
+  // Waits for the log to hold `event` `times` times (a reload is logged once it is done).
+  auto logged = [&](const std::string& event, std::size_t times) {
+    for (int i = 0; i < 200; ++i) {
+      std::string log = world.log.read();
+      std::size_t count = 0;
+      for (auto at = log.find(event); at != std::string::npos; at = log.find(event, at + 1))
+        ++count;
+      if (count >= times) return log;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::string("(not logged: ") + event + ")";
+  };
+  Client before(gw, "alice-token");
+  CHECK(status_of(before) == "name 200 key=right count=1");
+
+  // A file that cannot be used: the secrets in force stay, and a new session still gets them.
+  world.secrets.write("api host=api.sandgate.test header=Host file=/nowhere\n", 0600);
+  ::kill(gw.pid(), SIGHUP);
+  std::string log = logged("secrets_reload_failed", 1);
+  CHECK(log.find("secrets file line 1: header= names a header the proxy writes itself") !=
+        std::string::npos);
+  Client kept(gw, "alice-token");
+  CHECK(status_of(kept) == "name 200 key=right count=1");
+
+  // The key rotated at the API (its file holds the new value): until the gateway reloads, new
+  // sessions send the old one.
+  const std::string rotated = random_key();
+  world.key_file.write(rotated + "\n", 0600);
+  Client stale(gw, "alice-token");
+  CHECK(status_of(stale) == "name 401 key=wrong count=1");
+  world.secrets.write(world.secrets_text, 0600);
+  ::kill(gw.pid(), SIGHUP);
+  log = logged("tokens_reloaded", 2);
+  CHECK(log.find("secrets_reloaded") != std::string::npos);
+  Client fresh(gw, "alice-token");
+  CHECK(status_of(fresh) == "name 200 key=right count=1");
+  // A session keeps the value it was created with (operations.md, "Secrets").
+  CHECK(status_of(before) == "name 401 key=wrong count=1");
+
+  REQUIRE(gw.stop(SIGTERM) == 0);
+  log = world.log.read();
+  CHECK(log.find(world.key) == std::string::npos);
+  CHECK(log.find(rotated) == std::string::npos);
 }
 
 TEST_CASE("a secrets file that cannot be used stops the start with its line and why",
