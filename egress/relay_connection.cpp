@@ -61,7 +61,7 @@ class Counted {
 
 RelayContext::RelayContext(asio::any_io_executor executor,
                            std::shared_ptr<const TenantEgress> tenant_policy,
-                           std::shared_ptr<RelayAccount> account,
+                           std::shared_ptr<RelayAccount> relay_account,
                            std::shared_ptr<const ProxyConfig> proxy_config,
                            std::shared_ptr<ConnectionShares> tenant_shares,
                            RelayLabels relay_labels, ConnectionObserver connection_observer)
@@ -71,7 +71,8 @@ RelayContext::RelayContext(asio::any_io_executor executor,
       shares(std::move(tenant_shares)),
       labels(std::move(relay_labels)),
       observer(std::move(connection_observer)),
-      bytes(std::move(tenant_policy), std::move(account)) {}
+      account(relay_account),
+      bytes(std::move(tenant_policy), std::move(relay_account)) {}
 
 RelayConnection::RelayConnection(std::shared_ptr<RelayContext> context, tcp::socket client)
     : relay_(std::move(context)),
@@ -92,6 +93,12 @@ void RelayConnection::abandon() {
 void RelayConnection::ended(ConnectionEnd::Kind how, std::string why) {
   end_ = how;
   outcome_ = std::move(why);
+  // The call's report says it at once (a refusal is final before its drain ends).
+  if (relay_->log)
+    relay_->log->update(record_, [&](ConnectionLog::Entry& entry) {
+      entry.outcome = connection_end_name(how);
+      entry.reason = outcome_;
+    });
 }
 
 void RelayConnection::close() {
@@ -118,6 +125,7 @@ asio::awaitable<void> RelayConnection::watch(
 
 asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> self) {
   deadline_ = Clock::now() + relay_->config->step_timeout;
+  call_ = relay_->account ? relay_->account->call_number() : 0;
   asio::co_spawn(relay_->strand, watch(self), asio::detached);
   Counted serving(relay_->serving);
   const auto& policy = *relay_->policy;
@@ -136,6 +144,15 @@ asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> se
   timer_.cancel();
   close();
   log();
+  if (relay_->log)
+    relay_->log->update(record_, [&](ConnectionLog::Entry& entry) {
+      entry.method = kind_;
+      entry.outcome = connection_end_name(end_);
+      entry.reason = outcome_ == "relayed" ? "" : outcome_;
+      entry.secret = secret_ == "-" ? "" : secret_;
+      entry.bytes_up = up_;
+      entry.bytes_down = down_;
+    });
   if (relay_->observer) relay_->observer(ConnectionEnd{end_, up_, down_});
 }
 
@@ -191,6 +208,7 @@ asio::awaitable<std::optional<ProxyTarget>> RelayConnection::admit(const Parser&
   const ProxyTarget target = std::get<ProxyTarget>(parsed);
   host_ = target.host;
   port_ = target.port;
+  if (relay_->log) record_ = relay_->log->open(call_, kind_, host_, port_);
   if (const std::optional<Refusal> refusal = refusal_of(parser, target, tunnel)) {
     co_await refuse(refusal->status, refusal->reason);
     co_return std::nullopt;

@@ -35,7 +35,7 @@ namespace sandgate::egress {
 struct RelayContext {
   RelayContext(boost::asio::any_io_executor executor,
                std::shared_ptr<const TenantEgress> tenant_policy,
-               std::shared_ptr<RelayAccount> account,
+               std::shared_ptr<RelayAccount> relay_account,
                std::shared_ptr<const ProxyConfig> proxy_config,
                std::shared_ptr<ConnectionShares> tenant_shares, RelayLabels relay_labels,
                ConnectionObserver connection_observer);
@@ -46,6 +46,8 @@ struct RelayContext {
   std::shared_ptr<ConnectionShares> shares;
   RelayLabels labels;
   ConnectionObserver observer;
+  std::shared_ptr<RelayAccount> account;
+  std::shared_ptr<ConnectionLog> log;  // may be null
   // On the strand only.
   std::uint32_t active = 0;   // relayed (or being decided) now
   std::uint32_t serving = 0;  // the same, and refusals being written
@@ -126,6 +128,8 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   std::uint64_t up_ = 0, down_ = 0;  // client to destination, destination to client
   std::string outcome_ = "relayed";
   std::string secret_ = "-";  // the name of the secret applied, if any (never its value)
+  std::uint64_t call_ = 0;    // the sandbox's call when the connection came
+  std::shared_ptr<ConnectionLog::Entry> record_;  // in the relay's log, once its target is known
   ConnectionEnd::Kind end_ = ConnectionEnd::Kind::relayed;
 };
 

@@ -181,6 +181,9 @@ class Session {
   // file or the OAuth policy reaches a session's next call). Its budgets come from them; its
   // limits and shares stay as they were when it was made.
   void renew_terms(tenant::Terms terms);
+  // What call `call` of its current sandbox reached through the egress proxy and was refused
+  // (issue #44); empty without egress.
+  egress::ConnectionLog::CallReport egress_report(std::uint64_t call) const;
 
  private:
   // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
@@ -283,6 +286,7 @@ class Session {
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
   std::shared_ptr<egress::ConnectionShares> egress_shares_;
   egress::ConnectionObserver egress_observer_;
+  std::shared_ptr<egress::ConnectionLog> egress_log_;  // the current sandbox's relay's
 };
 
 }  // namespace sandgate::session

@@ -259,6 +259,25 @@ TEST_CASE(
   CHECK(line_of(out, "kept1") == "kept1 200 key=right count=1");
   CHECK(line_of(out, "kept2") == "kept2 200 key=right count=1");
   CHECK(line_of(out, "other-host").find("other-host 421 a request for another host") == 0);
+  // The call's result names what it reached and what it was refused, and the secret applied.
+  const json network = result["structuredContent"].value("network", json::object());
+  bool saw_secret = false, saw_refusal = false, saw_other = false;
+  for (const auto& c : network.value("connections", json::array())) {
+    if (c["host"] == "api.sandgate.test" && c["port"] == world.api->port &&
+        c["outcome"] == "relayed" && c.value("secret", "") == "api" && c["bytes_down"] > 0)
+      saw_secret = true;
+    if (c["port"] == world.api->wrong_port && c["outcome"] == "refused" &&
+        c.value("reason", "").find("certificate is refused: hostname mismatch") !=
+            std::string::npos)
+      saw_refusal = true;
+    if (c["host"] == "other.sandgate.test" && !c.contains("secret")) saw_other = true;
+  }
+  CHECK(saw_secret);
+  CHECK(saw_refusal);
+  CHECK(saw_other);
+  CHECK(tool_text(result).find("Network: ") != std::string::npos);
+  CHECK(tool_text(result).find("certificate is refused") != std::string::npos);
+  CHECK(result.dump().find(world.key) == std::string::npos);
 
   // curl, as installed on the host (the sandbox's /usr is the host's).
   if (std::filesystem::exists("/usr/bin/curl")) {
