@@ -20,6 +20,10 @@ struct HeaderSecret {
   AllowList destination;
   std::string header;  // a header field name, as the operator wrote it
   std::string value;
+  // Whether plain-HTTP requests get it too (`plain=yes`): the value then crosses the network in
+  // the clear. Without it a plain request to the secret's host is refused, so that a sandbox
+  // cannot make the proxy send the value unencrypted.
+  bool plain_http = false;
 
   bool applies_to(std::string_view host, std::uint16_t port, std::uint16_t default_port) const {
     return destination.allows(host, port, default_port);

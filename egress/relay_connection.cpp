@@ -230,6 +230,11 @@ std::optional<RelayConnection::Refusal> RelayConnection::refusal_of(const Parser
   // (plain_request_refusal: no Transfer-Encoding, no Connection naming a framing header.)
   if (std::string why = tunnel ? "" : plain_request_refusal(parser.get()); !why.empty())
     return Refusal{400, why};
+  // A secret for HTTPS only is never sent in the clear (issue #44).
+  const HeaderSecret* secret = tunnel ? nullptr : policy.secret_for(target.host, target.port, 80);
+  if (secret != nullptr && !secret->plain_http)
+    return Refusal{403, target.authority +
+                            " carries a secret for HTTPS only; plain HTTP to it is not proxied"};
   if (std::string cap = relay_->bytes.cap_reached(); !cap.empty()) return Refusal{403, cap};
   if (!tunnel && parser.content_length().value_or(0) > policy.max_bytes_per_call)
     return Refusal{413, "a request body larger than this call's egress byte cap (" +

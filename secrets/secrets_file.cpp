@@ -95,7 +95,7 @@ std::shared_ptr<const egress::HeaderSecret> parse_line(std::string_view line,
     throw std::runtime_error(
         "expected '<name> host=<host[:port]> header=<Header-Name> file=<path>'");
   secret->name = std::string(name);
-  std::string host, header, file;
+  std::string host, header, file, plain;
   for (std::size_t i = 1; i < words.size(); ++i) {
     auto eq = words[i].find('=');
     std::string_view key = words[i].substr(0, eq);
@@ -103,9 +103,11 @@ std::shared_ptr<const egress::HeaderSecret> parse_line(std::string_view line,
     std::string* slot = key == "host"     ? &host
                         : key == "header" ? &header
                         : key == "file"   ? &file
+                        : key == "plain"  ? &plain
                                           : nullptr;
     if (slot == nullptr)
-      throw std::runtime_error("word " + std::to_string(i + 1) + " is not host=, header= or file=");
+      throw std::runtime_error("word " + std::to_string(i + 1) +
+                               " is not host=, header=, file= or plain=");
     if (!slot->empty()) throw std::runtime_error(std::string(key) + "= given twice");
     if (value.empty()) throw std::runtime_error(std::string(key) + "= is empty");
     *slot = std::move(value);
@@ -129,6 +131,9 @@ std::shared_ptr<const egress::HeaderSecret> parse_line(std::string_view line,
         "header= names a header the proxy writes itself (Host, Content-Length, "
         "Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, Upgrade, Expect, Proxy-*)");
   secret->header = header;
+  if (!plain.empty() && plain != "yes" && plain != "no")
+    throw std::runtime_error("plain= is yes or no");
+  secret->plain_http = plain == "yes";
   std::string path = file.front() == '/' ? file : directory + "/" + file;
   secret->value = header_value(read_value(path));
   return secret;

@@ -3,11 +3,13 @@
 // to a tenant's requests so that its sandboxes never hold them. One secret a line:
 //
 //   <name> host=<host[:port]> header=<Header-Name> file=<path holding the header's value>
+//          [plain=yes]
 //
 // Blank lines and lines starting with '#' are ignored; the three keys are each required once, in
-// any order. A relative `file=` is relative to the secrets file's directory. The value is the
-// file's content less one trailing newline. A tenant's tokens-file or OAuth policy line holds
-// secrets by name: `secrets=<name>[,…]`.
+// any order. `plain=yes` lets plain-HTTP requests to the host get the header too (else only
+// HTTPS ones, through the proxy's TLS termination; plain ones are refused). A relative `file=` is
+// relative to the secrets file's directory. The value is the file's content less one trailing
+// newline. A tenant's tokens-file or OAuth policy line holds secrets by name: `secrets=<name>[,…]`.
 //
 // Values are read when the file is loaded (at start and on SIGHUP) and kept in memory only; no
 // error names a value, and none repeats what a line says beyond its line number and the key.

@@ -116,7 +116,7 @@ struct SecretsWorld {
         "# the test API's key, by name and by address\n"
         "api host=api.sandgate.test:" +
         p + file + "api-ip host=127.0.0.2:" + p + file +
-        "api-plain host=api.sandgate.test:" + plain + file +
+        "api-plain host=api.sandgate.test:" + plain + " plain=yes" + file +
         "api-wrong host=api.sandgate.test:" + wrong + file +
         "api-untrusted host=api.sandgate.test:" + untrusted + file;
     secrets.write(secrets_text, 0600);
@@ -215,6 +215,7 @@ TEST_CASE(
           "get('replaced', 'https://api.sandgate.test:" + p +
           "/whoami', {'X-Api-Key': 'made-up-by-the-sandbox'})\n" +
           "get('plain', 'http://api.sandgate.test:" + plain + "/whoami')\n" +
+          "get('downgrade', 'http://api.sandgate.test:" + p + "/whoami')\n" +
           "get('plain-replaced', 'http://api.sandgate.test:" + plain +
           "/whoami', {'X-Api-Key': 'made-up-by-the-sandbox'})\n" +
           // The same server by another name: no secret, so an end-to-end tunnel (the test CA).
@@ -249,6 +250,12 @@ TEST_CASE(
   CHECK(line_of(out, "plain") == "plain 200 key=right count=1");
   CHECK(line_of(out, "plain-replaced") == "plain-replaced 200 key=right count=1");
   CHECK(line_of(out, "other") == "other 401 key=none count=0");
+  // The HTTPS secret's host by plain HTTP: refused, the key never sent in the clear.
+  CHECK(line_of(out, "downgrade").rfind("downgrade 403 ", 0) == 0);
+  CHECK(line_of(out, "downgrade")
+            .find("api.sandgate.test:" + p +
+                  " carries a secret for HTTPS only; plain HTTP to it is not proxied") !=
+        std::string::npos);
   CHECK(line_of(out, "redirected") == "redirected 401 key=none count=0");
   CHECK(line_of(out, "wrong-name")
             .find("502 api.sandgate.test:" + std::to_string(world.api->wrong_port) +

@@ -41,7 +41,7 @@ TEST_CASE("a secrets file names each secret's host, header and value file", "[un
   auto set = parse_secrets(
       "# comment\n\n"
       "openai host=api.openai.com header=Authorization file=/run/keys/openai\n"
-      "  internal   file=k header=X-Api-Key   host=10.1.2.3:8443  \r\n",
+      "  internal   file=k header=X-Api-Key   host=10.1.2.3:8443 plain=yes \r\n",
       "/etc/sg", values({{"/run/keys/openai", "Bearer sk-one\n"}, {"/etc/sg/k", "two\r\n"}}));
   REQUIRE(set.size() == 2);
   auto openai = set.find("openai");
@@ -56,6 +56,8 @@ TEST_CASE("a secrets file names each secret's host, header and value file", "[un
   REQUIRE(internal);
   CHECK(internal->value == "two");  // relative to the file's directory
   CHECK(internal->applies_to("10.1.2.3", 8443, 443));
+  CHECK(internal->plain_http);
+  CHECK_FALSE(openai->plain_http);  // HTTPS only unless the line says plain=yes
   CHECK_FALSE(internal->applies_to("10.1.2.3", 443, 443));
   CHECK_FALSE(set.find("other"));
 }
@@ -72,7 +74,9 @@ TEST_CASE("a bad secrets file line is refused with its number and why, never its
   CHECK(refusal_of("a host=x.example header=X-Key file=k file=k\n") ==
         "secrets file line 1: file= given twice");
   CHECK(refusal_of("a host=x.example header=X-Key file=k colour=red\n") ==
-        "secrets file line 1: word 5 is not host=, header= or file=");
+        "secrets file line 1: word 5 is not host=, header=, file= or plain=");
+  CHECK(refusal_of("a host=x.example header=X-Key file=k plain=maybe\n") ==
+        "secrets file line 1: plain= is yes or no");
   CHECK(refusal_of("a host=*.x.example header=X-Key file=k\n") ==
         "secrets file line 1: host= must name one host (no wildcard, no list)");
   CHECK(refusal_of("a host=x.example:99999 header=X-Key file=k\n") ==
