@@ -10,7 +10,8 @@ std::vector<Option> secrets_options() {
       {"--secrets-file", "SANDGATE_SECRETS_FILE", "",
        "Secrets the egress proxy adds to tenants' requests, so that sandboxes never hold them: "
        "one a line, '<name> host=<host[:port]> header=<Header-Name> file=<path of the header's "
-       "value>'; a tenant holds them with secrets=<name>[,...] and may then reach each one's "
+       "value> [plain=yes]' (without plain=yes, HTTPS only: a plain-HTTP request to the host is "
+       "refused); a tenant holds them with secrets=<name>[,...] and may then reach each one's "
        "host. The file and the value files are refused if their group or others may read or "
        "write them; values are read at start and on SIGHUP (a file that cannot be used keeps "
        "the secrets in force), and never logged.",
