@@ -17,12 +17,14 @@ import sys
 MAY_INCLUDE = {
     "common": set(),
     # tenant/: one tenant resolved (limits, shares, budgets, egress), built by auth, read below.
-    "tenant": {"egress", "ledger", "common"},
+    "tenant": {"secrets", "egress", "ledger", "common"},
     "auth": {"tenant", "egress", "common"},
     # ledger/: usage records and their store; fed by sessions, read by the gateway (issue #28).
     "ledger": {"common"},
     # egress/: the sandboxes' forward proxy (issue #30); knows nothing of sandboxes or sessions.
     "egress": {"common"},
+    # secrets/: the operator's secrets file (issue #44); the values egress/ adds to requests.
+    "secrets": {"egress", "common"},
     # sandbox/: the gateway's side; inside/ runs in the sandbox (supervisor, rootfs, seccomp …)
     # and sees only the files both sides share (SHARED below); cgroups/ the same.
     "sandbox/shared": {"common"},
@@ -43,7 +45,7 @@ MAY_INCLUDE = {
                    "environment", "sandbox", "sandbox/shared", "auth", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
-    "server/gateway": {"tenant", "server/mcp", "server/http", "server/tasks", "server/tools",
+    "server/gateway": {"tenant", "secrets", "server/mcp", "server/http", "server/tasks", "server/tools",
                        "server/metrics", "session", "environment", "ledger", "auth", "egress", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }
@@ -71,6 +73,8 @@ FORBIDDEN_THIRD_PARTY = {
     "tenant": (("boost/beast", "nlohmann"), "tenant/ knows nothing of HTTP or MCP"),
     # environment/ reads its definitions file as JSON, but speaks no HTTP.
     "environment": (("boost/beast",), "environment/ knows nothing of HTTP"),
+    # secrets/ reads a file of the operator's; it speaks no HTTP (egress/ applies the headers).
+    "secrets": (("boost/beast", "nlohmann"), "secrets/ knows nothing of HTTP or MCP"),
 }
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")

@@ -37,6 +37,10 @@ class AllowList {
   static AllowList parse(std::string_view text);
 
   bool empty() const { return entries_.empty(); }
+  // Adds `more`'s entries (a tenant's secrets' destinations to its own list: issue #44).
+  void add(const AllowList& more) {
+    entries_.insert(entries_.end(), more.entries_.begin(), more.entries_.end());
+  }
   const std::vector<AllowedDestination>& entries() const { return entries_; }
 
   // Whether a client may ask for `host`:`port`. `host` as a client wrote it in a CONNECT line or

@@ -60,7 +60,8 @@ std::string plain_request_refusal(const http::request<http::empty_body>& request
 }
 
 std::string plain_request_head(const http::request<http::empty_body>& request,
-                               const ProxyTarget& target, bool to_upstream_proxy) {
+                               const ProxyTarget& target, bool to_upstream_proxy,
+                               const HeaderSecret* secret, bool keep_alive) {
   auto listed = connection_options(request);
   std::string head(request.method_string());
   head += ' ';
@@ -70,12 +71,19 @@ std::string plain_request_head(const http::request<http::empty_body>& request,
   for (const auto& field : request) {
     auto name = field.name_string();
     if (hop_by_hop(name)) continue;
+    // The sandbox's own header of the secret's name never reaches the host.
+    if (secret != nullptr && beast::iequals(name, secret->header)) continue;
+    // Kept alive (a terminated connection): the relay answers Expect itself (relay_terminated).
+    if (keep_alive && beast::iequals(name, "expect")) continue;
     bool named = false;
     for (const auto& option : listed) named = named || beast::iequals(name, option);
     if (named) continue;
     head.append(name).append(": ").append(field.value()).append("\r\n");
   }
-  head += "Host: " + target.authority + "\r\nConnection: close\r\n\r\n";
+  if (secret != nullptr)
+    head.append(secret->header).append(": ").append(secret->value).append("\r\n");
+  head += "Host: " + target.authority +
+          (keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
   return head;
 }
 

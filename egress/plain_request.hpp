@@ -6,6 +6,7 @@
 #include <boost/beast/http/message.hpp>
 #include <string>
 
+#include "egress/header_secret.hpp"
 #include "egress/proxy_request.hpp"
 
 namespace sandgate::egress {
@@ -19,8 +20,13 @@ namespace sandgate::egress {
 std::string plain_request_refusal(
     const boost::beast::http::request<boost::beast::http::empty_body>& request);
 
+// The head the far side gets. With `secret` (issue #44), every header of the secret's name the
+// sandbox sent is dropped and the secret's header written instead. `keep_alive`: the connection
+// stays open for the next request (a terminated TLS connection's; its Expect header is dropped,
+// the relay says 100 Continue itself), else `Connection: close`.
 std::string plain_request_head(
     const boost::beast::http::request<boost::beast::http::empty_body>& request,
-    const ProxyTarget& target, bool to_upstream_proxy);
+    const ProxyTarget& target, bool to_upstream_proxy, const HeaderSecret* secret = nullptr,
+    bool keep_alive = false);
 
 }  // namespace sandgate::egress

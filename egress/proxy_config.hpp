@@ -4,10 +4,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace sandgate::egress {
+
+class TlsTermination;
 
 struct UpstreamProxy {
   std::string host;  // a name or an IP literal (no brackets)
@@ -34,6 +37,15 @@ struct ProxyConfig {
   // Of those, one tenant's at most (the gateway sets half unless only one tenant can exist, as
   // for call slots); more get a 429 saying so.
   std::size_t max_connections_per_tenant = 256;
+  // Hosts carrying a secret (issue #44): the gateway CA's files (--secrets-ca-cert/-key; empty:
+  // made in the state dir), and what the proxy trusts for the real host (--egress-ca-file;
+  // empty: the system's store).
+  std::string ca_cert_file;
+  std::string ca_key_file;
+  std::string upstream_ca_file;
+  // Made by the gateway at start when it has a secrets file (null: no termination, and no
+  // secret applied inside TLS).
+  std::shared_ptr<TlsTermination> termination;
   bool operator==(const ProxyConfig&) const = default;
 };
 

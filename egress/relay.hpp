@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/unique_fd.hpp"
+#include "egress/connection_log.hpp"
 #include "egress/connection_shares.hpp"
 #include "egress/proxy_config.hpp"
 #include "egress/relay_account.hpp"
@@ -48,12 +49,14 @@ class Relay {
  public:
   // Starts accepting on `listener` (a listening TCP socket; the relay owns it from now on).
   // `shares` are the whole gateway's: each connection relayed holds a place of its tenant's.
+  // `log` (may be null) gets a record of each connection, by the call that opened it.
   static std::shared_ptr<Relay> start(boost::asio::any_io_executor executor, UniqueFd listener,
                                       std::shared_ptr<const TenantEgress> policy,
                                       std::shared_ptr<RelayAccount> account,
                                       std::shared_ptr<const ProxyConfig> config,
                                       std::shared_ptr<ConnectionShares> shares, RelayLabels labels,
-                                      ConnectionObserver observer = {});
+                                      ConnectionObserver observer = {},
+                                      std::shared_ptr<ConnectionLog> log = nullptr);
   virtual ~Relay() = default;
   // Closes the listener and every connection. Idempotent, any thread.
   virtual void stop() = 0;

@@ -61,7 +61,7 @@ class Counted {
 
 RelayContext::RelayContext(asio::any_io_executor executor,
                            std::shared_ptr<const TenantEgress> tenant_policy,
-                           std::shared_ptr<RelayAccount> account,
+                           std::shared_ptr<RelayAccount> relay_account,
                            std::shared_ptr<const ProxyConfig> proxy_config,
                            std::shared_ptr<ConnectionShares> tenant_shares,
                            RelayLabels relay_labels, ConnectionObserver connection_observer)
@@ -71,7 +71,8 @@ RelayContext::RelayContext(asio::any_io_executor executor,
       shares(std::move(tenant_shares)),
       labels(std::move(relay_labels)),
       observer(std::move(connection_observer)),
-      bytes(std::move(tenant_policy), std::move(account)) {}
+      account(relay_account),
+      bytes(std::move(tenant_policy), std::move(relay_account)) {}
 
 RelayConnection::RelayConnection(std::shared_ptr<RelayContext> context, tcp::socket client)
     : relay_(std::move(context)),
@@ -92,6 +93,12 @@ void RelayConnection::abandon() {
 void RelayConnection::ended(ConnectionEnd::Kind how, std::string why) {
   end_ = how;
   outcome_ = std::move(why);
+  // The call's report says it at once (a refusal is final before its drain ends).
+  if (relay_->log)
+    relay_->log->update(record_, [&](ConnectionLog::Entry& entry) {
+      entry.outcome = connection_end_name(how);
+      entry.reason = outcome_;
+    });
 }
 
 void RelayConnection::close() {
@@ -118,6 +125,7 @@ asio::awaitable<void> RelayConnection::watch(
 
 asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> self) {
   deadline_ = Clock::now() + relay_->config->step_timeout;
+  call_ = relay_->account ? relay_->account->call_number() : 0;
   asio::co_spawn(relay_->strand, watch(self), asio::detached);
   Counted serving(relay_->serving);
   const auto& policy = *relay_->policy;
@@ -136,6 +144,15 @@ asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> se
   timer_.cancel();
   close();
   log();
+  if (relay_->log)
+    relay_->log->update(record_, [&](ConnectionLog::Entry& entry) {
+      entry.method = kind_;
+      entry.outcome = connection_end_name(end_);
+      entry.reason = outcome_ == "relayed" ? "" : outcome_;
+      entry.secret = secret_ == "-" ? "" : secret_;
+      entry.bytes_up = up_;
+      entry.bytes_down = down_;
+    });
   if (relay_->observer) relay_->observer(ConnectionEnd{end_, up_, down_});
 }
 
@@ -150,9 +167,15 @@ asio::awaitable<void> RelayConnection::relay() {
   kind_ = tunnel ? "CONNECT" : std::string(request.method_string());
   const std::optional<ProxyTarget> target = co_await admit(parser, tunnel);
   if (!target) co_return;
+  // A host carrying one of the tenant's secrets: its TLS is terminated here (and only then).
+  const HeaderSecret* secret = tunnel && relay_->config->termination
+                                   ? relay_->policy->secret_for(target->host, target->port, 443)
+                                   : nullptr;
   if (!co_await open_far_side(*target)) co_return;
   deadline_ = Clock::now() + relay_->config->step_timeout;
-  if (tunnel)
+  if (secret != nullptr)
+    co_await relay_terminated(*target, *secret, buffer);
+  else if (tunnel)
     co_await relay_tunnel(*target, buffer);
   else
     co_await relay_plain(parser, *target, buffer);
@@ -185,6 +208,7 @@ asio::awaitable<std::optional<ProxyTarget>> RelayConnection::admit(const Parser&
   const ProxyTarget target = std::get<ProxyTarget>(parsed);
   host_ = target.host;
   port_ = target.port;
+  if (relay_->log) record_ = relay_->log->open(call_, kind_, host_, port_);
   if (const std::optional<Refusal> refusal = refusal_of(parser, target, tunnel)) {
     co_await refuse(refusal->status, refusal->reason);
     co_return std::nullopt;
@@ -206,6 +230,11 @@ std::optional<RelayConnection::Refusal> RelayConnection::refusal_of(const Parser
   // (plain_request_refusal: no Transfer-Encoding, no Connection naming a framing header.)
   if (std::string why = tunnel ? "" : plain_request_refusal(parser.get()); !why.empty())
     return Refusal{400, why};
+  // A secret for HTTPS only is never sent in the clear (issue #44).
+  const HeaderSecret* secret = tunnel ? nullptr : policy.secret_for(target.host, target.port, 80);
+  if (secret != nullptr && !secret->plain_http)
+    return Refusal{403, target.authority +
+                            " carries a secret for HTTPS only; plain HTTP to it is not proxied"};
   if (std::string cap = relay_->bytes.cap_reached(); !cap.empty()) return Refusal{403, cap};
   if (!tunnel && parser.content_length().value_or(0) > policy.max_bytes_per_call)
     return Refusal{413, "a request body larger than this call's egress byte cap (" +
@@ -306,7 +335,10 @@ asio::awaitable<bool> RelayConnection::open_tunnel(const ProxyTarget& target,
 // of the body up and the answer down.
 asio::awaitable<void> RelayConnection::relay_plain(const Parser& parser, const ProxyTarget& target,
                                                    beast::flat_buffer& buffer) {
-  std::string head = plain_request_head(parser.get(), target, relay_->config->upstream.has_value());
+  const HeaderSecret* secret = relay_->policy->secret_for(target.host, target.port, 80);
+  if (secret != nullptr) secret_ = secret->name;
+  std::string head =
+      plain_request_head(parser.get(), target, relay_->config->upstream.has_value(), secret);
   std::uint64_t body = parser.content_length().value_or(0);
   auto pending = buffer.data();
   std::size_t taken = static_cast<std::size_t>(std::min<std::uint64_t>(pending.size(), body));
@@ -426,7 +458,8 @@ void RelayConnection::log() const {
              {"bytes_up", up_},
              {"bytes_down", down_},
              {"duration_ms", ms.count()},
-             {"outcome", outcome_}});
+             {"outcome", outcome_},
+             {"secret", secret_}});
 }
 
 }  // namespace sandgate::egress

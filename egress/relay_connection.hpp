@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "egress/connection_shares.hpp"
+#include "egress/header_secret.hpp"
 #include "egress/proxy_config.hpp"
 #include "egress/proxy_request.hpp"
 #include "egress/relay.hpp"
@@ -33,7 +35,7 @@ namespace sandgate::egress {
 struct RelayContext {
   RelayContext(boost::asio::any_io_executor executor,
                std::shared_ptr<const TenantEgress> tenant_policy,
-               std::shared_ptr<RelayAccount> account,
+               std::shared_ptr<RelayAccount> relay_account,
                std::shared_ptr<const ProxyConfig> proxy_config,
                std::shared_ptr<ConnectionShares> tenant_shares, RelayLabels relay_labels,
                ConnectionObserver connection_observer);
@@ -44,6 +46,8 @@ struct RelayContext {
   std::shared_ptr<ConnectionShares> shares;
   RelayLabels labels;
   ConnectionObserver observer;
+  std::shared_ptr<RelayAccount> account;
+  std::shared_ptr<ConnectionLog> log;  // may be null
   // On the strand only.
   std::uint32_t active = 0;   // relayed (or being decided) now
   std::uint32_t serving = 0;  // the same, and refusals being written
@@ -84,6 +88,24 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   boost::asio::awaitable<void> relay_plain(const Parser& parser, const ProxyTarget& target,
                                            boost::beast::flat_buffer& buffer);
   boost::asio::awaitable<void> copy_exactly(std::uint64_t left);
+  // A host carrying a secret (relay_terminated.cpp, issue #44): the sandbox's TLS terminated
+  // with the gateway CA's certificate, the proxy's own verified TLS to the host, and each
+  // request on the connection given the secret's header.
+  using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>;
+  boost::asio::awaitable<void> relay_terminated(const ProxyTarget& target,
+                                                const HeaderSecret& secret,
+                                                boost::beast::flat_buffer& buffer);
+  boost::asio::awaitable<bool> open_host_tls(TlsStream& up, const ProxyTarget& target);
+  boost::asio::awaitable<bool> accept_sandbox_tls(TlsStream& down, const ProxyTarget& target);
+  boost::asio::awaitable<void> exchange(TlsStream& down, TlsStream& up, const ProxyTarget& target,
+                                        const HeaderSecret& secret);
+  boost::asio::awaitable<bool> relay_answer(TlsStream& down, TlsStream& up,
+                                            boost::beast::flat_buffer& from_host, bool head);
+  boost::asio::awaitable<bool> copy_counted(TlsStream& from, TlsStream& to,
+                                            boost::beast::flat_buffer& pending, std::uint64_t left,
+                                            bool upward);
+  boost::asio::awaitable<void> refuse_in_tls(TlsStream& down, int status,
+                                             const std::string& reason);
   boost::asio::awaitable<void> pump(bool upward);
   boost::asio::awaitable<void> refuse(int status, const std::string& reason);
   bool charge(std::size_t n, bool upward);
@@ -105,6 +127,9 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   std::uint16_t port_ = 0;
   std::uint64_t up_ = 0, down_ = 0;  // client to destination, destination to client
   std::string outcome_ = "relayed";
+  std::string secret_ = "-";  // the name of the secret applied, if any (never its value)
+  std::uint64_t call_ = 0;    // the sandbox's call when the connection came
+  std::shared_ptr<ConnectionLog::Entry> record_;  // in the relay's log, once its target is known
   ConnectionEnd::Kind end_ = ConnectionEnd::Kind::relayed;
 };
 

@@ -110,10 +110,12 @@ std::shared_ptr<Relay> Relay::start(asio::any_io_executor executor, UniqueFd lis
                                     std::shared_ptr<RelayAccount> account,
                                     std::shared_ptr<const ProxyConfig> config,
                                     std::shared_ptr<ConnectionShares> shares, RelayLabels labels,
-                                    ConnectionObserver observer) {
+                                    ConnectionObserver observer,
+                                    std::shared_ptr<ConnectionLog> log) {
   auto relay = std::make_shared<RelayContext>(
       std::move(executor), std::move(policy), std::move(account), std::move(config),
       std::move(shares), std::move(labels), std::move(observer));
+  relay->log = std::move(log);
   auto listener_of_relay = std::make_shared<RelayListener>(std::move(relay));
   listener_of_relay->begin(std::move(listener));
   return listener_of_relay;

@@ -58,6 +58,9 @@ struct HostConfig {
   // sandbox would hold its spare until the idle sweep. 0: no spare (every call's init forked at
   // the call).
   std::chrono::milliseconds spare_init_idle{60'000};
+  // The gateway CA's certificate, PEM (issue #44; empty: none): egress sandboxes trust it, with
+  // the system's store, through a bundle in their root and the usual variables.
+  std::string egress_ca_pem;
 
   bool operator==(const HostConfig&) const = default;
 };

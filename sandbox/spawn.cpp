@@ -104,15 +104,16 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
 
   // Everything the child needs is allocated before clone.
   std::vector<std::string> args = {
-      protocol::kSupervisorArgv0,
-      std::to_string(request.work_bytes),
+      protocol::kSupervisorArgv0, std::to_string(request.work_bytes),
       std::to_string(request.tmp_bytes),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.max_processes),
       std::to_string(request.spare_init_idle.count()),
       request.egress ? "1" : "0",
-      request.layer_dir.empty() ? "-" : (request.layer_writable ? "w" : "r")};
+      request.layer_dir.empty() ? "-" : (request.layer_writable ? "w" : "r"),
+      // Never empty: an empty argument reads as "none" here too.
+      request.egress && !request.egress_ca_pem.empty() ? request.egress_ca_pem : "-"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -33,6 +33,7 @@ struct SpawnRequest {
   // supervisor as protocol::kLayerFd, which binds it at kLayerMountPoint.
   std::string layer_dir;
   bool layer_writable = false;
+  std::string egress_ca_pem;  // HostConfig::egress_ca_pem (with egress only)
   // Called with the child's pid before it is released (e.g. to join cgroups); may throw.
   std::function<void(pid_t)> before_release;
 };

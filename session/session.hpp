@@ -192,6 +192,9 @@ class Session {
   // base). A live sandbox keeps the layer it was made with.
   // False (and nothing changed) when the session already runs another environment.
   bool use_environment(std::string name, std::string layer_dir);
+  // What call `call` of its current sandbox reached through the egress proxy and was refused
+  // (issue #44); empty without egress.
+  egress::ConnectionLog::CallReport egress_report(std::uint64_t call) const;
 
  private:
   // Starts the relay of a sandbox made for the session, when its tenant has egress; the relay
@@ -297,6 +300,7 @@ class Session {
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
   std::shared_ptr<egress::ConnectionShares> egress_shares_;
   egress::ConnectionObserver egress_observer_;
+  std::shared_ptr<egress::ConnectionLog> egress_log_;  // the current sandbox's relay's
 };
 
 }  // namespace sandgate::session

@@ -58,10 +58,25 @@ void Session::start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
   if (!policy || !proxy || !shares || !listener) return;
   // The session as every other log line names it (ledger, execute): its log prefix.
   egress::RelayLabels labels{tenant_, std::string(log_prefix(id_)), fresh->id()};
+  auto log = std::make_shared<egress::ConnectionLog>();
+  {
+    std::lock_guard lock(mutex_);
+    egress_log_ = log;
+  }
   auto relay = egress::Relay::start(executor, std::move(listener), std::move(policy),
                                     std::make_shared<SandboxEgressAccount>(fresh), std::move(proxy),
-                                    std::move(shares), std::move(labels), std::move(observer));
+                                    std::move(shares), std::move(labels), std::move(observer),
+                                    std::move(log));
   fresh->when_ended([relay] { relay->stop(); });
+}
+
+egress::ConnectionLog::CallReport Session::egress_report(std::uint64_t call) const {
+  std::shared_ptr<egress::ConnectionLog> log;
+  {
+    std::lock_guard lock(mutex_);
+    log = egress_log_;
+  }
+  return log ? log->of_call(call) : egress::ConnectionLog::CallReport{};
 }
 
 }  // namespace sandgate::session

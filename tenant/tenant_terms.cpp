@@ -9,7 +9,10 @@ namespace sandgate::tenant {
 std::shared_ptr<const egress::TenantEgress> TenantTerms::egress() const {
   if (!has_egress()) return nullptr;
   auto out = std::make_shared<egress::TenantEgress>();
-  out->allowed = *egress_allowed;
+  if (egress_allowed) out->allowed = *egress_allowed;
+  // A secret's host is reachable as if listed (an IP literal's address too: it is named).
+  for (const auto& secret : secrets) out->allowed.add(secret->destination);
+  out->secrets = secrets;
   out->max_connections = egress_connections;
   out->max_bytes_per_call = egress_bytes_per_call;
   out->max_bytes_per_sandbox = egress_bytes_per_sandbox;
@@ -66,6 +69,30 @@ std::vector<std::string> environment_names(const std::string& value) {
     start = comma + 1;
   }
   return names;
+}
+
+std::vector<std::shared_ptr<const egress::HeaderSecret>> held_secrets(
+    const std::string& value, const std::shared_ptr<const secrets::SecretSet>& catalog) {
+  std::vector<std::shared_ptr<const egress::HeaderSecret>> held;
+  std::size_t position = 1;
+  for (std::size_t start = 0;; ++position) {
+    auto comma = value.find(',', start);
+    std::string name = value.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (name.empty()) throw OptionError("secret " + std::to_string(position) + " is empty");
+    auto secret = catalog ? catalog->find(name) : nullptr;
+    // By position: what was written is never repeated.
+    if (!secret)
+      throw OptionError("secret " + std::to_string(position) +
+                        (catalog ? " is not in --secrets-file"
+                                 : " names a secret, and this gateway has no --secrets-file"));
+    for (const auto& earlier : held)
+      if (earlier == secret)
+        throw OptionError("secret " + std::to_string(position) + " is named twice");
+    held.push_back(std::move(secret));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return held;
 }
 
 namespace {

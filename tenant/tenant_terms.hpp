@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "egress/allow_list.hpp"
+#include "egress/header_secret.hpp"
 #include "egress/tenant_egress.hpp"
 #include "ledger/budget.hpp"
+#include "secrets/secrets_file.hpp"
 
 namespace sandgate::tenant {
 
@@ -43,9 +45,16 @@ struct TenantTerms {
   // The environments its calls may run in (issue #43), the first its default; empty: "base"
   // only, the system as it is. Checked against the environments file by the gateway.
   std::vector<std::string> environments;
+  // Secrets (issue #44): the operator's secrets file as loaded (set on the defaults every line
+  // starts from; `secrets=` names from it), and the ones this tenant holds. Its sandboxes may
+  // reach each one's host as if its egress list named it, and the relay adds the header.
+  std::shared_ptr<const secrets::SecretSet> secret_catalog;
+  std::vector<std::shared_ptr<const egress::HeaderSecret>> secrets;
 
   ledger::Budget budget() const { return {budget_usd_per_day, budget_usd_per_month}; }
-  bool has_egress() const { return egress_allowed && !egress_allowed->empty(); }
+  bool has_egress() const {
+    return (egress_allowed && !egress_allowed->empty()) || !secrets.empty();
+  }
   // What its sandboxes' relays enforce; null without egress.
   std::shared_ptr<const egress::TenantEgress> egress() const;
 
@@ -74,6 +83,9 @@ double positive_usd(const std::string& value);
 std::uint64_t mebibytes(const std::string& value);
 std::shared_ptr<const egress::AllowList> allow_list(const std::string& value);
 std::vector<std::string> environment_names(const std::string& value);
+// `name[,name…]` from `catalog`; an unknown name is refused by its position.
+std::vector<std::shared_ptr<const egress::HeaderSecret>> held_secrets(
+    const std::string& value, const std::shared_ptr<const secrets::SecretSet>& catalog);
 
 inline constexpr std::uint32_t kNoMax = UINT32_MAX;
 
@@ -105,6 +117,9 @@ inline constexpr TenantOption kTenantOptions[] = {
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_sandbox = mebibytes(v); }},
     {"environments", "name[,name...]",
      [](TenantTerms& t, const std::string& v) { t.environments = environment_names(v); }},
+    // Names of --secrets-file's secrets (issue #44).
+    {"secrets", "name,...",
+     [](TenantTerms& t, const std::string& v) { t.secrets = held_secrets(v, t.secret_catalog); }},
 };
 
 // Sets what one `key=value` word says. Throws std::runtime_error saying `where` ("tokens file

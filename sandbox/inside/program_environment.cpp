@@ -64,6 +64,12 @@ ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writa
       variables_.push_back(std::string(name) + "=" + kProxy);
     variables_.push_back("NO_PROXY=localhost,127.0.0.1,::1");
     variables_.push_back("no_proxy=localhost,127.0.0.1,::1");
+    // The trust for TLS through the proxy (kEgressCaBundle, rootfs.hpp: the system's store and
+    // the gateway CA, issue #44), for Python's ssl, requests, curl, Node and pip alike.
+    for (const char* name : {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+                             "NODE_EXTRA_CA_CERTS", "PIP_CERT"})
+      variables_.push_back(std::string(name) + "=" + kEgressCaBundle);
+    variables_.push_back("NODE_USE_ENV_PROXY=1");
   }
   figures_variable_ = "SANDGATE_FIGURES_FD=3";
   for (auto& variable : variables_) {

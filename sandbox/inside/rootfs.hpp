@@ -29,6 +29,11 @@ constexpr const char* kCodeDir = "/code";
 // Python's own support files (sitecustomize, the figure backend), on every program's PYTHONPATH.
 constexpr const char* kPythonSupportDir = "/sandgate/python";
 
+// With egress: the certificates its programs' TLS clients trust (SSL_CERT_FILE and the other
+// variables of program_launch.cpp): the system's store, plus the gateway CA's certificate when
+// the gateway terminates TLS for hosts carrying a secret (issue #44). Never a key.
+constexpr const char* kEgressCaBundle = "/sandgate/ca/bundle.pem";
+
 // Throws std::system_error naming the failing step.
 void build_rootfs(const RootfsPlan& plan);
 

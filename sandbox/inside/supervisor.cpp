@@ -283,6 +283,22 @@ class Supervisor {
   std::string previous_code_;
 };
 
+// The host's CA bundle (Debian's path), read before the sandbox's root replaces the host's; empty
+// when there is none.
+std::string read_system_ca_bundle() {
+  int fd = ::open("/etc/ssl/certs/ca-certificates.crt", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n <= 0 || text.size() > (16u << 20)) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 std::uint64_t arg_number(char** argv, int index) {
   return std::strtoull(argv[index], nullptr, 10);
 }
@@ -290,7 +306,7 @@ std::uint64_t arg_number(char** argv, int index) {
 }  // namespace
 
 bool is_supervisor_invocation(int argc, char** argv) {
-  return argc == 9 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
+  return argc == 10 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
 void supervisor_main(int /*argc*/, char** argv) {
@@ -313,6 +329,18 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
   s.egress = arg_number(argv, 7) == 1;
+  // With egress, the trust its programs' TLS clients are pointed at (program_launch.cpp): the
+  // system's store, and the gateway CA's certificate when the gateway terminates TLS for hosts
+  // carrying a secret (issue #44). Read before the root is built, from the host's /etc/ssl.
+  std::string ca_bundle;
+  if (s.egress) {
+    ca_bundle = read_system_ca_bundle();
+    if (std::strcmp(argv[9], "-") != 0) {
+      if (!ca_bundle.empty() && ca_bundle.back() != '\n') ca_bundle += '\n';
+      ca_bundle += argv[9];
+    }
+    s.rootfs.files.push_back({kEgressCaBundle, ca_bundle});
+  }
   // "-": no environment's layer; "r": one, read-only; "w": its build (protocol::kLayerFd).
   if (argv[8][0] == 'r' || argv[8][0] == 'w') {
     s.rootfs.layer_fd = protocol::kLayerFd;

@@ -48,7 +48,7 @@ std::vector<Option> serving_options() {
        "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N] "
        "[budget_usd_per_day=X] [budget_usd_per_month=X] [egress=HOST[:PORT],...] "
        "[egress_connections=N] [egress_mb_per_call=N] [egress_mb_per_sandbox=N] "
-       "[environments=NAME,...]'. Refused if "
+       "[environments=NAME,...] [secrets=NAME,...]'. Refused if "
        "group/world-writable; SIGHUP reloads it.",
        [](Config& c, const std::string& v) { c.auth.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
@@ -119,6 +119,8 @@ std::vector<Option> option_rows() {
   auto prices = std::find_if(table.begin(), table.end(), [](const Option& o) {
     return std::string_view(o.flag) == "--price-gib-hour";
   });
+  auto secrets = secrets_options();
+  egress.insert(egress.end(), secrets.begin(), secrets.end());
   table.insert(prices + 1, egress.begin(), egress.end());
   // The environments after the pool, whose ready sandboxes they have their own of.
   auto environments = environment_options();

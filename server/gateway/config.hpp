@@ -43,6 +43,8 @@ struct Config {
   sandbox::HostConfig host = gateway_host_defaults();
 
   auth::AuthConfig auth;
+  // --secrets-file (issue #44): loaded with the credentials, reloaded on SIGHUP.
+  std::string secrets_file;
 
   session::CallPoolConfig calls;  // the gateway-wide call slots and queue
   session::StateConfig state;     // hibernation's archives and the saved registry

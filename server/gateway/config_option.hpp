@@ -43,6 +43,8 @@ std::vector<Option> oauth_options();
 std::vector<Option> egress_options();
 // The environments' rows (--environments*, --environment-builds).
 std::vector<Option> environment_options();
+// The rows of secrets the sandbox never holds (--secrets-*, --egress-ca-file).
+std::vector<Option> secrets_options();
 // Why the OAuth settings cannot be used together ("" when they can).
 std::string oauth_problem(const Config& c);
 

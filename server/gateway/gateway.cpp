@@ -24,6 +24,7 @@
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
+#include "server/gateway/secrets_ca.hpp"
 #include "server/gateway/shutdown.hpp"
 #include "server/gateway/tenant_defaults.hpp"
 #include "server/gateway/usage_command.hpp"
@@ -412,9 +413,20 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   session::CallSlots gateway_slots(config.calls.max_concurrent, config.calls.max_queued);
   asio::io_context io(static_cast<int>(thread_count(config)));
   auto background = asio::make_strand(io);
-  sandbox::SandboxHost host(background, config.host);
+  // Hosts carrying a secret: the CA whose certificate the egress sandboxes trust (issue #44).
+  std::shared_ptr<egress::TlsTermination> termination;
+  try {
+    termination = open_tls_termination(config);
+  } catch (const std::exception& e) {
+    std::cerr << "sandgate: the egress CA: " << e.what() << "\n";
+    return 2;
+  }
+  sandbox::HostConfig host_config = config.host;
+  if (termination) host_config.egress_ca_pem = termination->ca().certificate_pem();
+  sandbox::SandboxHost host(background, host_config);
   report_host_events(host);
-  const session::RegistryConfig registry_config = effective_registry_config(config);
+  session::RegistryConfig registry_config = effective_registry_config(config);
+  registry_config.egress_proxy.termination = termination;
   // Hibernation's store lives longer than the registry whose sessions use it.
   auto opened = open_state_store(config);
   if (!opened.fatal.empty()) {

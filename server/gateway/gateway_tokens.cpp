@@ -7,8 +7,17 @@
 namespace sandgate::server {
 namespace {
 
-auth::TokenStore load_tokens(const Config& config) {
-  const auto defaults = tenant_defaults(config);
+// What every tenant starts from: the flags' defaults and the secrets its `secrets=` may name.
+tenant::TenantTerms defaults_with(const Config& config,
+                                  const std::shared_ptr<const secrets::SecretSet>& secrets) {
+  tenant::TenantTerms defaults = tenant_defaults(config);
+  defaults.secret_catalog = secrets;
+  return defaults;
+}
+
+auth::TokenStore load_tokens(const Config& config,
+                             const std::shared_ptr<const secrets::SecretSet>& secrets) {
+  const auto defaults = defaults_with(config, secrets);
   if (config.auth.no_auth) return auth::TokenStore::anyone(defaults);
   if (config.auth.token_file.empty()) {
     // OAuth alone: a store that knows no token.
@@ -24,10 +33,11 @@ auth::TokenStore load_tokens(const Config& config) {
 // Sessions stay (they belong to tenant names, not tokens); new sessions get the new per-tenant
 // limits. A file that cannot be used keeps the tokens in force. Error texts name lines, never
 // what is written on them.
-void reload_tokens(const Config& config, auth::TokenStore& tokens) {
+void reload_tokens(const Config& config, auth::TokenStore& tokens,
+                   const std::shared_ptr<const secrets::SecretSet>& secrets) {
   if (config.auth.token_file.empty()) return;
   try {
-    auto loaded = auth::load_token_file(config.auth.token_file, tenant_defaults(config));
+    auto loaded = auth::load_token_file(config.auth.token_file, defaults_with(config, secrets));
     if (!loaded.warning.empty())
       log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
     std::size_t count = loaded.store.size();
@@ -39,10 +49,12 @@ void reload_tokens(const Config& config, auth::TokenStore& tokens) {
   }
 }
 
-void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth) {
+void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth,
+                         const std::shared_ptr<const secrets::SecretSet>& secrets) {
   if (!oauth || config.auth.oauth.policy_file.empty()) return;
   try {
-    auto policy = auth::OAuthPolicy::load(config.auth.oauth.policy_file, tenant_defaults(config));
+    auto policy =
+        auth::OAuthPolicy::load(config.auth.oauth.policy_file, defaults_with(config, secrets));
     std::size_t overrides = policy.overrides();
     oauth->replace_policy(std::move(policy));
     log_event(LogLevel::info, "oauth_policy_reloaded", {{"tenants", overrides}});
@@ -51,14 +63,36 @@ void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth) {
   }
 }
 
+// A secrets file that cannot be used keeps the secrets in force (the tenants' terms, read
+// against them, keep theirs too). The log names the file's problem (a line number and why),
+// never a value.
+void reload_secrets(const Config& config, std::shared_ptr<const secrets::SecretSet>& in_force) {
+  if (config.secrets_file.empty()) return;
+  try {
+    auto loaded =
+        std::make_shared<const secrets::SecretSet>(secrets::load_secrets_file(config.secrets_file));
+    std::size_t count = loaded->size();
+    in_force = std::move(loaded);
+    log_event(LogLevel::info, "secrets_reloaded", {{"secrets", count}});
+  } catch (const std::exception& e) {
+    log_event(LogLevel::error, "secrets_reload_failed",
+              {{"problem", e.what()}, {"kept_secrets", in_force ? in_force->size() : 0}});
+  }
+}
+
 }  // namespace
 
 Credentials load_credentials(const Config& config, Metrics& metrics) {
   Credentials out;
-  out.tokens = load_tokens(config);
+  if (!config.secrets_file.empty()) {
+    out.secrets =
+        std::make_shared<const secrets::SecretSet>(secrets::load_secrets_file(config.secrets_file));
+    log_event(LogLevel::info, "secrets_loaded", {{"secrets", out.secrets->size()}});
+  }
+  out.tokens = load_tokens(config, out.secrets);
   if (config.auth.oauth.enabled()) {
     out.oauth = std::make_unique<auth::OAuthVerifier>(
-        config.auth.oauth, tenant_defaults(config),
+        config.auth.oauth, defaults_with(config, out.secrets),
         [&metrics](const std::string& issuer, bool ok, const std::string& problem,
                    std::size_t keys) {
           metrics.count_jwks_refresh(ok);
@@ -76,15 +110,17 @@ Credentials load_credentials(const Config& config, Metrics& metrics) {
 }
 
 void reload_credentials(const Config& config, Credentials& credentials) {
-  if (config.auth.token_file.empty() && config.auth.oauth.policy_file.empty()) {
+  if (config.auth.token_file.empty() && config.auth.oauth.policy_file.empty() &&
+      config.secrets_file.empty()) {
     log_event(LogLevel::warn, "tokens_reload_ignored",
               {{"reason",
-                "SIGHUP reloads --token-file and --oauth-policy-file, and this gateway has "
-                "neither"}});
+                "SIGHUP reloads --token-file, --oauth-policy-file and --secrets-file, and this "
+                "gateway has none of them"}});
     return;
   }
-  reload_tokens(config, credentials.tokens);
-  reload_oauth_policy(config, credentials.oauth.get());
+  reload_secrets(config, credentials.secrets);
+  reload_tokens(config, credentials.tokens, credentials.secrets);
+  reload_oauth_policy(config, credentials.oauth.get(), credentials.secrets);
 }
 
 // A tenant's terms now, by name, for sessions a restarted gateway serves again; null when the

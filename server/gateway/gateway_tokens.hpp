@@ -9,6 +9,7 @@
 
 #include "auth/oauth_verifier.hpp"
 #include "auth/token_store.hpp"
+#include "secrets/secrets_file.hpp"
 #include "server/gateway/config.hpp"
 #include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
@@ -18,14 +19,18 @@ namespace sandgate::server {
 struct Credentials {
   auth::TokenStore tokens = auth::TokenStore::none();  // with --no-auth, anyone()
   std::unique_ptr<auth::OAuthVerifier> oauth;          // null without --oauth-issuer
+  // --secrets-file's secrets (issue #44); null without one. Tenants' `secrets=` name them.
+  std::shared_ptr<const secrets::SecretSet> secrets;
 
   const auth::TokenStore* token_store() const { return &tokens; }
 };
 
-// Throws when the tokens file, the OAuth policy file or the OAuth CA file cannot be used.
+// Throws when the secrets file, the tokens file, the OAuth policy file or the OAuth CA file cannot
+// be used.
 Credentials load_credentials(const Config& config, Metrics& metrics);
-// SIGHUP: the tokens file and the OAuth policy file again, each kept as it was if the new one
-// cannot be used.
+// SIGHUP: the secrets file, then the tokens file and the OAuth policy file again (their
+// `secrets=` read against the secrets now in force), each kept as it was if the new one cannot
+// be used.
 void reload_credentials(const Config& config, Credentials& credentials);
 // A tenant's terms now, by name (a restarted gateway's saved sessions name tenants); null when
 // it is gone.

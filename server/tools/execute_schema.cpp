@@ -153,6 +153,14 @@ json execute_tool_definition(const ToolLimits& limits) {
               {"height", {{"type", "integer"}}},
               {"bytes", {{"type", "integer"}}}}},
             {"required", {"name", "mimeType", "width", "height", "bytes"}}}}}},
+        {"network",
+         {{"type", "object"},
+          {"description",
+           "Present in a sandbox with egress when the call opened connections through its "
+           "proxy: `connections`, each with host, port, method, outcome (relayed, refused, "
+           "capped, failed, open), reason (why it was refused or ended), bytes_up, bytes_down "
+           "and secret (the name of the credential the proxy added, never its value); "
+           "`not_listed` counts those beyond the first 50."}}},
         {"images_dropped",
          {{"type", "string"},
           {"description", "Present when figures were made but not returned, and why."}}}}},
@@ -186,7 +194,8 @@ json execute_tool_definition(const ToolLimits& limits) {
            "(typically numpy, pandas, matplotlib). `pip install` (to /work/.local) and `npm "
            "install` (to /work/node_modules) keep packages with your files; they can download "
            "only from package indexes this gateway allows you, if any (then HTTPS_PROXY is set "
-           "in the sandbox; a refused host gets a 403 that says why). Matplotlib figures a Python call shows "
+           "in the sandbox; a refused host gets a 403 that says why). Matplotlib figures a Python "
+           "call shows "
            "(plt.show()) or leaves open come back as PNG image content (at most " +
            std::to_string(sandbox::FigureLimits{}.max_count) + " per call, each at most " +
            std::to_string(sandbox::FigureLimits{}.max_side) + "x" +

@@ -12,6 +12,7 @@
 #include "common/logging.hpp"
 #include "file_results.hpp"
 #include "live_output.hpp"
+#include "network_report.hpp"
 #include "output_bound.hpp"
 #include "session/session_id.hpp"
 
@@ -184,6 +185,9 @@ asio::awaitable<json> ExecuteTool::call(ToolCall call) {
   // structuredContent) in a sandbox that still lives.
   if (facts.files_out > 0 && ran_in && mapped.result.contains("structuredContent"))
     attach_returned_files(mapped.result, returned, call, target, ran_in);
+  // What the call reached through the egress proxy, and what it was refused (issue #44).
+  if (ran_in)
+    attach_network_report(mapped.result, target.session->egress_report(ran_in->calls_started()));
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   metrics_.count_execution(mapped.outcome, seconds);

@@ -48,3 +48,41 @@ TEST_CASE("a plain request is relayed only when Content-Length alone frames it",
             head_of(post + "Transfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n")) ==
         "a request body with Transfer-Encoding is not proxied; send Content-Length");
 }
+
+// Issue #44: a secret's header replaces every header of its name the sandbox sent, whatever
+// their case, and nothing else changes.
+TEST_CASE("a request to a host carrying a secret gets the secret's header, never the sandbox's",
+          "[unit][egress][secrets]") {
+  using sandgate::egress::plain_request_head;
+  sandgate::egress::HeaderSecret secret;
+  secret.name = "api";
+  secret.destination = sandgate::egress::AllowList::parse("api.example");
+  secret.header = "Authorization";
+  secret.value = "Bearer the-real-key";
+  sandgate::egress::ProxyTarget target{false, "api.example", 80, "/v1?q=1", "api.example"};
+  auto request = head_of(
+      "GET http://api.example/v1?q=1 HTTP/1.1\r\nHost: api.example\r\n"
+      "authorization: Bearer sandbox-made-up\r\nX-Keep: 1\r\nAUTHORIZATION: another\r\n\r\n");
+  std::string head = plain_request_head(request, target, false, &secret);
+  INFO(head);
+  CHECK(head.find("sandbox-made-up") == std::string::npos);
+  CHECK(head.find("another") == std::string::npos);
+  CHECK(head.find("Authorization: Bearer the-real-key\r\n") != std::string::npos);
+  CHECK(head.find("X-Keep: 1\r\n") != std::string::npos);
+  CHECK(head.rfind("GET /v1?q=1 HTTP/1.1\r\n", 0) == 0);
+  CHECK(head.ends_with("Host: api.example\r\nConnection: close\r\n\r\n"));
+
+  // Without a secret, the sandbox's header goes as it was (another host is never given it).
+  std::string plain = plain_request_head(request, target, false);
+  CHECK(plain.find("the-real-key") == std::string::npos);
+  CHECK(plain.find("authorization: Bearer sandbox-made-up\r\n") != std::string::npos);
+
+  // Kept alive (a terminated TLS connection): Expect is answered by the relay, not passed on.
+  auto expecting = head_of(
+      "POST /v1 HTTP/1.1\r\nHost: api.example\r\nExpect: 100-continue\r\n"
+      "Content-Length: 3\r\n\r\n");
+  std::string kept = plain_request_head(expecting, target, false, &secret, true);
+  CHECK(kept.find("Expect") == std::string::npos);
+  CHECK(kept.ends_with("Connection: keep-alive\r\n\r\n"));
+  CHECK(kept.find("Content-Length: 3\r\n") != std::string::npos);
+}
