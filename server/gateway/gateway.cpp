@@ -21,6 +21,7 @@
 #include "sandbox/inside/supervisor.hpp"
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
+#include "server/gateway/process_memory.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
 #include "server/gateway/shutdown.hpp"
 #include "server/gateway/tenant_defaults.hpp"
@@ -168,6 +169,8 @@ Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& 
   g.pool_refills = pool.refills;
   g.pool_refill_failures = pool.refill_failures;
   g.pool_refill_seconds = pool.refill_seconds_total;
+  g.gateway_resident_bytes = process_resident_bytes();
+  g.gateway_memory_reserve_bytes = host.config().gateway_memory_reserve;
   if (state) {
     g.hibernated = registry.hibernated();
     g.state_bytes = state->bytes();
