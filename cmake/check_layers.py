@@ -38,9 +38,12 @@ MAY_INCLUDE = {
                      "auth", "common"},
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "sandbox", "sandbox/shared", "auth", "common"},
+    # server/admin/: the operator's unix socket and CLI verbs (issue #47): sessions listed and
+    # ended; no HTTP, no MCP.
+    "server/admin": {"session", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
-    "server/gateway": {"tenant", "server/mcp", "server/http", "server/tasks", "server/tools",
+    "server/gateway": {"tenant", "server/admin", "server/mcp", "server/http", "server/tasks", "server/tools",
                        "server/metrics", "session", "ledger", "auth", "egress", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }
@@ -66,6 +69,8 @@ FORBIDDEN_THIRD_PARTY = {
     "session": (("boost/beast",), "session/ knows nothing of HTTP"),
     # tenant/ is a value: what a tenant gets, read by the layers that know no HTTP either.
     "tenant": (("boost/beast", "nlohmann"), "tenant/ knows nothing of HTTP or MCP"),
+    # server/admin/ speaks one JSON line each way on a unix socket, never HTTP.
+    "server/admin": (("boost/beast",), "server/admin/ knows nothing of HTTP"),
 }
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")

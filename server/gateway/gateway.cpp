@@ -11,6 +11,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -19,6 +20,9 @@
 #include "common/on_scope_exit.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
+#include "server/admin/admin_channel.hpp"
+#include "server/admin/admin_command.hpp"
+#include "server/admin/admin_requests.hpp"
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/process_memory.hpp"
@@ -298,6 +302,32 @@ std::unique_ptr<UsageLedger> open_usage_ledger(const Config& config, session::Re
   }
 }
 
+// The operator's channel (server/admin/) in the state directory: the hibernation store's, else
+// an explicit --state-dir; none (logged) without either, or when the socket cannot be made.
+std::unique_ptr<AdminChannel> open_admin_channel(const Config& config, asio::io_context& io,
+                                                 session::Registry& registry,
+                                                 const session::StateStore* state) {
+  const std::string dir = state ? state->dir() : config.state.dir;
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) {
+    log_event(LogLevel::info, "admin_channel_off", {{"why", "no state directory"}});
+    return nullptr;
+  }
+  try {
+    auto channel =
+        std::make_unique<AdminChannel>(io.get_executor(), admin_socket_path(dir),
+                                       [&registry](std::string_view request, unsigned uid) {
+                                         return answer_admin_request(registry, request, uid);
+                                       });
+    channel->start();
+    log_event(LogLevel::info, "admin_channel", {{"socket", channel->path()}});
+    return channel;
+  } catch (const std::exception& e) {
+    log_event(LogLevel::warn, "admin_channel_off", {{"why", e.what()}});
+    return nullptr;
+  }
+}
+
 // What run_gateway has built before it serves: each part outlives serve().
 struct GatewayParts {
   const Config& config;
@@ -329,6 +359,8 @@ int serve(const GatewayParts& g) {
   auto bound = start_listening(server, g.config.http);
   if (!bound) return 2;
   announce_listening(g.config, *bound, g.host, g.state);
+  // Removed (stop()) when serve() returns: a clean exit leaves no socket behind.
+  auto admin = open_admin_channel(g.config, g.io, g.registry, g.state);
   report_isolation(g.host, server);
   start_readiness_probe(g.background, g.host, server);
 
@@ -360,6 +392,10 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
   // `sandgate usage …`: the ledger's reader, with options of its own.
   if (argc >= 2 && std::string_view(argv[1]) == "usage")
     return usage_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
+                         std::cerr);
+  // `sandgate sessions …`, `sandgate end …`: the admin channel of the gateway running there.
+  if (argc >= 2 && is_admin_verb(argv[1]))
+    return admin_command(argv[1], std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
                          std::cerr);
   auto parsed = parse_config(argc, argv, envp);
   if (!parsed.config) {
