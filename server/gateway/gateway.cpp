@@ -45,6 +45,9 @@ namespace asio = boost::asio;
 
 namespace {
 
+// What a revoked tenant's running calls are told (and a handle's later call).
+constexpr const char* kRevokedWhy = "this tenant's access was revoked";
+
 // The connections one tenant's sandboxes may hold open through the egress proxies at once:
 // half of the gateway's, as for call slots, so that one tenant holding all it may leaves
 // another room; all of them where only one tenant can exist.
@@ -251,13 +254,20 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
   server.set_degraded_notes(std::move(notes));
 }
 
-// Until the signal set is cancelled (at shutdown).
+// Until the signal set is cancelled (at shutdown). A tenant the tokens file no longer names is
+// revoked at once: its token already gets 401, and here its sessions and handles end — running
+// calls told so, sandboxes and hibernated archives gone. Its ledger rows stay.
 asio::awaitable<void> reload_credentials_on_sighup(asio::signal_set& signals, const Config& config,
-                                                   Credentials& credentials) {
+                                                   Credentials& credentials,
+                                                   session::Registry& registry) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
-    reload_credentials(config, credentials);
+    for (const auto& tenant : reload_credentials(config, credentials)) {
+      auto ended = registry.end_tenant(tenant, kRevokedWhy);
+      log_event(LogLevel::warn, "tenant_revoked",
+                {{"tenant", tenant}, {"sessions_ended", ended.size()}});
+    }
   }
 }
 
@@ -366,7 +376,8 @@ int serve(const GatewayParts& g) {
 
   // SIGHUP: the tokens and policy files again (its default action would end the gateway).
   asio::signal_set reload_signal(g.io, SIGHUP);
-  asio::co_spawn(g.io, reload_credentials_on_sighup(reload_signal, g.config, g.credentials),
+  asio::co_spawn(g.io,
+                 reload_credentials_on_sighup(reload_signal, g.config, g.credentials, g.registry),
                  asio::detached);
   GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
                             g.config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
