@@ -41,9 +41,11 @@ MAY_INCLUDE = {
     # server/admin/: the operator's unix socket and CLI verbs (issue #47): sessions listed and
     # ended; no HTTP, no MCP.
     "server/admin": {"session", "common"},
+    # server/stdio/: the MCP stdio transport in front of the Endpoint interface (issue #47).
+    "server/stdio": {"server/http", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
-    "server/gateway": {"tenant", "server/admin", "server/mcp", "server/http", "server/tasks", "server/tools",
+    "server/gateway": {"tenant", "server/admin", "server/stdio", "server/mcp", "server/http", "server/tasks", "server/tools",
                        "server/metrics", "session", "ledger", "auth", "egress", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }

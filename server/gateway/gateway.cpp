@@ -1,6 +1,7 @@
 #include "server/gateway/gateway.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -34,6 +35,7 @@
 #include "server/http/http_server.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/mcp/resource_metadata.hpp"
+#include "server/stdio/stdio_transport.hpp"
 #include "server/tools/standard_tools.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
@@ -366,9 +368,20 @@ int serve(const GatewayParts& g) {
                     [&] { return gauges_of(g.registry, g.host, g.gateway_slots, g.state); });
 
   start_oauth(g.config, g.credentials, server, g.io.get_executor());
-  auto bound = start_listening(server, g.config.http);
-  if (!bound) return 2;
-  announce_listening(g.config, *bound, g.host, g.state);
+  std::unique_ptr<StdioTransport> stdio;
+  if (g.config.stdio) {
+    // Nothing but protocol on stdout. What this host isolates with, and what it lacks, on stderr.
+    std::cerr << g.host.isolation().to_text() << std::flush;
+    stdio = std::make_unique<StdioTransport>(
+        g.io.get_executor(), endpoint, STDIN_FILENO, STDOUT_FILENO,
+        effective_http_config(g.config).body_limit_bytes,
+        // The client closed its end (or went away): the gateway stops, ending the sandbox.
+        [] { ::kill(::getpid(), SIGTERM); });
+  } else {
+    auto bound = start_listening(server, g.config.http);
+    if (!bound) return 2;
+    announce_listening(g.config, *bound, g.host, g.state);
+  }
   // Removed (stop()) when serve() returns: a clean exit leaves no socket behind.
   auto admin = open_admin_channel(g.config, g.io, g.registry, g.state);
   report_isolation(g.host, server);
@@ -382,8 +395,10 @@ int serve(const GatewayParts& g) {
   GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
                             g.config.shutdown_grace, [&reload_signal] { reload_signal.cancel(); });
   shutdown.arm();
+  if (stdio) stdio->start();
 
   run_io_threads(g.io, thread_count(g.config));
+  if (stdio) stdio->stop();
   g.registry.end_all();
   // Every sandbox is let go of now: their last records are put, and saved here.
   if (g.usage) g.usage->stop();
