@@ -46,6 +46,9 @@ struct StdioTransport::State {
 
 namespace {
 
+// Where a 2026-07-28 message names its revision (params._meta).
+constexpr const char* kVersionKey = "io.modelcontextprotocol/protocolVersion";
+
 // The answer's events as lines.
 class LineSink final : public EventSink {
  public:
@@ -86,10 +89,10 @@ Request request_for(StdioTransport::State& state, const std::string& line, const
   if (message.is_object() && message.contains("params") && message["params"].is_object()) {
     const json& params = message["params"];
     auto meta = params.find("_meta");
-    if (meta != params.end() && meta->is_object() && meta->contains("protocolVersion") &&
-        (*meta)["protocolVersion"].is_string()) {
+    if (meta != params.end() && meta->is_object() && meta->contains(kVersionKey) &&
+        (*meta)[kVersionKey].is_string()) {
       req.erase("Mcp-Session-Id");
-      req.set("MCP-Protocol-Version", (*meta)["protocolVersion"].get<std::string>());
+      req.set("MCP-Protocol-Version", (*meta)[kVersionKey].get<std::string>());
       if (message.contains("method") && message["method"].is_string())
         req.set("Mcp-Method", message["method"].get<std::string>());
       if (params.contains("name") && params["name"].is_string() &&

@@ -115,7 +115,7 @@ TEST_CASE("the stdio transport turns lines into the requests an HTTP client woul
   CHECK(listed["result"]["version"] == "2025-06-18");
   // A 2026-07-28 message: no session; its revision, method and tool name from its body.
   pipes.send(
-      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","_meta":{"protocolVersion":"2026-07-28"}}})");
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
   json modern = pipes.next()["result"];
   CHECK(modern["session"] == "");
   CHECK(modern["version"] == "2026-07-28");
