@@ -371,7 +371,10 @@ int serve(const GatewayParts& g) {
   std::unique_ptr<StdioTransport> stdio;
   if (g.config.stdio) {
     // Nothing but protocol on stdout. What this host isolates with, and what it lacks, on stderr.
-    std::cerr << g.host.isolation().to_text() << std::flush;
+    std::cerr << g.host.isolation().to_text();
+    for (const auto& lacking : isolation_notes(g.host.isolation()))
+      std::cerr << "lacking: " << lacking << "\n";
+    std::cerr << std::flush;
     stdio = std::make_unique<StdioTransport>(
         g.io.get_executor(), endpoint, STDIN_FILENO, STDOUT_FILENO,
         effective_http_config(g.config).body_limit_bytes,

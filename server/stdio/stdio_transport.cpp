@@ -109,6 +109,17 @@ asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, 
   auto parsed = parse_bounded_json(line);
   const json& message = parsed.value;
   Request req = request_for(*state, line, parsed.fault == JsonFault::none ? message : json());
+  // A request is always answered: a client over stdio waits for its id, and has no status line
+  // to read a refusal from.
+  const bool request = parsed.fault == JsonFault::none && message.is_object() &&
+                       message.contains("id") && message.contains("method");
+  auto answer_error = [&](const std::string& why) {
+    if (request)
+      state->write_line(json{{"jsonrpc", "2.0"},
+                             {"id", message["id"]},
+                             {"error", {{"code", -32603}, {"message", why}}}}
+                            .dump());
+  };
   Reply reply;
   try {
     if (auto refused = co_await state->endpoint.admit(req))
@@ -117,6 +128,7 @@ asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, 
       reply = co_await state->endpoint.handle(req, std::make_shared<CancelSignal>());
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "stdio_request_failed", {{"why", e.what()}});
+    answer_error("Internal error: the request could not be handled");
     co_return;
   }
   const bool initialize = parsed.fault == JsonFault::none && message.is_object() &&
@@ -133,7 +145,13 @@ asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, 
   }
   std::string body = reply.response.body();
   while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
-  if (body.empty() || body.front() != '{') co_return;  // 202: a notification or a response
+  if (body.empty() || body.front() != '{') {
+    // 202 for a notification or a response; anything else a request gets is told as an error.
+    if (reply.response.result() != http::status::accepted)
+      answer_error("Internal error: the gateway answered HTTP " +
+                   std::to_string(reply.response.result_int()));
+    co_return;
+  }
   if (initialize) {
     auto answer = parse_bounded_json(body);
     if (answer.fault == JsonFault::none && answer.value.contains("result") &&

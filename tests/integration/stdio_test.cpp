@@ -19,7 +19,8 @@ namespace {
 // sandgate --stdio with pipes on its stdin and stdout, its stderr in a file.
 class StdioGateway {
  public:
-  explicit StdioGateway(const TempFile& log) {
+  // `args`: the whole command line (default: this build's sandgate --stdio as the tests run it).
+  explicit StdioGateway(const TempFile& log, std::vector<std::string> args = {}) {
     int in[2], out[2];
     REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
@@ -29,12 +30,12 @@ class StdioGateway {
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addopen(&actions, 2, log.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
-    auto args = sandgate_command(SANDGATE_BINARY, {"--stdio", "--log-level", "info"});
+    if (args.empty()) args = sandgate_command(SANDGATE_BINARY, {"--stdio", "--log-level", "info"});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    char path[] = "PATH=/usr/bin:/bin";
-    char* envp[] = {path, nullptr};
+    char path[] = "PATH=/usr/bin:/bin", tmpdir[] = "TMPDIR=/tmp";
+    char* envp[] = {path, tmpdir, nullptr};
     REQUIRE(::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp) == 0);
     posix_spawn_file_actions_destroy(&actions);
     ::close(in[0]);
@@ -175,4 +176,41 @@ TEST_CASE("sandgate --stdio serves one session over stdin and stdout and ends wi
   std::string logged = log.read();
   CHECK(logged.find("mode: ") != std::string::npos);
   CHECK(logged.find("\"event\":\"stdio_closed\"") != std::string::npos);
+}
+
+TEST_CASE("sandgate --stdio as an ordinary user runs code and says which protections it lacks",
+          "[integration][stdio]") {
+  TempFile log("stdio-user-log");
+  // As root, the gateway is started as nobody; otherwise this test already is an ordinary user.
+  std::vector<std::string> args;
+  if (::geteuid() == 0)
+    args = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  for (std::string a : {std::string(SANDGATE_BINARY), std::string("--stdio"),
+                        std::string("--pool-size"), std::string("0")})
+    args.push_back(a);
+  StdioGateway gw(log, args);
+  gw.send({{"jsonrpc", "2.0"},
+           {"id", 1},
+           {"method", "initialize"},
+           {"params",
+            {{"protocolVersion", "2025-06-18"},
+             {"capabilities", json::object()},
+             {"clientInfo", {{"name", "stdio-user-test"}, {"version", "1"}}}}}});
+  REQUIRE(gw.response(1).contains("result"));
+  gw.send(call(2, "echo runs; echo more > /work/f; cat /work/f", "bash"));
+  json ran = gw.response(2)["result"];
+  INFO(ran.dump());
+  CHECK(ran["structuredContent"]["stdout"] == "runs\nmore\n");
+  gw.close_input();
+  CHECK(gw.exit_status(std::chrono::seconds(30)) == 0);
+  // It never pretends to limits it does not enforce: what it lacks is on stderr.
+  std::string logged = log.read();
+  INFO(logged);
+  CHECK(logged.find("distinct host uid per sandbox: no") != std::string::npos);
+  CHECK(logged.find("lacking: not running as root") != std::string::npos);
+  // Where no cgroup of its own can be written, it says the limits are missing (and runs).
+  if (logged.find("mode: no-cgroups") != std::string::npos)
+    CHECK(logged.find("lacking: no writable cgroup") != std::string::npos);
+  else
+    CHECK(logged.find("mode: full") != std::string::npos);
 }

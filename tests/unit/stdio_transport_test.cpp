@@ -20,8 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-// Answers initialize with a session id, a 2026-07-28 message (any with Mcp-Method) with the
-// headers it got, a notification with 202, and everything else with the headers it got.
+// Answers initialize with a session id, "refused" with a plain-text 403, a 2026-07-28 message (any
+// with Mcp-Method) with the headers it got, a notification with 202, and everything else with the
+// headers it got.
 class RecordingEndpoint final : public Endpoint {
  public:
   boost::asio::awaitable<std::optional<Response>> admit(const Request&) override {
@@ -34,6 +35,11 @@ class RecordingEndpoint final : public Endpoint {
     reply.response.result(http::status::ok);
     if (!message.contains("id")) {
       reply.response.result(http::status::accepted);
+      co_return reply;
+    }
+    if (message["method"] == "refused") {  // a refusal without a JSON body
+      reply.response.result(http::status::forbidden);
+      reply.response.body() = "Forbidden";
       co_return reply;
     }
     json seen = {{"session", std::string(request["Mcp-Session-Id"])},
@@ -144,6 +150,11 @@ TEST_CASE("the stdio transport turns lines into the requests an HTTP client woul
   writer.join();
   pipes.send(R"({"jsonrpc":"2.0","id":5,"method":"ping"})");
   CHECK(pipes.next()["id"] == 5);
+  // A request is always answered, even when the endpoint's refusal is not JSON-RPC.
+  pipes.send(R"({"jsonrpc":"2.0","id":6,"method":"refused"})");
+  json told = pipes.next();
+  CHECK(told["id"] == 6);
+  CHECK(told["error"]["message"].get<std::string>().find("HTTP 403") != std::string::npos);
   // The end of input is reported.
   ::close(pipes.in[1]);
   pipes.in[1] = -1;
