@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -163,6 +164,15 @@ std::shared_ptr<const Tenant> TokenStore::find_tenant(std::string_view name) con
   for (const auto& e : *entries)
     if (e.tenant.name == name) return std::shared_ptr<const Tenant>(entries, &e.tenant);
   return nullptr;
+}
+
+std::vector<std::string> TokenStore::tenant_names() const {
+  std::vector<std::string> names;
+  if (anyone_) names.push_back(anyone_->name);
+  for (const auto& e : *snapshot()) names.push_back(e.tenant.name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 }  // namespace sandgate::auth

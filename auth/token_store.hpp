@@ -65,6 +65,8 @@ class TokenStore {
   // The tenant of this name (a restarted gateway's saved sessions name tenants), or null.
   std::shared_ptr<const Tenant> find_tenant(std::string_view name) const;
   std::size_t size() const;
+  // The names of the tenants that have a token now (sorted, each once).
+  std::vector<std::string> tenant_names() const;
   // Every token and tenant at once from `fresh` (which is left empty), safe while other
   // threads call find().
   void replace(TokenStore&& fresh);

@@ -43,10 +43,16 @@ MAY_INCLUDE = {
                      "sandbox/shared", "auth", "common"},
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "environment", "sandbox", "sandbox/shared", "auth", "common"},
+    # server/admin/: the operator's unix socket and CLI verbs (issue #47): sessions listed and
+    # ended; no HTTP, no MCP.
+    "server/admin": {"session", "common"},
+    # server/stdio/: the MCP stdio transport in front of the Endpoint interface (issue #47).
+    "server/stdio": {"server/http", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
-    "server/gateway": {"tenant", "secrets", "server/mcp", "server/http", "server/tasks", "server/tools",
-                       "server/metrics", "session", "environment", "ledger", "auth", "egress", "common",
+    "server/gateway": {"tenant", "secrets", "server/admin", "server/stdio", "server/mcp", "server/http",
+                       "server/tasks", "server/tools", "server/metrics", "session", "environment",
+                       "ledger", "auth", "egress", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between
@@ -75,6 +81,8 @@ FORBIDDEN_THIRD_PARTY = {
     "environment": (("boost/beast",), "environment/ knows nothing of HTTP"),
     # secrets/ reads a file of the operator's; it speaks no HTTP (egress/ applies the headers).
     "secrets": (("boost/beast", "nlohmann"), "secrets/ knows nothing of HTTP or MCP"),
+    # server/admin/ speaks one JSON line each way on a unix socket, never HTTP.
+    "server/admin": (("boost/beast",), "server/admin/ knows nothing of HTTP"),
 }
 # Tests, benchmarks and the test-only servers may use every layer; nothing may include them.
 OUTSIDE_THE_PRODUCT = ("tests", "bench")

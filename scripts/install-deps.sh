@@ -7,6 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 vm_packages=()
 [[ "${1:-}" == --with-vm ]] && vm_packages=(qemu-system-x86 debootstrap e2fsprogs)
 apt-get update
+# prometheus: only for its promtool, which checks deploy/prometheus/ and the dashboard in the tests.
 apt-get install -y --no-install-recommends "${vm_packages[@]}" \
   cmake g++ make pkg-config ca-certificates \
   libboost1.81-dev nlohmann-json3-dev libssl-dev libspdlog-dev catch2 libseccomp-dev libsqlite3-dev \
@@ -15,7 +16,8 @@ apt-get install -y --no-install-recommends "${vm_packages[@]}" \
   openssl iproute2 procps \
   python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
   python3-pip \
-  bash coreutils tar zstd
+  bash coreutils tar zstd \
+  prometheus
 # The sandbox's javascript runtime is /usr/bin/node. A host that already has Node.js (with its
 # own npm, e.g. from NodeSource) keeps it: Debian's npm package would conflict with it.
 if ! command -v node > /dev/null || ! command -v npm > /dev/null; then

@@ -84,6 +84,18 @@ struct RestoreReport {
   std::size_t over_cap = 0;        // beyond the gateway's or its tenant's session cap now
 };
 
+// One session or handle as an operator sees it (registry_admin.cpp): never its whole id outside
+// the gateway (the admin channel shows session_id's log_prefix).
+struct SessionSummary {
+  std::string id;
+  std::string tenant;
+  SessionKind kind = SessionKind::session;
+  Session::Clock::time_point created, last_used;
+  bool live = false, hibernated = false;
+  double spend_usd = 0;
+  std::size_t calls = 0;  // running or waiting their turn
+};
+
 class Registry : public TenantSandboxes {
  public:
   Registry(boost::asio::any_io_executor executor, RegistryConfig config, sandbox::SandboxHost& host,
@@ -172,6 +184,16 @@ class Registry : public TenantSandboxes {
   // Ends the live sandboxes of `tenant`'s sessions and handles, whose budget is spent (`why`
   // says which and when it resets); the sessions stay. Returns how many ended.
   std::size_t end_sandboxes_for_budget(const std::string& tenant, const std::string& why);
+  // The operator's view and hands (registry_admin.cpp). Every session and handle of `tenant`
+  // (all tenants when empty), in no particular order.
+  std::vector<SessionSummary> summaries(const std::string& tenant = {}) const;
+  // Ends and forgets the sessions and handles `pick` chooses, as remove() does each (their
+  // sandboxes, hibernated archives, running and waiting calls, which are told `why`); their
+  // ids. `pick` runs under the registry's lock: it must not call into the registry.
+  std::vector<std::string> end_where(const std::function<bool(const Session&)>& pick,
+                                     const std::string& why);
+  // end_where for one tenant's sessions and handles.
+  std::vector<std::string> end_tenant(const std::string& tenant, const std::string& why);
 
   std::size_t size() const;  // sessions and handles
   std::size_t handles() const;

@@ -54,6 +54,11 @@ bool Session::busy() const {
   return !calls_.empty();
 }
 
+std::size_t Session::calls_in_flight() const {
+  std::lock_guard lock(mutex_);
+  return calls_.size();
+}
+
 bool Session::using_sandbox() const {
   return sandbox_use_.available() == 0;
 }

@@ -152,7 +152,8 @@ class Session {
   SavedState saved_state() const;
 
   bool ended() const;
-  bool busy() const;  // a call runs or waits
+  bool busy() const;                    // a call runs or waits
+  std::size_t calls_in_flight() const;  // calls running or waiting their turn
   // A call (past its gateway slot), a read or a hibernation is using the sandbox now. A call
   // still waiting for a gateway slot does not: its session's sandbox may be hibernated for room
   // meanwhile (the call resumes it), so that a queued call never pins a sandbox.

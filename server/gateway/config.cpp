@@ -1,5 +1,7 @@
 #include "server/gateway/config.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -89,6 +91,14 @@ std::vector<Option> process_options() {
            throw std::invalid_argument("expected debug, info, warn or error");
          c.log_level = v;
        }},
+      {"--stdio", nullptr, "",
+       "Serve one MCP session over standard input and output (the MCP stdio transport: "
+       "newline-delimited JSON-RPC, logs on stderr) instead of HTTP, for a client that starts "
+       "sandgate itself; no token (the client is the local user). Its sandbox ends when stdin "
+       "closes. Prints on stderr which isolation layers this host gives and which it lacks; as an "
+       "ordinary user it accepts sandboxes without cgroup limits where it cannot write one (and "
+       "says so).",
+       [](Config& c, const std::string& v) { c.stdio = to_bool(v); }, true},
       {"--check-isolation", nullptr, "",
        "Print which isolation mechanisms this host offers and which will be used, then exit (1 "
        "when execute would be refused).",
@@ -156,6 +166,15 @@ std::string usage() {
 // Settings that follow from others and from where the gateway runs, for serving and for
 // --check-isolation alike.
 void derive(Config& c) {
+  // Over stdio the client is the local user who started the process: no token, and nothing
+  // listens on the network.
+  if (c.stdio) {
+    c.auth.no_auth = true;
+    c.http.listen_host = "127.0.0.1";
+    // An ordinary user on a laptop has no cgroup of its own to write (unless systemd delegates
+    // one): it gets the sandbox the host allows, and stderr says which limits it lacks.
+    if (::geteuid() != 0) c.host.accept_no_cgroups = true;
+  }
   if (!c.uid_base_set)
     c.host.uid_base = sandbox::automatic_uid_base(
         c.host.max_sandboxes, sandbox::read_file("/proc/self/uid_map").value_or(""),

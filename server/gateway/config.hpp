@@ -57,6 +57,7 @@ struct Config {
   std::string log_level = "info";
 
   bool check_isolation = false;  // print the isolation report and exit
+  bool stdio = false;  // one MCP session over stdin/stdout instead of HTTP (server/stdio/)
 
   bool operator==(const Config&) const = default;
 };

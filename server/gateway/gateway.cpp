@@ -1,6 +1,7 @@
 #include "server/gateway/gateway.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -21,8 +23,12 @@
 #include "sandbox/inside/supervisor.hpp"
 #include "server/gateway/environments_command.hpp"
 #include "server/gateway/gateway_environments.hpp"
+#include "server/admin/admin_channel.hpp"
+#include "server/admin/admin_command.hpp"
+#include "server/admin/admin_requests.hpp"
 #include "server/gateway/gateway_tokens.hpp"
 #include "server/gateway/isolation_notes.hpp"
+#include "server/gateway/process_memory.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
 #include "server/gateway/secrets_ca.hpp"
 #include "server/gateway/shutdown.hpp"
@@ -32,6 +38,7 @@
 #include "server/http/http_server.hpp"
 #include "server/mcp/mcp_endpoint.hpp"
 #include "server/mcp/resource_metadata.hpp"
+#include "server/stdio/stdio_transport.hpp"
 #include "server/tools/standard_tools.hpp"
 #include "server/tools/tool_registry.hpp"
 #include "session/registry.hpp"
@@ -42,6 +49,9 @@ namespace sandgate::server {
 namespace asio = boost::asio;
 
 namespace {
+
+// What a revoked tenant's running calls are told (and a handle's later call).
+constexpr const char* kRevokedWhy = "this tenant's access was revoked";
 
 // The connections one tenant's sandboxes may hold open through the egress proxies at once:
 // half of the gateway's, as for call slots, so that one tenant holding all it may leaves
@@ -166,6 +176,8 @@ Gauges gauges_of(const session::Registry& registry, const sandbox::SandboxHost& 
   g.idle_sweeps = registry.sweeps();
   g.pool = host.pool_stats();
   if (environments) g.environment_pools = environment_pool_stats(*environments, host);
+  g.gateway_resident_bytes = process_resident_bytes();
+  g.gateway_memory_reserve_bytes = host.config().gateway_memory_reserve;
   if (state) {
     g.hibernated = registry.hibernated();
     g.state_bytes = state->bytes();
@@ -245,14 +257,21 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
   server.set_degraded_notes(std::move(notes));
 }
 
-// Until the signal set is cancelled (at shutdown).
+// Until the signal set is cancelled (at shutdown). A tenant the tokens file no longer names is
+// revoked at once: its token already gets 401, and here its sessions and handles end — running
+// calls told so, sandboxes and hibernated archives gone. Its ledger rows stay. The environments
+// file is read again too.
 asio::awaitable<void> reload_credentials_on_sighup(
     asio::signal_set& signals, const Config& config, Credentials& credentials,
-    std::shared_ptr<environment::Environments> environments) {
+    session::Registry& registry, std::shared_ptr<environment::Environments> environments) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
-    reload_credentials(config, credentials);
+    for (const auto& tenant : reload_credentials(config, credentials)) {
+      auto ended = registry.end_tenant(tenant, kRevokedWhy);
+      log_event(LogLevel::warn, "tenant_revoked",
+                {{"tenant", tenant}, {"sessions_ended", ended.size()}});
+    }
     if (environments) reload_environments(config, *environments);
   }
 }
@@ -298,6 +317,32 @@ std::unique_ptr<UsageLedger> open_usage_ledger(const Config& config, session::Re
   }
 }
 
+// The operator's channel (server/admin/) in the state directory: the hibernation store's, else
+// an explicit --state-dir; none (logged) without either, or when the socket cannot be made.
+std::unique_ptr<AdminChannel> open_admin_channel(const Config& config, asio::io_context& io,
+                                                 session::Registry& registry,
+                                                 const session::StateStore* state) {
+  const std::string dir = state ? state->dir() : config.state.dir;
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) {
+    log_event(LogLevel::info, "admin_channel_off", {{"why", "no state directory"}});
+    return nullptr;
+  }
+  try {
+    auto channel =
+        std::make_unique<AdminChannel>(io.get_executor(), admin_socket_path(dir),
+                                       [&registry](std::string_view request, unsigned uid) {
+                                         return answer_admin_request(registry, request, uid);
+                                       });
+    channel->start();
+    log_event(LogLevel::info, "admin_channel", {{"socket", channel->path()}});
+    return channel;
+  } catch (const std::exception& e) {
+    log_event(LogLevel::warn, "admin_channel_off", {{"why", e.what()}});
+    return nullptr;
+  }
+}
+
 // What run_gateway has built before it serves: each part outlives serve().
 struct GatewayParts {
   const Config& config;
@@ -331,25 +376,44 @@ int serve(const GatewayParts& g) {
                     });
 
   start_oauth(g.config, g.credentials, server, g.io.get_executor());
-  auto bound = start_listening(server, g.config.http);
-  if (!bound) return 2;
-  announce_listening(g.config, *bound, g.host, g.state);
+  std::unique_ptr<StdioTransport> stdio;
+  if (g.config.stdio) {
+    // Nothing but protocol on stdout. What this host isolates with, and what it lacks, on stderr.
+    std::cerr << g.host.isolation().to_text();
+    for (const auto& lacking : isolation_notes(g.host.isolation()))
+      std::cerr << "lacking: " << lacking << "\n";
+    std::cerr << std::flush;
+    stdio = std::make_unique<StdioTransport>(
+        g.io.get_executor(), endpoint, STDIN_FILENO, STDOUT_FILENO,
+        effective_http_config(g.config).body_limit_bytes,
+        // The client closed its end (or went away): the gateway stops, ending the sandbox.
+        [] { ::kill(::getpid(), SIGTERM); });
+  } else {
+    auto bound = start_listening(server, g.config.http);
+    if (!bound) return 2;
+    announce_listening(g.config, *bound, g.host, g.state);
+  }
+  // Removed (stop()) when serve() returns: a clean exit leaves no socket behind.
+  auto admin = open_admin_channel(g.config, g.io, g.registry, g.state);
   report_isolation(g.host, server);
   start_readiness_probe(g.background, g.host, server, g.environments);
 
   // SIGHUP: the tokens and policy files again (its default action would end the gateway).
   asio::signal_set reload_signal(g.io, SIGHUP);
-  asio::co_spawn(
-      g.io, reload_credentials_on_sighup(reload_signal, g.config, g.credentials, g.environments),
-      asio::detached);
+  asio::co_spawn(g.io,
+                 reload_credentials_on_sighup(reload_signal, g.config, g.credentials, g.registry,
+                                              g.environments),
+                 asio::detached);
   GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
                             g.config.shutdown_grace, [&reload_signal, &g] {
                               reload_signal.cancel();
                               if (g.environments) g.environments->stop();
                             });
   shutdown.arm();
+  if (stdio) stdio->start();
 
   run_io_threads(g.io, thread_count(g.config));
+  if (stdio) stdio->stop();
   g.registry.end_all();
   // Every sandbox is let go of now: their last records are put, and saved here.
   if (g.usage) g.usage->stop();
@@ -374,6 +438,10 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
   if (argc >= 2 && std::string_view(argv[1]) == "environments")
     return environments_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
                                 std::cerr);
+  // `sandgate sessions …`, `sandgate end …`: the admin channel of the gateway running there.
+  if (argc >= 2 && is_admin_verb(argv[1]))
+    return admin_command(argv[1], std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
+                         std::cerr);
   auto parsed = parse_config(argc, argv, envp);
   if (!parsed.config) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message;

@@ -1,5 +1,8 @@
 #include "server/gateway/gateway_tokens.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "auth/token_file.hpp"
 #include "common/logging.hpp"
 #include "server/gateway/tenant_defaults.hpp"
@@ -30,23 +33,30 @@ auth::TokenStore load_tokens(const Config& config,
   return std::move(loaded.store);
 }
 
-// Sessions stay (they belong to tenant names, not tokens); new sessions get the new per-tenant
-// limits. A file that cannot be used keeps the tokens in force. Error texts name lines, never
-// what is written on them.
-void reload_tokens(const Config& config, auth::TokenStore& tokens,
-                   const std::shared_ptr<const secrets::SecretSet>& secrets) {
-  if (config.auth.token_file.empty()) return;
+// Sessions of tenants still in the file stay (they belong to tenant names, not tokens); new
+// sessions get the new per-tenant limits. A file that cannot be used keeps the tokens in force.
+// Error texts name lines, never what is written on them. Returns the tenants the file no longer
+// names.
+std::vector<std::string> reload_tokens(const Config& config, auth::TokenStore& tokens,
+                                       const std::shared_ptr<const secrets::SecretSet>& secrets) {
+  std::vector<std::string> removed;
+  if (config.auth.token_file.empty()) return removed;
   try {
     auto loaded = auth::load_token_file(config.auth.token_file, defaults_with(config, secrets));
     if (!loaded.warning.empty())
       log_event(LogLevel::warn, "tokens_file_exposed", {{"problem", loaded.warning}});
     std::size_t count = loaded.store.size();
+    const auto before = tokens.tenant_names(), after = loaded.store.tenant_names();
+    std::set_difference(before.begin(), before.end(), after.begin(), after.end(),
+                        std::back_inserter(removed));
     tokens.replace(std::move(loaded.store));
-    log_event(LogLevel::info, "tokens_reloaded", {{"tokens", count}});
+    log_event(LogLevel::info, "tokens_reloaded",
+              {{"tokens", count}, {"tenants_removed", removed.size()}});
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "tokens_reload_failed",
               {{"problem", e.what()}, {"kept_tokens", tokens.size()}});
   }
+  return removed;
 }
 
 void reload_oauth_policy(const Config& config, auth::OAuthVerifier* oauth,
@@ -109,18 +119,19 @@ Credentials load_credentials(const Config& config, Metrics& metrics) {
   return out;
 }
 
-void reload_credentials(const Config& config, Credentials& credentials) {
+std::vector<std::string> reload_credentials(const Config& config, Credentials& credentials) {
   if (config.auth.token_file.empty() && config.auth.oauth.policy_file.empty() &&
       config.secrets_file.empty()) {
     log_event(LogLevel::warn, "tokens_reload_ignored",
               {{"reason",
                 "SIGHUP reloads --token-file, --oauth-policy-file and --secrets-file, and this "
                 "gateway has none of them"}});
-    return;
+    return {};
   }
   reload_secrets(config, credentials.secrets);
-  reload_tokens(config, credentials.tokens, credentials.secrets);
+  auto removed = reload_tokens(config, credentials.tokens, credentials.secrets);
   reload_oauth_policy(config, credentials.oauth.get(), credentials.secrets);
+  return removed;
 }
 
 // A tenant's terms now, by name, for sessions a restarted gateway serves again; null when the

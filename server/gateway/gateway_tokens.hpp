@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "auth/oauth_verifier.hpp"
 #include "auth/token_store.hpp"
@@ -30,8 +31,10 @@ struct Credentials {
 Credentials load_credentials(const Config& config, Metrics& metrics);
 // SIGHUP: the secrets file, then the tokens file and the OAuth policy file again (their
 // `secrets=` read against the secrets now in force), each kept as it was if the new one cannot
-// be used.
-void reload_credentials(const Config& config, Credentials& credentials);
+// be used. Returns the tenants the new tokens file no longer names (revoked: the caller ends
+// their sessions). A tenant removed from the OAuth policy is not revoked: its tokens come from
+// the identity provider, and without a line of its own it gets the `*` defaults.
+std::vector<std::string> reload_credentials(const Config& config, Credentials& credentials);
 // A tenant's terms now, by name (a restarted gateway's saved sessions name tenants); null when
 // it is gone.
 tenant::Terms tenant_named(const Credentials& credentials, const std::string& name);

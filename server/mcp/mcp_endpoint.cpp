@@ -50,7 +50,8 @@ McpEndpoint::McpEndpoint(const McpEndpointConfig& config, const auth::TokenStore
       forwarder_(config),
       tasks_(config.tasks, config.replica_name),
       sessions_(registry, tools, metrics, extension, &tasks_),
-      stateless_(tools, extension, kInstructions) {
+      stateless_(tools, extension, kInstructions),
+      metrics_(metrics) {
   stateless_.offer_tasks(&tasks_);
 }
 
@@ -118,8 +119,9 @@ asio::awaitable<std::optional<Reply>> McpEndpoint::forward_to_owner(
     const Request& req, std::optional<std::string> peer, std::shared_ptr<CancelSignal> client,
     Unreachable unreachable) {
   if (!peer) co_return std::nullopt;
-  if (auto relayed = co_await forwarder_.forward(req, *peer, std::move(client)))
-    co_return std::move(relayed);
+  auto relayed = co_await forwarder_.forward(req, *peer, std::move(client));
+  metrics_.count_forward(relayed.has_value());
+  if (relayed) co_return std::move(relayed);
   // A 2026-07-28 call is left to this replica, which tells the model the handle is out of
   // reach (a tool error, not a refusal of the request); a session's request gets 503 or 404.
   if (unreachable == Unreachable::answer_here) co_return std::nullopt;

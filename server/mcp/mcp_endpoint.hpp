@@ -52,6 +52,7 @@ class McpEndpoint final : public Endpoint {
   TaskStore tasks_;
   SessionTransport sessions_;
   StatelessTransport stateless_;
+  Metrics& metrics_;
 };
 
 }  // namespace sandgate::server

@@ -9,8 +9,9 @@ namespace sandgate::server {
 
 namespace {
 const char* outcome_label(std::size_t i) {
-  static const char* names[] = {
-      "ok", "nonzero_exit", "timeout", "cancelled", "sandbox_failure", "invalid_arguments", "busy"};
+  static const char* names[] = {"ok",        "nonzero_exit",    "timeout",
+                                "cancelled", "sandbox_failure", "invalid_arguments",
+                                "busy",      "budget_spent"};
   return names[i];
 }
 
@@ -64,7 +65,15 @@ void render_pool_and_load(std::ostream& out, const Gauges& g) {
       << "# TYPE sandgate_live_spend_usd gauge\nsandgate_live_spend_usd " << g.live_spend_usd
       << "\n"
       << "# HELP sandgate_calls_waiting execute calls waiting for a slot (gateway or tenant cap).\n"
-      << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n";
+      << "# TYPE sandgate_calls_waiting gauge\nsandgate_calls_waiting " << g.calls_waiting << "\n"
+      << "# HELP sandgate_gateway_resident_bytes The gateway process's resident memory.\n"
+      << "# TYPE sandgate_gateway_resident_bytes gauge\nsandgate_gateway_resident_bytes "
+      << g.gateway_resident_bytes << "\n"
+      << "# HELP sandgate_gateway_memory_reserve_bytes Memory kept for the gateway out of the "
+         "sandboxes' budget (--gateway-memory-reserve-mb).\n"
+      << "# TYPE sandgate_gateway_memory_reserve_bytes "
+         "gauge\nsandgate_gateway_memory_reserve_bytes "
+      << g.gateway_memory_reserve_bytes << "\n";
   if (g.environment_pools.empty()) return;
   out << "# HELP sandgate_environment_pool_ready Ready sandboxes of each environment now (its "
          "own pool, its preload imported).\n"
@@ -238,6 +247,11 @@ void Metrics::render_ledger_and_egress(std::ostream& out) const {
       << "# TYPE sandgate_ledger_saves_total counter\n"
       << "sandgate_ledger_saves_total{outcome=\"ok\"} " << ledger_saved_ << "\n"
       << "sandgate_ledger_saves_total{outcome=\"failed\"} " << ledger_save_failed_ << "\n"
+      << "# HELP sandgate_forwards_total Requests for another replica's session, handle or task: "
+         "relayed (ok) or not, that replica unreachable.\n"
+      << "# TYPE sandgate_forwards_total counter\n"
+      << "sandgate_forwards_total{outcome=\"ok\"} " << forwards_ok_ << "\n"
+      << "sandgate_forwards_total{outcome=\"unreachable\"} " << forwards_unreachable_ << "\n"
       << "# HELP sandgate_egress_connections_total Connections through sandboxes' egress "
          "proxies, by how they ended.\n"
       << "# TYPE sandgate_egress_connections_total counter\n"

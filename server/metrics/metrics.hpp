@@ -22,6 +22,7 @@ enum class ExecOutcome {
   sandbox_failure,
   invalid_arguments,
   busy,
+  budget_spent,  // refused, or ended, by the tenant's daily or monthly budget
   count_
 };
 
@@ -46,6 +47,10 @@ struct Gauges {
   // Each ready environment's own pool (issue #43), by the environment's name (the operator's
   // names: a-z, 0-9, '-', '_').
   std::vector<std::pair<std::string, PoolStats>> environment_pools{};
+  // The gateway process's own resident memory, and what the sandboxes' budget leaves it
+  // (--gateway-memory-reserve-mb): the first nearing the second is the gateway's OOM risk.
+  std::uint64_t gateway_resident_bytes = 0;
+  std::uint64_t gateway_memory_reserve_bytes = 0;
 };
 
 class Metrics {
@@ -73,6 +78,9 @@ class Metrics {
   // A sandbox hibernated to make room for a new one (sandbox_cap, memory_budget, tenant_share).
   void count_pressure_hibernation(const char* reason);
   void count_http(unsigned status);
+  // A request relayed to the replica that holds its session, handle or task (`ok`), or not,
+  // because that replica could not be reached (`unreachable`).
+  void count_forward(bool ok) { (ok ? forwards_ok_ : forwards_unreachable_)++; }
   // A connection through a sandbox's egress proxy ended: `outcome` is relayed, refused, capped
   // or failed (egress::connection_end_name), with the bytes it carried each way.
   void count_egress(const char* outcome, std::uint64_t bytes_up, std::uint64_t bytes_down);
@@ -101,6 +109,7 @@ class Metrics {
   std::atomic<std::uint64_t> http_2xx_{0}, http_4xx_{0}, http_5xx_{0};
   std::atomic<std::uint64_t> jwks_refreshed_{0}, jwks_refresh_failed_{0};
   std::atomic<std::uint64_t> ledger_saved_{0}, ledger_save_failed_{0};
+  std::atomic<std::uint64_t> forwards_ok_{0}, forwards_unreachable_{0};
   std::atomic<std::uint64_t> egress_relayed_{0}, egress_refused_{0}, egress_capped_{0},
       egress_failed_{0}, egress_bytes_up_{0}, egress_bytes_down_{0};
   mutable std::mutex auth_mutex_;

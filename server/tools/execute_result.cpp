@@ -175,7 +175,7 @@ std::optional<MappedResult> not_run(session::ExecuteResult& executed,
       // sandbox helps before then.
       std::string text = executed.message;
       if (!text.empty()) text[0] = static_cast<char>(std::toupper(text[0]));
-      return MappedResult{tool_error(text + "."), ExecOutcome::sandbox_failure};
+      return MappedResult{tool_error(text + "."), ExecOutcome::budget_spent};
     }
     case ExecuteStatus::ran:
       break;

@@ -109,3 +109,14 @@ TEST_CASE("lookups and replacements may run on different threads", "[unit][auth]
   reader.join();
   CHECK(torn == 0);
 }
+
+// What a reload compares to find the tenants it revokes (server/gateway/gateway_tokens.cpp).
+TEST_CASE("a store names each of its tenants once and in order", "[unit][auth]") {
+  auto store = TokenStore::parse(to_hex(sha256("z1")) + " zeta\n" + to_hex(sha256("a1")) +
+                                 " alpha\n" + to_hex(sha256("z2")) + " zeta\n");
+  CHECK(store.tenant_names() == std::vector<std::string>{"alpha", "zeta"});
+  CHECK(TokenStore::none().tenant_names().empty());
+  CHECK(TokenStore::single("t").tenant_names() == std::vector<std::string>{"default"});
+  CHECK(TokenStore::anyone().tenant_names() ==
+        std::vector<std::string>{std::string(kAnonymousTenant)});
+}
