@@ -93,7 +93,8 @@ struct SessionSummary {
   Session::Clock::time_point created, last_used;
   bool live = false, hibernated = false;
   double spend_usd = 0;
-  std::size_t calls = 0;  // running or waiting their turn
+  std::size_t calls = 0;    // running or waiting their turn
+  std::string environment;  // Session::environment(): "" until its first call decided it
 };
 
 class Registry : public TenantSandboxes {

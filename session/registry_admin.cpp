@@ -19,6 +19,7 @@ std::vector<SessionSummary> Registry::summaries(const std::string& tenant) const
     summary.live = state.live;
     summary.hibernated = state.hibernated;
     summary.spend_usd = state.spend_usd;
+    summary.environment = state.environment;
     summary.calls = s->calls_in_flight();
     out.push_back(std::move(summary));
   }

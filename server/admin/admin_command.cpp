@@ -29,7 +29,8 @@ constexpr const char* kHelp =
     "Speaks to the gateway running with --state-dir DIR (default: $SANDGATE_STATE_DIR) through\n"
     "its admin socket, DIR/admin.sock, as the gateway's own user.\n"
     "sessions: its live sessions and sandbox handles (of tenant T): prefix, kind, tenant, age,\n"
-    "idle time, sandbox (live, hibernated, none), spend so far, calls running or waiting.\n"
+    "idle time, sandbox (live, hibernated, none), spend so far, calls running or waiting, and\n"
+    "the environment it runs in.\n"
     "end: ends a session or handle (by the prefix `sessions` shows, or its whole id), or every\n"
     "one of tenant T's, with their sandboxes and hibernated files; a running call is told the\n"
     "operator ended it.\n";
@@ -113,8 +114,8 @@ std::string duration_text(long s) {
 void print_table(const json& sessions, std::ostream& out) {
   out << std::left << std::setw(14) << "SESSION" << std::setw(9) << "KIND" << std::setw(20)
       << "TENANT" << std::setw(8) << "AGE" << std::setw(8) << "IDLE" << std::setw(12) << "SANDBOX"
-      << std::setw(12) << "SPEND_USD"
-      << "CALLS\n";
+      << std::setw(12) << "SPEND_USD" << std::setw(7) << "CALLS"
+      << "ENVIRONMENT\n";
   for (const auto& s : sessions) {
     char spend[32];
     std::snprintf(spend, sizeof spend, "%.6f", s.value("spend_usd", 0.0));
@@ -122,7 +123,8 @@ void print_table(const json& sessions, std::ostream& out) {
         << std::setw(20) << s.value("tenant", "") << std::setw(8)
         << duration_text(s.value("age_s", 0L)) << std::setw(8)
         << duration_text(s.value("idle_s", 0L)) << std::setw(12) << s.value("state", "")
-        << std::setw(12) << spend << s.value("calls", 0) << "\n";
+        << std::setw(12) << spend << std::setw(7) << s.value("calls", 0)
+        << s.value("environment", "") << "\n";
   }
   out << sessions.size() << (sessions.size() == 1 ? " session\n" : " sessions\n");
 }

@@ -51,7 +51,8 @@ std::string list_sessions(session::Registry& registry, const std::string& tenant
                               : s.hibernated ? "hibernated"
                                              : "none"},
                     {"spend_usd", s.spend_usd},
-                    {"calls", s.calls}});
+                    {"calls", s.calls},
+                    {"environment", s.environment}});
   log_event(LogLevel::info, "admin_action",
             {{"peer_uid", uid},
              {"action", "sessions"},

@@ -124,6 +124,8 @@ TEST_CASE("the admin channel lists exactly the live sessions of the named tenant
     CHECK(row["age_s"].get<long>() >= 0);
     // The session that ran keeps a live sandbox; the other never had one.
     CHECK(row["state"] == (row["session"] == prefix_of(a1) ? "live" : "none"));
+    // The environment its first call decided (the system as it is, here); none before.
+    CHECK(row["environment"] == (row["session"] == prefix_of(a1) ? "base" : ""));
   }
   CHECK(prefixes_in(sessions_json(dir, "b")) == std::set<std::string>{prefix_of(b1)});
   CHECK(sessions_json(dir).size() == 3);

@@ -363,3 +363,49 @@ TEST_CASE("a new session in an environment starts from its own ready sandbox, it
   Client bob(*world.gw, "bob-token");
   CHECK(stdout_of(bob.run("import sys\nprint('sandgate_probe' in sys.modules)")) == "False\n");
 }
+
+TEST_CASE("environments built ahead into a directory are used without building",
+          "[integration][environments]") {
+  if (!can_run()) return;
+  TempFile file("environments-ahead.json");
+  TempFile tokens("environments-ahead-tokens");
+  TempFile log("environments-ahead.log");
+  auto base = std::filesystem::temp_directory_path() /
+              ("sandgate-environments-ahead-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(base);
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{base};
+  json only = {{"versioned",
+                {{"setup", "mkdir -p /env/data && echo ahead > /env/data/version"},
+                 {"verify", "grep -q ahead /env/data/version"}}}};
+  file.write(only.dump(), 0644);
+  tokens.write(digest("dave-token") + " dave environments=versioned\n");
+
+  // As an image's build stage would: every environment built into the directory, exit 0.
+  // Its sandboxes use this test's own host ids, as its gateways do (tests run side by side).
+  std::string ids;
+  if (auto own = own_sandbox_ids()) ids = " --sandbox-uid-base " + std::to_string(own->first);
+  auto built = run_sandgate("environments build --environments " + file.path.string() + " --into " +
+                            (base / "image").string() + ids);
+  INFO(built.out);
+  REQUIRE(built.status == 0);
+  CHECK(built.out.find("ready") != std::string::npos);
+
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--environments", file.path.string(),
+                     "--environments-built", (base / "image").string(), "--state-dir",
+                     (base / "state").string(), "--log-level", "debug"},
+                    {}, false, {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+  Client dave(gw, "dave-token");
+  CHECK(stdout_of(dave.run("cat /env/data/version", "bash")) == "ahead\n");
+  CHECK(log.read().find("environment_build_started") == std::string::npos);
+  // The listing says where the layer is: in the directory built ahead, not the store.
+  auto listed = run_sandgate("environments --json --environments " + file.path.string() +
+                             " --environments-built " + (base / "image").string() +
+                             " --state-dir " + (base / "state").string());
+  REQUIRE(listed.status == 0);
+  auto entry = json::parse(listed.out)[0];
+  CHECK(entry["state"] == "ready");
+  CHECK(entry["layer"].get<std::string>().find((base / "image").string()) == 0);
+}
