@@ -44,7 +44,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
   request.max_processes = report.privileged ? limits.max_processes : 0;
   request.spare_init_idle = config.spare_init_idle;
   request.egress = limits.egress;
-  request.egress_ca_pem = config.egress_ca_pem;
+  if (limits.egress_gateway_ca) request.egress_ca_pem = config.egress_ca_pem;
   request.layer_dir = limits.layer_dir;
   request.layer_writable = limits.layer_writable;
   // A build's layer is written by the sandbox's programs: its (empty) top directory becomes

@@ -29,6 +29,12 @@ struct Limits {
   // writable only for the build that fills it (the directory is then given to the program's uid).
   std::string layer_dir;
   bool layer_writable = false;
+  // With egress: its programs' TLS clients are pointed at a bundle that adds the gateway CA
+  // (HostConfig::egress_ca_pem), because its tenant holds secrets whose hosts the proxy
+  // terminates TLS for (issue #44). Without it they keep their own trust (a `pip --cert`, a
+  // REQUESTS_CA_BUNDLE of the program's), which a bundle variable set for every sandbox would
+  // override.
+  bool egress_gateway_ca = false;
 
   bool operator==(const Limits&) const = default;
 };

@@ -57,6 +57,7 @@ Registry::SessionTerms Registry::terms_for(const tenant::TenantTerms& tenant) co
   if (tenant.max_concurrent_calls) terms.share.calls = tenant.max_concurrent_calls;
   if (tenant.max_sandboxes) terms.share.sandboxes = tenant.max_sandboxes;
   terms.limits.egress = terms.egress != nullptr;
+  terms.limits.egress_gateway_ca = terms.limits.egress && !tenant.secrets.empty();
   return terms;
 }
 

@@ -24,7 +24,8 @@ const std::string kProxy = "http://127.0.0.1:" + std::to_string(protocol::kEgres
 //
 // An environment's packages come before the system's (its numpy, not Debian's), after
 // sandgate's support files; what a program installs into /work/.local comes after both.
-ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writable) {
+ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writable,
+                                       bool gateway_ca) {
   const std::string python_dir = kLayerPythonDir, node_dir = kLayerNodeDir;
   std::string path = "/work/.local/bin:";
   std::string python_path = std::string(kPythonSupportDir);
@@ -64,12 +65,15 @@ ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writa
       variables_.push_back(std::string(name) + "=" + kProxy);
     variables_.push_back("NO_PROXY=localhost,127.0.0.1,::1");
     variables_.push_back("no_proxy=localhost,127.0.0.1,::1");
+    // Node's own fetch reads the proxy variables only when told to (Node 22.21 and 24 on).
+    variables_.push_back("NODE_USE_ENV_PROXY=1");
+  }
+  if (egress && gateway_ca) {
     // The trust for TLS through the proxy (kEgressCaBundle, rootfs.hpp: the system's store and
     // the gateway CA, issue #44), for Python's ssl, requests, curl, Node and pip alike.
     for (const char* name : {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
                              "NODE_EXTRA_CA_CERTS", "PIP_CERT"})
       variables_.push_back(std::string(name) + "=" + kEgressCaBundle);
-    variables_.push_back("NODE_USE_ENV_PROXY=1");
   }
   figures_variable_ = "SANDGATE_FIGURES_FD=3";
   for (auto& variable : variables_) {

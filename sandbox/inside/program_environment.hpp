@@ -11,15 +11,14 @@ class ProgramEnvironment {
  public:
   // `egress`: the proxy's variables (Limits::egress). `layer`: an environment's packages are
   // found under kLayerMountPoint; `layer_writable`: this sandbox builds that layer, so stock
-  // `pip install` and `npm install -g` write into it.
-  ProgramEnvironment(bool egress, bool layer, bool layer_writable);
+  // `pip install` and `npm install -g` write into it. `gateway_ca`: TLS clients are pointed at
+  // the bundle with the gateway CA (Limits::egress_gateway_ca).
+  ProgramEnvironment(bool egress, bool layer, bool layer_writable, bool gateway_ca);
   ProgramEnvironment(const ProgramEnvironment&) = delete;
   ProgramEnvironment& operator=(const ProgramEnvironment&) = delete;
 
   // envp for execve; `figures`: a fresh Python program's, whose figure channel is at fd 3.
-  char* const* envp(bool figures) const {
-    return figures ? with_figures_.data() : plain_.data();
-  }
+  char* const* envp(bool figures) const { return figures ? with_figures_.data() : plain_.data(); }
   // Every variable, NAME=value (for tests and the isolation report).
   const std::vector<std::string>& variables() const { return variables_; }
 

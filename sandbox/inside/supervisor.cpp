@@ -333,6 +333,7 @@ void supervisor_main(int /*argc*/, char** argv) {
   // system's store, and the gateway CA's certificate when the gateway terminates TLS for hosts
   // carrying a secret (issue #44). Read before the root is built, from the host's /etc/ssl.
   std::string ca_bundle;
+  const bool gateway_ca = s.egress && std::strcmp(argv[9], "-") != 0;
   if (s.egress) {
     ca_bundle = read_system_ca_bundle();
     if (std::strcmp(argv[9], "-") != 0) {
@@ -346,8 +347,8 @@ void supervisor_main(int /*argc*/, char** argv) {
     s.rootfs.layer_fd = protocol::kLayerFd;
     s.rootfs.layer_writable = argv[8][0] == 'w';
   }
-  s.environment = std::make_shared<const ProgramEnvironment>(
-      s.egress, s.rootfs.layer_fd >= 0, s.rootfs.layer_writable);
+  s.environment = std::make_shared<const ProgramEnvironment>(s.egress, s.rootfs.layer_fd >= 0,
+                                                             s.rootfs.layer_writable, gateway_ca);
   UniqueFd egress_listener;
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();

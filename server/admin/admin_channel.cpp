@@ -126,10 +126,28 @@ asio::awaitable<void> serve_connection(std::shared_ptr<AdminChannel::State> stat
 
 asio::awaitable<void> accept_loop(std::shared_ptr<AdminChannel::State> state) {
   for (;;) {
-    auto [ec, socket] = co_await state->acceptor.async_accept(
-        asio::make_strand(state->acceptor.get_executor()), kTuple);
-    if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
-    if (ec) continue;
+    auto [wait_ec] =
+        co_await state->acceptor.async_wait(stream_protocol::acceptor::wait_read, kTuple);
+    if (wait_ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
+    // accept4 with SOCK_CLOEXEC (Asio's accept passes no flags): a sandbox started on another
+    // thread at that moment cannot inherit the operator's connection (as the HTTP listener).
+    int fd =
+        ::accept4(state->acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // The connection stays pending and the socket readable: back off instead of spinning.
+        asio::steady_timer backoff(state->acceptor.get_executor(), std::chrono::milliseconds(50));
+        co_await backoff.async_wait(kTuple);
+      }
+      continue;  // EAGAIN, ECONNABORTED, EINTR
+    }
+    stream_protocol::socket socket(asio::make_strand(state->acceptor.get_executor()));
+    boost::system::error_code ec;
+    socket.assign(stream_protocol(), fd, ec);
+    if (ec) {
+      ::close(fd);
+      continue;
+    }
     // Beyond the bound a connection is closed at once: the operator's tools make one at a time.
     if (state->open.load() >= AdminChannel::kMaxConnections) continue;
     ++state->open;
@@ -148,7 +166,16 @@ AdminChannel::AdminChannel(asio::any_io_executor executor, std::string path, Adm
   clear_stale(path_);
   state_->handler = std::move(handler);
   stream_protocol::endpoint endpoint(path_);
-  state_->acceptor.open(endpoint.protocol());
+  // Opened with SOCK_CLOEXEC (Asio's open() does not pass it): a sandbox's supervisor, exec'ed
+  // from a clone of this process, must never inherit the operator's socket.
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw std::runtime_error(std::string("admin socket: ") + std::strerror(errno));
+  boost::system::error_code assign_ec;
+  state_->acceptor.assign(endpoint.protocol(), fd, assign_ec);
+  if (assign_ec) {
+    ::close(fd);
+    throw std::runtime_error("admin socket: " + assign_ec.message());
+  }
   // Inside a 0700 directory of the gateway's user: nobody else reaches it before the chmod.
   state_->acceptor.bind(endpoint);
   if (::chmod(path_.c_str(), 0600) != 0) {

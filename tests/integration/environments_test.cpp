@@ -158,7 +158,7 @@ bool is_error(const json& result) {
 
 TEST_CASE(
     "an environment built from a real index gives its tenant the packages in every runtime, "
-    "read-only, with no egress of its own; others cannot use it",
+    "read-only, with no egress of its own, and others cannot use it",
     "[integration][environments]") {
   if (!can_run()) return;
   EnvironmentWorld world;

@@ -380,35 +380,6 @@ print('found', found, 'files', files > 10, 'ca', CA_LINE in bundle, 'key', 'PRIV
   CHECK(logged.find(half) == std::string::npos);
 }
 
-TEST_CASE("Node's fetch reaches a host carrying a secret through the proxy",
-          "[integration][egress][secrets]") {
-  if (!can_run()) return;
-  if (!std::filesystem::exists("/usr/bin/node")) {
-    skip_test("node", "node is not installed");
-    return;
-  }
-  SecretsWorld world;
-  Client alice(*world.gw, "alice-token");
-  const std::string p = std::to_string(world.api->port);
-  auto result = alice.run(
-      "fetch('https://api.sandgate.test:" + p +
-          "/whoami').then(async r => console.log('fetch', r.status, await r.text()))"
-          ".catch(e => console.log('fetch failed', String(e.cause && e.cause.code || e)))",
-      "javascript", 60);
-  INFO(result.dump());
-  std::string out = stdout_of(result);
-  if (out.find("fetch failed") != std::string::npos) {
-    // Node's fetch (undici) reads HTTPS_PROXY only with NODE_USE_ENV_PROXY, from Node 24 (and
-    // 22.21): an older one connects directly, which a sandbox cannot.
-    skip_test("node-env-proxy",
-              "this Node's fetch ignores HTTPS_PROXY (NODE_USE_ENV_PROXY needs "
-              "Node 22.21 or 24): " +
-                  out);
-    return;
-  }
-  CHECK(out.find("fetch 200 {\"key\": \"right\", \"count\": 1") != std::string::npos);
-}
-
 TEST_CASE(
     "SIGHUP reloads the secrets: a file that cannot be used keeps them, a rotated value reaches "
     "new sessions",
