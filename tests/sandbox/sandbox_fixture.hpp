@@ -1,5 +1,9 @@
 #pragma once
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 // Runs sandbox coroutines to completion on a private io_context, for tests.
 #include <boost/asio/co_spawn.hpp>
@@ -36,6 +40,9 @@ class SandboxFixture {
     // SANDGATE_TEST_EGRESS=1 (another entry): every sandbox has egress (its proxy's socket is
     // held here, unanswered), so the checks hold for those too.
     if (egress_entry()) c.limits.egress = true;
+    // SANDGATE_TEST_LAYER=1 (another entry): every sandbox mounts an environment's layer (issue
+    // #43), read-only at /env, so the checks hold for those too.
+    if (layer_entry()) c.limits.layer_dir = test_layer().dir;
     return c;
   }
 
@@ -74,6 +81,16 @@ class SandboxFixture {
   // that the socket stays as it is in production, where the relay holds it.
   // (A test of egress itself, in the other entries, takes the socket on its own.)
   std::shared_ptr<sandbox::Sandbox> with_egress_confirmed(std::shared_ptr<sandbox::Sandbox> sb) {
+    if (sb && layer_entry()) {
+      // Proof that the layer is there (as the egress entry proves its socket), by a fresh
+      // process: the sandbox's persistent interpreters stay as the test finds them.
+      sandbox::RunRequest probe;
+      probe.language = sandbox::Language::bash;
+      probe.code = "grep -q layer /env/python/layer_probe.py";
+      probe.fresh = true;
+      auto seen = await(sb->run(std::move(probe)));
+      REQUIRE(seen.exit_code == 0);
+    }
     if (sb && egress_entry()) {
       UniqueFd listener = sb->take_egress_listener();
       REQUIRE(listener);
@@ -102,6 +119,25 @@ class SandboxFixture {
   boost::asio::io_context& io() { return io_; }
 
  private:
+  static bool layer_entry() {
+    const char* layer = std::getenv("SANDGATE_TEST_LAYER");
+    return layer != nullptr && std::string(layer) == "1";
+  }
+  // A layer as a build leaves it sealed: the gateway's, read-only for others, one module.
+  struct TestLayer {
+    std::string dir = (std::filesystem::temp_directory_path() /
+                       ("sandgate-test-layer-" + std::to_string(::getpid())))
+                          .string();
+    TestLayer() {
+      std::filesystem::create_directories(dir + "/python");
+      std::ofstream(dir + "/python/layer_probe.py") << "VALUE = 'layer'\n";
+    }
+    ~TestLayer() { std::filesystem::remove_all(dir); }
+  };
+  static TestLayer& test_layer() {
+    static TestLayer layer;
+    return layer;
+  }
   static bool egress_entry() {
     const char* egress = std::getenv("SANDGATE_TEST_EGRESS");
     return egress != nullptr && std::string(egress) == "1";
