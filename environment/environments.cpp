@@ -78,14 +78,24 @@ void Environments::update_pools() {
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
+    // One pool a layer: environments whose definitions build the same layer share its ready
+    // sandboxes (the larger bounds, every preload).
     for (const auto& [name, status] : statuses_) {
       const auto& d = status.definition;
       if (status.state != State::ready || (d.pool_min == 0 && d.pool_max == 0)) continue;
-      sandbox::PoolConfig pool;
-      pool.size = d.pool_min;
-      pool.max_size = d.pool_max;
-      pool.preload = d.preload;
-      pools.push_back({status.layer->dir, std::move(pool)});
+      auto same = std::find_if(pools.begin(), pools.end(), [&](const sandbox::LayerPool& p) {
+        return p.layer_dir == status.layer->dir;
+      });
+      if (same == pools.end()) {
+        pools.push_back({status.layer->dir, {}});
+        same = pools.end() - 1;
+      }
+      same->pool.size = std::max(same->pool.size, d.pool_min);
+      same->pool.max_size = std::max(same->pool.max_size, d.pool_max);
+      for (const auto& module : d.preload)
+        if (std::find(same->pool.preload.begin(), same->pool.preload.end(), module) ==
+            same->pool.preload.end())
+          same->pool.preload.push_back(module);
     }
   }
   services_.host->set_layer_pools(std::move(pools));

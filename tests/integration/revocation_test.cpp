@@ -28,7 +28,7 @@ TEST_CASE("a tenant removed from the tokens file is revoked at the reload",
   TwoTenantDir dir("revoke");
   GatewayProcess gw({"--token-file", dir.tokens.string(), "--state-dir", dir.state.string(),
                      "--sandbox-hibernate-after", "1"});
-  StopGatewayFirst stop_first(gw);
+  StopGatewayFirst stop_first{gw};
   // Tenant a: one session hibernated with a file in /work, one running a long call.
   std::string idle = gw.initialize("tok-a"), busy = gw.initialize("tok-a");
   REQUIRE(tool_text(gw.execute(idle, "echo kept > /work/f; echo wrote", "bash", 30, 1, "tok-a"))
