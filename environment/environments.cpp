@@ -83,11 +83,11 @@ void Environments::update_pools() {
     for (const auto& [name, status] : statuses_) {
       const auto& d = status.definition;
       if (status.state != State::ready || (d.pool_min == 0 && d.pool_max == 0)) continue;
-      auto same = std::find_if(pools.begin(), pools.end(), [&](const sandbox::LayerPool& p) {
-        return p.layer_dir == status.layer->dir;
-      });
+      const std::string& dir = status.layer->dir;
+      auto same = std::find_if(pools.begin(), pools.end(),
+                               [&dir](const sandbox::LayerPool& p) { return p.layer_dir == dir; });
       if (same == pools.end()) {
-        pools.push_back({status.layer->dir, {}});
+        pools.push_back({dir, {}});
         same = pools.end() - 1;
       }
       same->pool.size = std::max(same->pool.size, d.pool_min);
