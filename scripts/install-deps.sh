@@ -16,7 +16,7 @@ apt-get install -y --no-install-recommends "${vm_packages[@]}" \
   openssl iproute2 procps \
   python3 python3-numpy python3-pandas python3-matplotlib python3-yaml python3-jinja2 python3-pil \
   python3-pip \
-  bash coreutils tar zstd \
+  bash coreutils tar zstd curl \
   prometheus
 # The sandbox's javascript runtime is /usr/bin/node. A host that already has Node.js (with its
 # own npm, e.g. from NodeSource) keeps it: Debian's npm package would conflict with it.
