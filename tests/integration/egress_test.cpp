@@ -176,14 +176,6 @@ class ConnectProxy {
   std::optional<ServerProcess> server_;
 };
 
-bool can_run() {
-  if (::geteuid() != 0) {
-    skip_test("root", "the gateway's own /etc/hosts needs a mount namespace (root)");
-    return false;
-  }
-  return true;
-}
-
 // One tenant's session, calling execute with its token.
 struct Client {
   Client(GatewayProcess& gateway, std::string bearer) : gw(gateway), token(std::move(bearer)) {
@@ -215,7 +207,7 @@ TEST_CASE(
     "a tenant allowed an index installs from it with stock pip and npm, and the packages "
     "stay through hibernation",
     "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EgressGateway world({"--sandbox-hibernate-after", "3"});
   auto& gw = *world.gw;
   Client session(gw, "alice-token");
@@ -268,7 +260,7 @@ TEST_CASE(
     "egress refuses what the tenant's list does not allow, with a reason, and a tenant "
     "without egress has no way out",
     "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EgressGateway world;
   auto& gw = *world.gw;
   const std::string https = std::to_string(world.index.port);
@@ -387,7 +379,7 @@ TEST_CASE(
     "the connection cap holds for a flood, answered at once, and another tenant's egress "
     "is unaffected",
     "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EgressGateway world;
   auto& gw = *world.gw;
   const std::string https = std::to_string(world.index.port);
@@ -443,7 +435,7 @@ TEST_CASE(
     "a tenant holding its share of the gateway's egress connections is told so with a 429, "
     "and another tenant's connections still go through",
     "[integration][egress][tenants]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   // 3 connections for the whole gateway: a tenant's share is 1 (half, at least 1), below
   // alice's per-sandbox cap of 3.
   EgressGateway world({"--egress-max-connections", "3"});
@@ -486,7 +478,7 @@ TEST_CASE(
     "the byte cap per call closes a download and refuses more until the next call, and "
     "relayed bytes are charged",
     "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EgressGateway world;
   auto& gw = *world.gw;
   const std::string plain = std::to_string(world.index.plain_port);
@@ -520,7 +512,7 @@ TEST_CASE(
 }
 
 TEST_CASE("the byte cap per sandbox holds across calls", "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EgressGateway world;
   auto& gw = *world.gw;
   const std::string plain = std::to_string(world.index.plain_port);
@@ -539,7 +531,7 @@ TEST_CASE("the byte cap per sandbox holds across calls", "[integration][egress]"
 
 TEST_CASE("with an upstream proxy, allowed requests go through it and refused ones never reach it",
           "[integration][egress]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   ConnectProxy corporate;
   EgressGateway world({"--egress-upstream-proxy", "127.0.0.1:" + std::to_string(corporate.port())});
   auto& gw = *world.gw;

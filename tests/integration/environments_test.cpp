@@ -26,14 +26,6 @@ namespace {
 
 constexpr auto kBuildsMayTake = std::chrono::minutes(10);
 
-bool can_run() {
-  if (::geteuid() != 0) {
-    skip_test("root", "the gateway's own /etc/hosts needs a mount namespace (root)");
-    return false;
-  }
-  return true;
-}
-
 // A bash line writing the test CA where the build's tools are told to find it.
 std::string write_ca(const std::string& ca) {
   return "cat > /tmp/ca.pem <<'SANDGATE_CA'\n" + ca + "SANDGATE_CA\n";
@@ -160,7 +152,7 @@ TEST_CASE(
     "an environment built from a real index gives its tenant the packages in every runtime, "
     "read-only, with no egress of its own, and others cannot use it",
     "[integration][environments]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EnvironmentWorld world;
   auto& gw = *world.gw;
 
@@ -251,7 +243,7 @@ TEST_CASE(
     "a changed definition reloaded builds a new layer while a running session keeps its own, "
     "and the old layer goes once nothing uses it",
     "[integration][environments]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EnvironmentWorld world;
   auto& gw = *world.gw;
   const std::string old_hash = world.listed()["versioned"]["hash"];
@@ -299,7 +291,7 @@ TEST_CASE(
 
 TEST_CASE("a session keeps its environment through a restart, and the layer is not built again",
           "[integration][environments][restart]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EnvironmentWorld world;
   std::string session;
   {
@@ -338,7 +330,7 @@ TEST_CASE("a session keeps its environment through a restart, and the layer is n
 
 TEST_CASE("a new session in an environment starts from its own ready sandbox, its preload imported",
           "[integration][environments][pool]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   EnvironmentWorld world;
   // probe's pool: none ready until its first session (min 0), then one more per recent new
   // session, up to 2. The first session's sandbox is built on demand: nothing imported yet.
@@ -366,7 +358,7 @@ TEST_CASE("a new session in an environment starts from its own ready sandbox, it
 
 TEST_CASE("environments built ahead into a directory are used without building",
           "[integration][environments]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   TempFile file("environments-ahead.json");
   TempFile tokens("environments-ahead-tokens");
   TempFile log("environments-ahead.log");

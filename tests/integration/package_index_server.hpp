@@ -13,6 +13,7 @@
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "tests/support/skip.hpp"
 
 namespace sandgate::test {
 
@@ -74,6 +75,16 @@ inline std::vector<std::string> hosts_wrapper(const std::string& hosts) {
           "-c",
           "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
           hosts};
+}
+
+// Whether this test may give the gateway an /etc/hosts of its own (a mount namespace: root);
+// skips it, saying so, where not.
+inline bool can_run_with_own_hosts() {
+  if (::geteuid() != 0) {
+    skip_test("root", "the gateway's own /etc/hosts needs a mount namespace (root)");
+    return false;
+  }
+  return true;
 }
 
 }  // namespace sandgate::test

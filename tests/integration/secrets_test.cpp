@@ -20,6 +20,7 @@
 
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
+#include "package_index_server.hpp"
 #include "temp_file.hpp"
 #include "tests/support/skip.hpp"
 
@@ -27,10 +28,6 @@ using namespace sandgate::test;
 using nlohmann::json;
 
 namespace {
-
-std::string digest(const std::string& token) {
-  return sandgate::auth::to_hex(sandgate::auth::sha256(token));
-}
 
 // A value no test string holds: the key the API wants, found nowhere it must not be.
 std::string random_key() {
@@ -73,17 +70,6 @@ class SecretApi {
   std::filesystem::path dir_;
   std::optional<ServerProcess> server_;
 };
-
-std::vector<std::string> hosts_wrapper(const std::string& hosts) {
-  return {"/usr/bin/unshare",
-          "-m",
-          "--propagation",
-          "private",
-          "/bin/sh",
-          "-c",
-          "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
-          hosts};
-}
 
 std::string stdout_of(const json& result) {
   return result.value("structuredContent", json::object()).value("stdout", "");
@@ -146,14 +132,6 @@ struct SecretsWorld {
   }
 };
 
-bool can_run() {
-  if (::geteuid() != 0) {
-    skip_test("root", "the gateway's own /etc/hosts needs a mount namespace (root)");
-    return false;
-  }
-  return true;
-}
-
 struct Client {
   Client(GatewayProcess& gateway, std::string bearer) : gw(gateway), token(std::move(bearer)) {
     session = gw.initialize(token);
@@ -201,7 +179,7 @@ TEST_CASE(
     "a tenant holding a secret reaches its API over HTTPS and HTTP with stock clients, the "
     "key added by the proxy and never in the sandbox",
     "[integration][egress][secrets]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   SecretsWorld world;
   auto& gw = *world.gw;
   const std::string p = std::to_string(world.api->port);
@@ -384,7 +362,7 @@ TEST_CASE(
     "SIGHUP reloads the secrets: a file that cannot be used keeps them, a rotated value reaches "
     "new sessions",
     "[integration][egress][secrets]") {
-  if (!can_run()) return;
+  if (!can_run_with_own_hosts()) return;
   SecretsWorld world;
   auto& gw = *world.gw;
   const std::string fetch =
