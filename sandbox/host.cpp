@@ -145,7 +145,12 @@ void SandboxHost::set_layer_pools(std::vector<LayerPool> wanted) {
     }
     layer_pools_ = std::move(next);
   }
-  for (auto& pool : stopped) pool->stop();
+  // Its ready sandboxes end, and its refill loop with them: a retired pool costs nothing but
+  // its (small) object, kept until the host goes.
+  for (auto& pool : stopped) {
+    pool->stop();
+    pool->shut_down();
+  }
   if (report_.usable())
     for (auto& pool : started) pool->start();
 }
