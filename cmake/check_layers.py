@@ -31,18 +31,21 @@ MAY_INCLUDE = {
     "sandbox/inside": {"sandbox/shared", "common"},
     "sandbox/cgroups": {"sandbox/shared", "common"},
     "sandbox": {"sandbox/inside", "sandbox/cgroups", "sandbox/shared", "common"},
-    "session": {"sandbox", "sandbox/shared", "tenant", "ledger", "egress", "common"},
+    # upstream/: the operator's upstream MCP servers and the gateway as their client, and the
+    # channel sandboxed code calls them through (issue #45); knows nothing of sandboxes.
+    "upstream": {"common"},
+    "session": {"sandbox", "sandbox/shared", "tenant", "ledger", "egress", "upstream", "common"},
     # environment/: the operator's named environments (issue #43): definitions, the layer store,
     # the builds (in sandboxes, with egress), and which one a call runs in.
     "environment": {"sandbox", "sandbox/shared", "egress", "common"},
     "server/metrics": {"common"},
     "server/http": {"server/metrics", "common"},
-    "server/tools": {"tenant", "server/metrics", "session", "environment", "sandbox", "sandbox/shared",
+    "server/tools": {"tenant", "server/metrics", "session", "environment", "upstream", "sandbox", "sandbox/shared",
                      "auth", "egress", "common"},
-    "server/tasks": {"tenant", "server/tools", "server/metrics", "session", "environment", "sandbox",
+    "server/tasks": {"tenant", "server/tools", "server/metrics", "session", "environment", "upstream", "sandbox",
                      "sandbox/shared", "auth", "common"},
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
-                   "environment", "sandbox", "sandbox/shared", "auth", "common"},
+                   "environment", "upstream", "sandbox", "sandbox/shared", "auth", "common"},
     # server/admin/: the operator's unix socket and CLI verbs (issue #47): sessions listed and
     # ended; no HTTP, no MCP.
     "server/admin": {"session", "common"},
@@ -52,7 +55,7 @@ MAY_INCLUDE = {
     # re-executes itself into sandbox/inside's entry point); only sandbox/cgroups stays out.
     "server/gateway": {"tenant", "secrets", "server/admin", "server/stdio", "server/mcp", "server/http",
                        "server/tasks", "server/tools", "server/metrics", "session", "environment",
-                       "ledger", "auth", "egress", "common",
+                       "ledger", "auth", "egress", "upstream", "common",
                        "sandbox", "sandbox/inside", "sandbox/shared"},
 }
 # The files at sandbox/'s top that both sides of the sandbox use: the wire protocol between

@@ -45,9 +45,18 @@ struct CliRun {
   int status = -1;
   std::string out;
 };
+// On a pure cgroup v2 host the command gets a cgroup of its own, as a gateway does
+// (own_cgroup_wrapper): `environments build` makes sandboxes, and the runner's cgroup holds
+// other processes.
 inline CliRun run_sandgate(const std::string& args) {
   CliRun c;
-  std::string command = std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
+  std::string command;
+  for (const auto& word : own_cgroup_wrapper()) {
+    std::string quoted;
+    for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    command += "'" + quoted + "' ";
+  }
+  command += std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];
