@@ -76,9 +76,11 @@ class McpClient {
   // it then throws Kind::cancelled.
   virtual boost::asio::awaitable<ToolList> list_tools(
       std::chrono::steady_clock::time_point deadline) = 0;
+  // `input_schema`: the tool's, when the caller has its list (2026-07-28: arguments the schema
+  // marks with "x-mcp-header" also go as Mcp-Param-* headers); null when unknown.
   virtual boost::asio::awaitable<CallOutcome> call_tool(
-      std::string tool, nlohmann::json arguments,
-      std::chrono::steady_clock::time_point deadline) = 0;
+      std::string tool, nlohmann::json arguments, std::chrono::steady_clock::time_point deadline,
+      nlohmann::json input_schema = nullptr) = 0;
 
   // True once a notifications/tools/list_changed was seen on any of this client's streams,
   // until the next list_tools.
