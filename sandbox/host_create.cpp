@@ -44,6 +44,7 @@ SpawnedSupervisor start_supervisor(const IsolationReport& report, const HostConf
   request.max_processes = report.privileged ? limits.max_processes : 0;
   request.spare_init_idle = config.spare_init_idle;
   request.egress = limits.egress;
+  request.tool_channel = limits.tool_channel;
   if (limits.egress_gateway_ca) request.egress_ca_pem = config.egress_ca_pem;
   request.layer_dir = limits.layer_dir;
   request.layer_writable = limits.layer_writable;
@@ -208,6 +209,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
   std::string failure = co_await await_setup_report(spawned, config_.start_timeout);
   if (failure.empty() && limits.egress && !spawned.egress_listener)
     failure = "the sandbox's supervisor reported no egress proxy socket";
+  if (failure.empty() && limits.tool_channel && !spawned.tool_listener)
+    failure = "the sandbox's supervisor reported no tool channel socket";
 
   Sandbox::Parts parts{id,
                        limits,
@@ -216,7 +219,8 @@ asio::awaitable<std::shared_ptr<Sandbox>> SandboxHost::build(Limits limits, std:
                        std::move(spawned.control),
                        std::make_unique<CgroupSet>(std::move(cgroups)),
                        release,
-                       std::move(spawned.egress_listener)};
+                       std::move(spawned.egress_listener),
+                       std::move(spawned.tool_listener)};
   auto sandbox = std::make_shared<Sandbox>(std::move(parts));
   if (!failure.empty()) {
     sandbox->end(EndReason::failed, failure);

@@ -35,6 +35,11 @@ struct Limits {
   // REQUESTS_CA_BUNDLE of the program's), which a bundle variable set for every sandbox would
   // override.
   bool egress_gateway_ca = false;
+  // Whether the sandbox's programs may call its tenant's upstream MCP tools (issue #45, code
+  // mode): the supervisor listens on kToolChannelSocket (protocol.hpp) and hands the socket to
+  // the gateway, which answers on it; sandgate_tools (Python, JavaScript) and sandgate-tool
+  // (bash) are on the programs' paths.
+  bool tool_channel = false;
 
   bool operator==(const Limits&) const = default;
 };

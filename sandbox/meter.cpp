@@ -25,6 +25,7 @@ void SpendMeter::restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock
   cpu_ns_ = 0;
   gib_seconds_ = 0;
   egress_bytes_ = 0;
+  charged_usd_ = 0;
   last_memory_ = memory_bytes;
   last_ = now;
 }
@@ -32,7 +33,8 @@ void SpendMeter::restart(std::uint64_t cpu_ns, std::uint64_t memory_bytes, Clock
 double SpendMeter::usd() const {
   return cpu_seconds() / 3600.0 * prices_.usd_per_vcpu_hour +
          gib_seconds_ / 3600.0 * prices_.usd_per_gib_hour +
-         static_cast<double>(egress_bytes_) / double(1ull << 30) * prices_.usd_per_egress_gib;
+         static_cast<double>(egress_bytes_) / double(1ull << 30) * prices_.usd_per_egress_gib +
+         charged_usd_;
 }
 
 }  // namespace sandgate::sandbox

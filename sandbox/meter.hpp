@@ -29,6 +29,8 @@ class SpendMeter {
   // Bytes the egress proxy relayed for the sandbox (both ways), charged at usd_per_egress_gib.
   void add_egress(std::uint64_t bytes) { egress_bytes_ += bytes; }
   std::uint64_t egress_bytes() const { return egress_bytes_; }
+  // A price charged as it is (issue #45: an upstream's price per tool call).
+  void add_charge(double usd) { charged_usd_ += usd; }
   double cpu_seconds() const { return static_cast<double>(cpu_ns_) / 1e9; }
   double gib_seconds() const { return gib_seconds_; }
   std::uint64_t memory_bytes() const { return last_memory_; }  // as the last sample saw it
@@ -42,6 +44,7 @@ class SpendMeter {
   std::uint64_t last_memory_ = 0;
   double gib_seconds_ = 0;
   std::uint64_t egress_bytes_ = 0;
+  double charged_usd_ = 0;
 };
 
 }  // namespace sandgate::sandbox

@@ -71,4 +71,14 @@ constexpr const char* kSupervisorArgv0 = "sandgate-supervisor";
 // with its `ready` report; the gateway accepts on it (egress/).
 constexpr std::uint16_t kEgressProxyPort = 3128;
 
+// A sandbox with a tool channel (Limits::tool_channel, issue #45) has this unix socket in its
+// own root: the supervisor binds it before any program runs and hands it over with its `ready`
+// report (after the egress proxy's socket, when both); the gateway answers on it (upstream/).
+// Only this sandbox's processes see the path: it lives in the sandbox's mount namespace.
+constexpr const char* kToolChannelSocket = "/sandgate/tools.sock";
+
+// The supervisor's argv word of features (argv[7]): a sum of these.
+constexpr unsigned kFeatureEgress = 1;
+constexpr unsigned kFeatureToolChannel = 2;
+
 }  // namespace sandgate::sandbox::protocol

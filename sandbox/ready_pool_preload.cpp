@@ -64,7 +64,8 @@ bool pool_serves(const Limits& built, const Limits& wanted) {
          built.max_processes == wanted.max_processes && built.work_bytes == wanted.work_bytes &&
          built.tmp_bytes == wanted.tmp_bytes && built.egress == wanted.egress &&
          built.layer_dir == wanted.layer_dir && built.layer_writable == wanted.layer_writable &&
-         built.egress_gateway_ca == wanted.egress_gateway_ca;
+         built.egress_gateway_ca == wanted.egress_gateway_ca &&
+         built.tool_channel == wanted.tool_channel;
 }
 
 }  // namespace sandgate::sandbox

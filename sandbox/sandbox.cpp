@@ -20,6 +20,7 @@
 
 #include "call_io.hpp"
 #include "call_output.hpp"
+#include "common/on_scope_exit.hpp"
 #include "fd_passing.hpp"
 #include "interpreter_channel.hpp"
 #include "output_budget.hpp"
@@ -119,6 +120,7 @@ Sandbox::Sandbox(Parts parts)
       created_(Clock::now()),
       on_end_(std::move(parts.on_end)),
       egress_listener_(std::move(parts.egress_listener)),
+      tool_listener_(std::move(parts.tool_listener)),
       supervisor_(parts.supervisor),
       control_(std::move(parts.control)),
       cgroups_(std::move(parts.cgroups)),
@@ -182,6 +184,7 @@ void Sandbox::end_locked(EndReason reason, std::string detail) {
   ended_at_ = std::chrono::system_clock::now();
   cgroups_->remove();
   egress_listener_.reset();
+  tool_listener_.reset();
   if (on_end_) std::exchange(on_end_, nullptr)();
   for (auto& observer : std::exchange(end_observers_, {})) observer();
 }
@@ -191,10 +194,26 @@ UniqueFd Sandbox::take_egress_listener() {
   return std::move(egress_listener_);
 }
 
+UniqueFd Sandbox::take_tool_listener() {
+  std::lock_guard lock(mutex_);
+  return std::move(tool_listener_);
+}
+
+bool Sandbox::charge_usd(double usd) {
+  std::lock_guard lock(mutex_);
+  if (end_reason_ != EndReason::none) return false;
+  meter_.add_charge(usd);
+  return within_spend_cap_locked();
+}
+
 bool Sandbox::charge_egress(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   if (end_reason_ != EndReason::none) return false;
   meter_.add_egress(bytes);
+  return within_spend_cap_locked();
+}
+
+bool Sandbox::within_spend_cap_locked() {
   // At once, not at the next sample: a fast download can cost more in a second than is left.
   if (meter_.usd() >= limits_.spend_cap_usd) {
     char text[128];
@@ -329,6 +348,13 @@ asio::awaitable<bool> Sandbox::ask_supervisor(const void* request, std::size_t s
 
 asio::awaitable<RunResult> Sandbox::run(RunRequest request, std::shared_ptr<CallControl> control) {
   calls_started_.fetch_add(1, std::memory_order_relaxed);
+  // A session runs one call at a time in its sandbox: the deadline is this call's until it ends.
+  running_call_deadline_.store((Clock::now() + request.timeout).time_since_epoch().count(),
+                               std::memory_order_relaxed);
+  OnScopeExit no_call([this] {
+    running_call_deadline_.store(Clock::time_point::min().time_since_epoch().count(),
+                                 std::memory_order_relaxed);
+  });
   if (request.fresh || request.language == Language::bash)
     co_return co_await run_fresh(std::move(request), std::move(control));
   co_return co_await run_in_interpreter(std::move(request), std::move(control));

@@ -189,6 +189,17 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   // Charges bytes the proxy relayed to the spend; ends the sandbox at its spend cap. False when
   // the sandbox has ended (relay no more).
   bool charge_egress(std::uint64_t bytes);
+  // Tool channel (Limits::tool_channel, issue #45): its listening unix socket, for whoever
+  // answers on it; empty without one or once taken. Ending the sandbox closes it if not taken.
+  UniqueFd take_tool_listener();
+  // Charges a price (an upstream tool call's) to the spend; ends the sandbox at its spend cap.
+  // False when the sandbox has ended or did with this charge.
+  bool charge_usd(double usd);
+  // When the call running now must end (its timeout); time_point::min() when none is running.
+  std::chrono::steady_clock::time_point running_call_deadline() const {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(
+        running_call_deadline_.load(std::memory_order_relaxed)));
+  }
   // Calls started in this sandbox so far: a relay's per-call byte count restarts when it changes.
   std::uint64_t calls_started() const { return calls_started_.load(std::memory_order_relaxed); }
   // Runs `observer` when the sandbox ends (at once if it has): a relay stops with its sandbox, so
@@ -201,6 +212,8 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   void check();
 
  private:
+  // Ends the sandbox if its spend reached the cap (under mutex_); false then.
+  bool within_spend_cap_locked();
   boost::asio::awaitable<TransferResult> transfer(const TransferRequest& request);
   // Runs one transfer process to its end; false with `failure` set when it did not succeed.
   boost::asio::awaitable<bool> run_transfer(const TransferRequest& request, int reply,
@@ -258,6 +271,10 @@ class Sandbox : public std::enable_shared_from_this<Sandbox> {
   std::function<void()> on_end_;                      // releases the host's slot
   std::vector<std::function<void()>> end_observers_;  // when_ended (under mutex_)
   UniqueFd egress_listener_;                          // until taken (under mutex_)
+  UniqueFd tool_listener_;                            // until taken (under mutex_)
+  // The running call's deadline (steady clock ticks; min() when none runs): run() sets it.
+  std::atomic<std::chrono::steady_clock::rep> running_call_deadline_{
+      std::chrono::steady_clock::time_point::min().time_since_epoch().count()};
   std::atomic<std::uint64_t> calls_started_{0};
   std::uint32_t next_call_id_ = 1;
   // One per language, started by the first call that needs it. Touched only by run().
@@ -283,6 +300,7 @@ struct Sandbox::Parts {
   std::unique_ptr<CgroupSet> cgroups;  // never null
   std::function<void()> on_end;
   UniqueFd egress_listener;  // with Limits::egress
+  UniqueFd tool_listener;    // with Limits::tool_channel
 };
 
 }  // namespace sandgate::sandbox

@@ -84,7 +84,7 @@ asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
           " s (the host is short of memory or CPU)";
     if (auto [ec] = std::get<0>(which); ec)
       co_return "could not wait for the sandbox's supervisor: " + ec.message();
-    auto msg = receive_message(spawned.control.get(), 4096, 1, true);
+    auto msg = receive_message(spawned.control.get(), 4096, 2, true);
     if (msg.error == EAGAIN) continue;  // readable turned out to be nothing: wait on
     if (msg.error != 0)
       co_return std::string("could not read the supervisor's report: ") + std::strerror(msg.error);
@@ -100,8 +100,13 @@ asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
     if (header.type == protocol::MessageType::failed) co_return msg.data.substr(sizeof header);
     if (header.type != protocol::MessageType::ready)
       co_return "the sandbox's supervisor sent an unexpected message";
-    // A sandbox with egress reports with its proxy's listening socket attached.
-    if (!msg.fds.empty()) spawned.egress_listener = std::move(msg.fds.front());
+    // A sandbox with egress reports with its proxy's listening socket attached, then one with
+    // a tool channel with that socket.
+    std::size_t next = 0;
+    if (spawned.reports_egress && next < msg.fds.size())
+      spawned.egress_listener = std::move(msg.fds[next++]);
+    if (spawned.reports_tool_channel && next < msg.fds.size())
+      spawned.tool_listener = std::move(msg.fds[next++]);
     co_return "";
   }
 }

@@ -108,9 +108,9 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
       std::to_string(request.tmp_bytes),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
       std::to_string(request.ids.privileged ? request.ids.program_id : 0),
-      std::to_string(request.max_processes),
-      std::to_string(request.spare_init_idle.count()),
-      request.egress ? "1" : "0",
+      std::to_string(request.max_processes), std::to_string(request.spare_init_idle.count()),
+      std::to_string((request.egress ? protocol::kFeatureEgress : 0u) |
+                     (request.tool_channel ? protocol::kFeatureToolChannel : 0u)),
       request.layer_dir.empty() ? "-" : (request.layer_writable ? "w" : "r"),
       // Never empty: an empty argument reads as "none" here too.
       request.egress && !request.egress_ca_pem.empty() ? request.egress_ca_pem : "-"};
@@ -122,10 +122,13 @@ SpawnedSupervisor spawn_supervisor(const SpawnRequest& request) {
   if (pid < 0) throw_errno("clone");
   if (pid == 0)
     child_before_exec(sync_read.get(), theirs.get(), request.ids.privileged,
-                      request.layer_dir.empty() ? nullptr : request.layer_dir.c_str(),
-                      argv.data());
+                      request.layer_dir.empty() ? nullptr : request.layer_dir.c_str(), argv.data());
 
-  SpawnedSupervisor out{static_cast<pid_t>(pid), std::move(ours), UniqueFd()};
+  SpawnedSupervisor out;
+  out.pid = static_cast<pid_t>(pid);
+  out.control = std::move(ours);
+  out.reports_egress = request.egress;
+  out.reports_tool_channel = request.tool_channel;
   theirs.reset();
   sync_read.reset();
   try {

@@ -28,6 +28,7 @@ struct SpawnRequest {
   std::uint32_t max_processes;                        // per-uid process cap for programs (0: none)
   std::chrono::milliseconds spare_init_idle{60'000};  // HostConfig::spare_init_idle
   bool egress = false;                                // Limits::egress
+  bool tool_channel = false;                          // Limits::tool_channel
   // Limits::layer_dir / layer_writable: opened by the clone child (still the gateway's host uid,
   // so the state directory's permissions need not let the sandbox's ids in) and handed to the
   // supervisor as protocol::kLayerFd, which binds it at kLayerMountPoint.
@@ -44,6 +45,11 @@ struct SpawnedSupervisor {
   // With egress: the listening socket in the sandbox's network namespace, from its `ready`
   // report (await_setup_report).
   UniqueFd egress_listener;
+  // With a tool channel: its listening unix socket (protocol::kToolChannelSocket).
+  UniqueFd tool_listener;
+  // Which of those the `ready` report brings, in this order (SpawnRequest's).
+  bool reports_egress = false;
+  bool reports_tool_channel = false;
 };
 
 // Throws std::system_error; on failure the child is killed and reaped.

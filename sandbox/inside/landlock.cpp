@@ -1,7 +1,5 @@
 #include "landlock.hpp"
 
-#include "sandbox/limits.hpp"
-
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/syscall.h>
@@ -10,6 +8,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <system_error>
+
+#include "rootfs.hpp"
+#include "sandbox/limits.hpp"
 
 namespace sandgate::sandbox {
 namespace {
@@ -67,8 +68,10 @@ UniqueFd build_landlock_ruleset(bool layer_writable) {
             allow(ruleset.get(), "/dev/shm", write_tree, handled) &&
             // An environment's layer (absent without one): its packages' programs run from it;
             // only its build writes it.
-            allow(ruleset.get(), kLayerMountPoint,
-                  (layer_writable ? write_tree : kRead) | kExecute, handled);
+            allow(ruleset.get(), kLayerMountPoint, (layer_writable ? write_tree : kRead) | kExecute,
+                  handled);
+  // The tool channel's sandgate-tool (issue #45; absent without one): run, never written.
+  ok = ok && allow(ruleset.get(), kToolsBinDir, kRead | kExecute, handled);
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     ok = ok &&
          allow(ruleset.get(), node,

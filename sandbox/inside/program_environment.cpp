@@ -25,7 +25,7 @@ const std::string kProxy = "http://127.0.0.1:" + std::to_string(protocol::kEgres
 // An environment's packages come before the system's (its numpy, not Debian's), after
 // sandgate's support files; what a program installs into /work/.local comes after both.
 ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writable,
-                                       bool gateway_ca) {
+                                       bool gateway_ca, bool tool_channel) {
   const std::string python_dir = kLayerPythonDir, node_dir = kLayerNodeDir;
   std::string path = "/work/.local/bin:";
   std::string python_path = std::string(kPythonSupportDir);
@@ -34,6 +34,8 @@ ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writa
     python_path += ":" + python_dir;
   }
   path += "/usr/bin:/bin";
+  // sandgate-tool (issue #45) last: a program's own command of that name wins.
+  if (tool_channel) path += std::string(":") + kToolsBinDir;
   variables_ = {"PATH=" + path,
                 "HOME=/work",
                 "LANG=C.UTF-8",
@@ -50,8 +52,12 @@ ProgramEnvironment::ProgramEnvironment(bool egress, bool layer, bool layer_writa
                 "npm_config_update_notifier=false",
                 "npm_config_fund=false",
                 "npm_config_audit=false"};
-  // require() finds the layer's global modules (CommonJS, as the sandbox runs JavaScript).
-  if (layer) variables_.push_back("NODE_PATH=" + node_dir + "/lib/node_modules");
+  // require() finds the layer's global modules (CommonJS, as the sandbox runs JavaScript), and
+  // sandgate_tools where the sandbox has a tool channel.
+  std::string node_path;
+  if (layer) node_path = node_dir + "/lib/node_modules";
+  if (tool_channel) node_path += (node_path.empty() ? "" : ":") + std::string(kToolsNodeDir);
+  if (!node_path.empty()) variables_.push_back("NODE_PATH=" + node_path);
   if (layer_writable) {
     // The build: stock installs go into the layer, not the user site or /work. pip's target
     // also skips the externally-managed check (it is not the system's site-packages).

@@ -12,8 +12,10 @@ class ProgramEnvironment {
   // `egress`: the proxy's variables (Limits::egress). `layer`: an environment's packages are
   // found under kLayerMountPoint; `layer_writable`: this sandbox builds that layer, so stock
   // `pip install` and `npm install -g` write into it. `gateway_ca`: TLS clients are pointed at
-  // the bundle with the gateway CA (Limits::egress_gateway_ca).
-  ProgramEnvironment(bool egress, bool layer, bool layer_writable, bool gateway_ca);
+  // the bundle with the gateway CA (Limits::egress_gateway_ca). `tool_channel`: sandgate-tool
+  // and sandgate_tools are on the paths (Limits::tool_channel).
+  ProgramEnvironment(bool egress, bool layer, bool layer_writable, bool gateway_ca,
+                     bool tool_channel);
   ProgramEnvironment(const ProgramEnvironment&) = delete;
   ProgramEnvironment& operator=(const ProgramEnvironment&) = delete;
 

@@ -181,8 +181,7 @@ pid_t start_program(const Settings& s, const Launch& launch, const ProgramIo& io
   std::vector<char*> argv;
   for (const auto& arg : launch.args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  ProgramStart start{&s, launch.path, argv.data(), s.environment->envp(launch.figures),
-                     io};
+  ProgramStart start{&s, launch.path, argv.data(), s.environment->envp(launch.figures), io};
   // Confinement and exec need little stack; the dynamic linker's first resolutions the most.
   constexpr std::size_t kStackBytes = 64 * 1024;
   alignas(16) static char stack[kStackBytes];

@@ -25,8 +25,8 @@ struct Settings {
   bool egress = false;         // Limits::egress: the proxy's environment, TCP sockets allowed
   // Every program's environment variables, built once (shared: Settings is copied).
   std::shared_ptr<const ProgramEnvironment> environment;
-  int landlock_ruleset = -1;   // built once, applied in every program
-  SeccompProgram seccomp;      // compiled once, loaded into every program
+  int landlock_ruleset = -1;  // built once, applied in every program
+  SeccompProgram seccomp;     // compiled once, loaded into every program
 };
 
 // Writes a status record (a program's end, or why it did not start) on `fd`. Allocates nothing.

@@ -2,18 +2,22 @@
 
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
 
 #include "common/unique_fd.hpp"
 #include "sandbox/limits.hpp"
+#include "sandbox/protocol.hpp"
 
 namespace sandgate::sandbox {
 namespace fs = std::filesystem;
@@ -93,10 +97,30 @@ void mirror_top_level(const std::string& name) {
   }
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  UniqueFd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+void write_text(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  UniqueFd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
   if (!f || ::write(f.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
     fail("write " + path);
+  // The umask must not take bits the file needs (an executable's).
+  check(::fchmod(f.get(), mode), "chmod " + path);
+}
+
+// The tool channel's socket, bound in the new root before any program runs (so none can take
+// the path) and before the root turns read-only; anyone in the sandbox may connect (mode 0666):
+// only this sandbox's processes see it.
+UniqueFd listen_for_tools() {
+  UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s) fail("tool channel socket");
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::string path = in_root(protocol::kToolChannelSocket);
+  if (path.size() >= sizeof address.sun_path) fail("tool channel path");
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  check(::bind(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address),
+        "bind the tool channel");
+  check(::chmod(path.c_str(), 0666), "chmod the tool channel");
+  check(::listen(s.get(), 64), "listen on the tool channel");
+  return s;
 }
 
 void build_etc(const RootfsPlan& plan) {
@@ -187,7 +211,7 @@ void mask_proc() {
 
 }  // namespace
 
-void build_rootfs(const RootfsPlan& plan) {
+UniqueFd build_rootfs(const RootfsPlan& plan) {
   // Nothing we mount from here on may propagate back to the host.
   check(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), "make / private");
   mount_tmpfs(kNewRoot, "mode=0755,size=1m", MS_NOSUID | MS_NODEV);
@@ -202,10 +226,12 @@ void build_rootfs(const RootfsPlan& plan) {
   build_etc(plan);
   build_dev();
   if (plan.layer_fd >= 0) bind_layer(plan);
-  for (const auto& [path, text] : plan.files) {
-    fs::create_directories(fs::path(in_root(path)).parent_path());
-    write_text(in_root(path), std::string(text));
+  for (const auto& file : plan.files) {
+    fs::create_directories(fs::path(in_root(file.path)).parent_path());
+    write_text(in_root(file.path), std::string(file.text), file.mode);
   }
+  UniqueFd tool_listener;
+  if (plan.tool_channel) tool_listener = listen_for_tools();
 
   std::string owner =
       ",uid=" + std::to_string(plan.program_uid) + ",gid=" + std::to_string(plan.program_gid);
@@ -243,6 +269,7 @@ void build_rootfs(const RootfsPlan& plan) {
   check(::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
                 nullptr),
         "remount / read-only");
+  return tool_listener;
 }
 
 }  // namespace sandgate::sandbox

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/unique_fd.hpp"
+
 namespace sandgate::sandbox {
 
 struct RootfsPlan {
@@ -15,8 +17,16 @@ struct RootfsPlan {
   std::uint64_t tmp_bytes;
   uid_t program_uid;  // owner of /work and /tmp inside the sandbox
   gid_t program_gid;
-  // Files written into the (read-only) root, with their directories: absolute path, contents.
-  std::vector<std::pair<std::string, std::string_view>> files;
+  // Files written into the (read-only) root, with their directories: absolute path, contents,
+  // mode.
+  struct File {
+    std::string path;
+    std::string_view text;
+    mode_t mode = 0644;
+  };
+  std::vector<File> files;
+  // Bind and listen on protocol::kToolChannelSocket (issue #45), before the root turns read-only.
+  bool tool_channel = false;
   // An environment's layer (protocol::kLayerFd, or -1: none), bound at kLayerMountPoint
   // read-only — or writable for its build — and closed once bound.
   int layer_fd = -1;
@@ -34,7 +44,13 @@ constexpr const char* kPythonSupportDir = "/sandgate/python";
 // the gateway terminates TLS for hosts carrying a secret (issue #44). Never a key.
 constexpr const char* kEgressCaBundle = "/sandgate/ca/bundle.pem";
 
-// Throws std::system_error naming the failing step.
-void build_rootfs(const RootfsPlan& plan);
+// The tool channel's programs (issue #45): sandgate-tool for bash on every program's PATH, and
+// sandgate_tools for JavaScript on NODE_PATH (Python's is in kPythonSupportDir).
+constexpr const char* kToolsBinDir = "/sandgate/bin";
+constexpr const char* kToolsNodeDir = "/sandgate/node";
+
+// Throws std::system_error naming the failing step. Returns the tool channel's listening socket
+// when the plan asks for one (else an empty descriptor).
+UniqueFd build_rootfs(const RootfsPlan& plan);
 
 }  // namespace sandgate::sandbox

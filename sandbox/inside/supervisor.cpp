@@ -51,15 +51,13 @@ using protocol::Header;
 using protocol::Language;
 using protocol::MessageType;
 
-// `fd`, when not -1, goes with the message (the egress listener with `ready`).
-void send_text(MessageType type, const std::string& text, int fd = -1) {
+// `fds` go with the message (the listening sockets with `ready`).
+void send_text(MessageType type, const std::string& text, std::span<const int> fds = {}) {
   std::string msg(sizeof(Header), '\0');
   Header h{type, 0, Language::python, 0};
   std::memcpy(msg.data(), &h, sizeof h);
   msg += text;
-  int fds[] = {fd};
-  send_message(protocol::kControlFd, msg.data(), msg.size(),
-               fd >= 0 ? std::span<const int>(fds) : std::span<const int>());
+  send_message(protocol::kControlFd, msg.data(), msg.size(), fds);
 }
 
 void bring_loopback_up() {
@@ -328,7 +326,15 @@ void supervisor_main(int /*argc*/, char** argv) {
                     {support + "/sandgate_matplotlib.py", kPythonBackend}};
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
-  s.egress = arg_number(argv, 7) == 1;
+  const auto features = arg_number(argv, 7);
+  s.egress = (features & protocol::kFeatureEgress) != 0;
+  s.rootfs.tool_channel = (features & protocol::kFeatureToolChannel) != 0;
+  if (s.rootfs.tool_channel) {
+    // The programs that call the tenant's upstream tools through the channel (issue #45).
+    s.rootfs.files.push_back({support + "/sandgate_tools.py", kToolsPython});
+    s.rootfs.files.push_back({std::string(kToolsNodeDir) + "/sandgate_tools.js", kToolsJavascript});
+    s.rootfs.files.push_back({std::string(kToolsBinDir) + "/sandgate-tool", kToolsCommand, 0755});
+  }
   // With egress, the trust its programs' TLS clients are pointed at (program_launch.cpp): the
   // system's store, and the gateway CA's certificate when the gateway terminates TLS for hosts
   // carrying a secret (issue #44). Read before the root is built, from the host's /etc/ssl.
@@ -347,16 +353,16 @@ void supervisor_main(int /*argc*/, char** argv) {
     s.rootfs.layer_fd = protocol::kLayerFd;
     s.rootfs.layer_writable = argv[8][0] == 'w';
   }
-  s.environment = std::make_shared<const ProgramEnvironment>(s.egress, s.rootfs.layer_fd >= 0,
-                                                             s.rootfs.layer_writable, gateway_ca);
-  UniqueFd egress_listener;
+  s.environment = std::make_shared<const ProgramEnvironment>(
+      s.egress, s.rootfs.layer_fd >= 0, s.rootfs.layer_writable, gateway_ca, s.rootfs.tool_channel);
+  UniqueFd egress_listener, tool_listener;
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();
   try {
     // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
     if (::unshare(CLONE_NEWCGROUP) != 0)
       throw std::system_error(errno, std::generic_category(), "unshare cgroup namespace");
-    build_rootfs(s.rootfs);
+    tool_listener = build_rootfs(s.rootfs);
     if (::sethostname("sandbox", 7) != 0)
       throw std::system_error(errno, std::generic_category(), "sethostname");
     bring_loopback_up();
@@ -368,8 +374,13 @@ void supervisor_main(int /*argc*/, char** argv) {
     send_text(MessageType::failed, e.what());
     ::_exit(1);
   }
-  send_text(MessageType::ready, "", egress_listener.get());
-  egress_listener.reset();  // the gateway's now: no program can inherit or accept on it
+  // The listening sockets go with the report, the egress proxy's first (SpawnedSupervisor).
+  std::vector<int> handed;
+  if (egress_listener) handed.push_back(egress_listener.get());
+  if (tool_listener) handed.push_back(tool_listener.get());
+  send_text(MessageType::ready, "", handed);
+  egress_listener.reset();  // the gateway's now: no program can inherit or accept on them
+  tool_listener.reset();
   Supervisor(std::move(s)).serve();
 }
 

@@ -151,7 +151,9 @@ bool is_error(const json& result) {
 TEST_CASE(
     "an environment built from a real index gives its tenant the packages in every runtime, "
     "read-only, with no egress of its own, and others cannot use it",
-    "[integration][environments]") {
+    // [egress]: its build runs stock pip and npm through the build's proxy (the pure cgroup v2
+    // guest carries neither: tests/vm/jobs/suites-as-unit.sh leaves [egress] out).
+    "[integration][environments][egress]") {
   if (!can_run_with_own_hosts()) return;
   EnvironmentWorld world;
   auto& gw = *world.gw;

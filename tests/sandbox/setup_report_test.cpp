@@ -19,8 +19,8 @@
 
 namespace {
 
-using sandgate::sandbox::SpawnedSupervisor;
 using sandgate::UniqueFd;
+using sandgate::sandbox::SpawnedSupervisor;
 namespace protocol = sandgate::sandbox::protocol;
 
 // Forks a child that runs `act` on its end of the channel, then reads its report.
@@ -36,7 +36,9 @@ std::string report_of(const std::function<void(int)>& act, pid_t* pid_after = nu
     ::_exit(0);
   }
   ::close(pair[1]);
-  SpawnedSupervisor spawned{pid, UniqueFd(pair[0]), UniqueFd()};
+  SpawnedSupervisor spawned;
+  spawned.pid = pid;
+  spawned.control = UniqueFd(pair[0]);
   boost::asio::io_context io;
   auto report = boost::asio::co_spawn(io, sandgate::sandbox::await_setup_report(spawned, timeout),
                                       boost::asio::use_future);
