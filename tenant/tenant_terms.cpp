@@ -46,7 +46,13 @@ std::shared_ptr<const egress::AllowList> allow_list(const std::string& value) {
   }
 }
 
-std::vector<std::string> environment_names(const std::string& value) {
+namespace {
+
+// `name[,name…]`: each of `shape` (said as `rule`), none twice, at most 64. Names the bad one
+// by its position, never echoing what was written.
+template <class Shape>
+std::vector<std::string> name_list(const std::string& value, const std::string& noun,
+                                   const std::string& rule, Shape shape) {
   std::vector<std::string> names;
   std::size_t start = 0;
   while (start <= value.size()) {
@@ -54,21 +60,41 @@ std::vector<std::string> environment_names(const std::string& value) {
     if (comma == std::string::npos) comma = value.size();
     std::string name = value.substr(start, comma - start);
     auto position = std::to_string(names.size() + 1);
-    // The environment's own rule (environment/definition.hpp: name_problem), checked against
-    // the environments file by the gateway; here only its shape, never echoing what was written.
-    bool shaped = !name.empty() && name.size() <= 63 && name[0] != '-' && name[0] != '_';
-    for (char c : name)
-      shaped = shaped && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
-    if (!shaped)
-      throw OptionError("environment " + position +
-                        " is not a name (1 to 63 of a-z, 0-9, '-', '_')");
+    if (!shape(name)) throw OptionError(noun + " " + position + " is not a name (" + rule + ")");
     if (std::find(names.begin(), names.end(), name) != names.end())
-      throw OptionError("environment " + position + " is named twice");
+      throw OptionError(noun + " " + position + " is named twice");
     names.push_back(std::move(name));
-    if (names.size() > 64) throw OptionError("more than 64 environments");
+    if (names.size() > 64) throw OptionError("more than 64 " + noun + "s");
     start = comma + 1;
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> environment_names(const std::string& value) {
+  // The environment's own rule (environment/definition.hpp: name_problem), checked against the
+  // environments file by the gateway; here only its shape.
+  return name_list(
+      value, "environment", "1 to 63 of a-z, 0-9, '-', '_'", [](const std::string& name) {
+        bool shaped = !name.empty() && name.size() <= 63 && name[0] != '-' && name[0] != '_';
+        for (char c : name)
+          shaped =
+              shaped && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_');
+        return shaped;
+      });
+}
+
+std::vector<std::string> upstream_names(const std::string& value) {
+  // The upstream's own rule (upstream/definition.hpp), checked against the upstreams file by
+  // the gateway; here only its shape.
+  return name_list(
+      value, "upstream", "a-z, then up to 31 of a-z, 0-9, '_'", [](const std::string& name) {
+        bool shaped = !name.empty() && name.size() <= 32 && name[0] >= 'a' && name[0] <= 'z';
+        for (char c : name)
+          shaped = shaped && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+        return shaped;
+      });
 }
 
 std::vector<std::shared_ptr<const egress::HeaderSecret>> held_secrets(

@@ -45,6 +45,9 @@ struct TenantTerms {
   // The environments its calls may run in (issue #43), the first its default; empty: "base"
   // only, the system as it is. Checked against the environments file by the gateway.
   std::vector<std::string> environments;
+  // The upstream MCP servers its sandboxes' code may call (issue #45, code mode), by their
+  // names in the upstreams file; empty: none, and its sandboxes have no tool channel.
+  std::vector<std::string> upstreams;
   // Secrets (issue #44): the operator's secrets file as loaded (set on the defaults every line
   // starts from; `secrets=` names from it), and the ones this tenant holds. Its sandboxes may
   // reach each one's host as if its egress list named it, and the relay adds the header.
@@ -83,6 +86,7 @@ double positive_usd(const std::string& value);
 std::uint64_t mebibytes(const std::string& value);
 std::shared_ptr<const egress::AllowList> allow_list(const std::string& value);
 std::vector<std::string> environment_names(const std::string& value);
+std::vector<std::string> upstream_names(const std::string& value);
 // `name[,name…]` from `catalog`; an unknown name is refused by its position.
 std::vector<std::shared_ptr<const egress::HeaderSecret>> held_secrets(
     const std::string& value, const std::shared_ptr<const secrets::SecretSet>& catalog);
@@ -117,6 +121,9 @@ inline constexpr TenantOption kTenantOptions[] = {
      [](TenantTerms& t, const std::string& v) { t.egress_bytes_per_sandbox = mebibytes(v); }},
     {"environments", "name[,name...]",
      [](TenantTerms& t, const std::string& v) { t.environments = environment_names(v); }},
+    // Names of --upstreams' upstream MCP servers (issue #45).
+    {"upstreams", "name[,name...]",
+     [](TenantTerms& t, const std::string& v) { t.upstreams = upstream_names(v); }},
     // Names of --secrets-file's secrets (issue #44).
     {"secrets", "name,...",
      [](TenantTerms& t, const std::string& v) { t.secrets = held_secrets(v, t.secret_catalog); }},

@@ -34,6 +34,8 @@ struct UpstreamLimits {
   std::chrono::seconds tools_ttl{300};
   // Added to the calling sandbox's spend (and its tenant's budget) for each call made.
   double usd_per_call = 0;
+
+  bool operator==(const UpstreamLimits&) const = default;
 };
 
 struct UpstreamDefinition {
@@ -52,6 +54,8 @@ struct UpstreamDefinition {
   UpstreamLimits limits;
 
   bool allows(const std::string& tool) const;
+  // A reload keeps an upstream's catalog and gate when its definition is the same.
+  bool operator==(const UpstreamDefinition&) const = default;
 };
 
 using UpstreamSet = std::map<std::string, std::shared_ptr<const UpstreamDefinition>>;
