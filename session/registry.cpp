@@ -58,14 +58,26 @@ Registry::SessionTerms Registry::terms_for(const tenant::TenantTerms& tenant) co
   if (tenant.max_sandboxes) terms.share.sandboxes = tenant.max_sandboxes;
   terms.limits.egress = terms.egress != nullptr;
   terms.limits.egress_gateway_ca = terms.limits.egress && !tenant.secrets.empty();
+  terms.limits.tool_channel = upstreams_ != nullptr && !tenant.upstreams.empty();
   return terms;
+}
+
+void Registry::use_upstreams(std::shared_ptr<upstream::Upstreams> upstreams,
+                             upstream::ChannelLimits limits, upstream::ToolCallObserver observer) {
+  upstreams_ = std::move(upstreams);
+  tool_limits_ = limits;
+  tool_observer_ = std::move(observer);
 }
 
 void Registry::equip(Session& session, const SessionTerms& terms, tenant::Terms tenant) {
   session.report_usage(usage_);
+  std::vector<std::string> upstream_names = tenant ? tenant->upstreams : std::vector<std::string>{};
   session.renew_terms(std::move(tenant));
   if (terms.egress)
     session.allow_egress(terms.egress, egress_proxy_, egress_shares_, egress_observer_);
+  if (terms.limits.tool_channel)
+    session.allow_tools(std::make_shared<const upstream::ChannelGrant>(upstream::ChannelGrant{
+        upstreams_, std::move(upstream_names), tool_limits_, tool_observer_}));
 }
 
 bool Registry::admit_locked(const std::shared_ptr<Session>& session) {

@@ -21,6 +21,7 @@
 #include "egress/proxy_config.hpp"
 #include "egress/relay.hpp"
 #include "egress/tenant_egress.hpp"
+#include "upstream/tool_channel.hpp"
 #include "saved_sessions.hpp"
 #include "session.hpp"
 #include "tenant/tenant_terms.hpp"
@@ -138,6 +139,11 @@ class Registry : public TenantSandboxes {
   // Told of the end of every connection through a sandbox's egress proxy (on the relay's strand:
   // quick and thread-safe). Set before serving.
   void on_egress(egress::ConnectionObserver observer) { egress_observer_ = std::move(observer); }
+  // The gateway's upstream MCP servers (issue #45): a tenant's sandboxes get a tool channel to
+  // those its terms name (TenantTerms::upstreams), within `limits`; `observer` is told of each
+  // tool call. Without this no sandbox gets a channel. Set before serving.
+  void use_upstreams(std::shared_ptr<upstream::Upstreams> upstreams,
+                     upstream::ChannelLimits limits, upstream::ToolCallObserver observer = {});
   // Under pressure (the sandbox cap, the memory budget): hibernates the least recently used idle
   // sandbox of the tenant holding the most (live sandboxes, or their memory) (its session or handle
   // stays; its next call resumes with its /work), or ends it when hibernation is off or fails. A
@@ -273,6 +279,9 @@ class Registry : public TenantSandboxes {
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;  // config_.egress_proxy, shared
   std::shared_ptr<egress::ConnectionShares> egress_shares_;  // every relay's, each tenant's share
   egress::ConnectionObserver egress_observer_;
+  std::shared_ptr<upstream::Upstreams> upstreams_;  // null: no tool channels
+  upstream::ChannelLimits tool_limits_;
+  upstream::ToolCallObserver tool_observer_;
   std::function<boost::asio::awaitable<void>()> removal_saved_;
   struct Ended {
     std::string tenant, why;

@@ -16,6 +16,7 @@
 #include "egress/proxy_config.hpp"
 #include "egress/relay.hpp"
 #include "egress/tenant_egress.hpp"
+#include "upstream/tool_channel.hpp"
 #include "ledger/usage_record.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox_usage_log.hpp"
@@ -179,6 +180,10 @@ class Session {
                     std::shared_ptr<const egress::ProxyConfig> proxy,
                     std::shared_ptr<egress::ConnectionShares> shares,
                     egress::ConnectionObserver observer = {});
+  // Its tenant's upstream tools (issue #45): each sandbox made for it from now on gets a tool
+  // channel for its socket (the session's limits ask for one: Limits::tool_channel). Set by the
+  // registry before the session serves.
+  void allow_tools(std::shared_ptr<const upstream::ChannelGrant> grant);
   // Its tenant's terms as they stand now: set by the registry when the session is made, and
   // again with each call (the terms of the request that made it, so that a reload of the tokens
   // file or the OAuth policy reaches a session's next call). Its budgets come from them; its
@@ -202,6 +207,10 @@ class Session {
   // stops when the sandbox ends (session_egress.cpp).
   void start_egress(const std::shared_ptr<sandbox::Sandbox>& fresh,
                     const boost::asio::any_io_executor& executor);
+  // Starts the tool channel of a sandbox made for the session, when its tenant has upstreams; it
+  // stops when the sandbox ends (session_tools.cpp).
+  void start_tools(const std::shared_ptr<sandbox::Sandbox>& fresh,
+                   const boost::asio::any_io_executor& executor);
   // The steps of execute() once the call has its turn and its gateway slot: its sandbox, its
   // files in, its run and its files out, told in `out`.
   boost::asio::awaitable<void> run_call(sandbox::RunRequest request, CallFiles files,
@@ -302,6 +311,7 @@ class Session {
   std::shared_ptr<egress::ConnectionShares> egress_shares_;
   egress::ConnectionObserver egress_observer_;
   std::shared_ptr<egress::ConnectionLog> egress_log_;  // the current sandbox's relay's
+  std::shared_ptr<const upstream::ChannelGrant> tools_;  // null: no upstreams
 };
 
 }  // namespace sandgate::session

@@ -140,6 +140,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::sandbox_for_call(Exe
     start_usage_log(*fresh);
     auto executor = co_await asio::this_coro::executor;
     start_egress(fresh, executor);
+    start_tools(fresh, executor);
   }
   bool resuming = false;
   if (fresh && store_) {

@@ -150,6 +150,7 @@ asio::awaitable<std::shared_ptr<sandbox::Sandbox>> Session::replace_unrestored(
   start_usage_log(*replacement);
   auto executor = co_await asio::this_coro::executor;
   start_egress(replacement, executor);
+  start_tools(replacement, executor);
   co_return replacement;
 }
 

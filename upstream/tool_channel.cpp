@@ -163,14 +163,12 @@ class Listener final : public ToolChannel, public std::enable_shared_from_this<L
 }  // namespace
 
 std::shared_ptr<ToolChannel> ToolChannel::start(asio::any_io_executor executor, UniqueFd listener,
-                                                std::shared_ptr<Upstreams> upstreams,
-                                                std::vector<std::string> allowed,
+                                                const ChannelGrant& grant,
                                                 std::shared_ptr<ToolAccount> account,
-                                                ChannelLimits limits, ChannelLabels labels,
-                                                ToolCallObserver observer) {
-  auto channel = std::make_shared<ChannelContext>(std::move(executor), std::move(upstreams),
-                                                  std::move(allowed), std::move(account), limits,
-                                                  std::move(labels), std::move(observer));
+                                                ChannelLabels labels) {
+  auto channel = std::make_shared<ChannelContext>(std::move(executor), grant.upstreams,
+                                                  grant.allowed, std::move(account), grant.limits,
+                                                  std::move(labels), grant.observer);
   auto listening = std::make_shared<Listener>(std::move(channel));
   listening->begin(std::move(listener));
   return listening;

@@ -66,6 +66,14 @@ struct ToolCallReport {
 };
 using ToolCallObserver = std::function<void(const ToolCallReport&)>;
 
+// What a tenant's sandboxes may call and within which bounds: the same for each of its sandboxes.
+struct ChannelGrant {
+  std::shared_ptr<Upstreams> upstreams;
+  std::vector<std::string> allowed;  // the tenant's upstream names (TenantTerms::upstreams)
+  ChannelLimits limits;
+  ToolCallObserver observer;  // may be empty; told on the channel's strand: quick, thread-safe
+};
+
 struct ChannelLabels {
   std::string tenant;
   std::string session;  // a prefix of the session's id
@@ -75,13 +83,10 @@ struct ChannelLabels {
 class ToolChannel {
  public:
   // Starts answering on `listener` (a listening unix socket; the channel owns it from now on).
-  // `allowed`: the tenant's upstream names (TenantTerms::upstreams), in its order.
   static std::shared_ptr<ToolChannel> start(boost::asio::any_io_executor executor,
-                                            UniqueFd listener, std::shared_ptr<Upstreams> upstreams,
-                                            std::vector<std::string> allowed,
+                                            UniqueFd listener, const ChannelGrant& grant,
                                             std::shared_ptr<ToolAccount> account,
-                                            ChannelLimits limits, ChannelLabels labels,
-                                            ToolCallObserver observer = {});
+                                            ChannelLabels labels);
   virtual ~ToolChannel() = default;
   // Closes the listener and every connection, cancels the calls in flight, ends the upstream
   // client sessions.

@@ -138,6 +138,12 @@ std::vector<Option> option_rows() {
     return std::string_view(o.flag) == "--pool-preload";
   });
   table.insert(pool + 1, environments.begin(), environments.end());
+  // Code mode's after the egress and secrets rows: another way out of the sandbox.
+  auto upstreams = upstream_options();
+  auto last_secret = std::find_if(table.begin(), table.end(), [&secrets](const Option& o) {
+    return std::string_view(o.flag) == secrets.back().flag;
+  });
+  table.insert(last_secret + 1, upstreams.begin(), upstreams.end());
   return table;
 }
 

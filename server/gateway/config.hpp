@@ -19,6 +19,7 @@
 #include "session/registry.hpp"
 #include "session/state_store.hpp"
 #include "tenant/tenant_terms.hpp"
+#include "upstream/tool_channel.hpp"
 
 namespace sandgate::server {
 
@@ -49,6 +50,11 @@ struct Config {
   session::CallPoolConfig calls;  // the gateway-wide call slots and queue
   session::StateConfig state;     // hibernation's archives and the saved registry
   environment::EnvironmentsConfig environments;  // the operator's environments (issue #43)
+  // Code mode (issue #45): the upstreams file ("": none) and the tool channels' bounds.
+  struct Upstreams {
+    std::string file;
+    upstream::ChannelLimits limits;
+  } upstreams;
   ledger::LedgerConfig ledger;    // where usage is recorded
   bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
 

@@ -45,6 +45,8 @@ std::vector<Option> egress_options();
 std::vector<Option> environment_options();
 // The rows of secrets the sandbox never holds (--secrets-*, --egress-ca-file).
 std::vector<Option> secrets_options();
+// Code mode's rows (--upstreams, --tool-*; issue #45).
+std::vector<Option> upstream_options();
 // Why the OAuth settings cannot be used together ("" when they can).
 std::string oauth_problem(const Config& c);
 

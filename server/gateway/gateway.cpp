@@ -23,6 +23,7 @@
 #include "sandbox/inside/supervisor.hpp"
 #include "server/gateway/environments_command.hpp"
 #include "server/gateway/gateway_environments.hpp"
+#include "server/gateway/gateway_upstreams.hpp"
 #include "server/admin/admin_channel.hpp"
 #include "server/admin/admin_command.hpp"
 #include "server/admin/admin_requests.hpp"
@@ -263,7 +264,8 @@ void report_isolation(const sandbox::SandboxHost& host, HttpServer& server) {
 // file is read again too.
 asio::awaitable<void> reload_credentials_on_sighup(
     asio::signal_set& signals, const Config& config, Credentials& credentials,
-    session::Registry& registry, std::shared_ptr<environment::Environments> environments) {
+    session::Registry& registry, std::shared_ptr<environment::Environments> environments,
+    std::shared_ptr<upstream::Upstreams> upstreams) {
   for (;;) {
     auto [ec, signal] = co_await signals.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;
@@ -273,6 +275,7 @@ asio::awaitable<void> reload_credentials_on_sighup(
                 {{"tenant", tenant}, {"sessions_ended", ended.size()}});
     }
     if (environments) reload_environments(config, *environments);
+    if (upstreams) reload_upstreams(config, *upstreams);
   }
 }
 
@@ -358,6 +361,7 @@ struct GatewayParts {
   UsageLedger* usage;
   RegistryCheckpoint* checkpoint;
   std::shared_ptr<environment::Environments> environments;  // null without --environments
+  std::shared_ptr<upstream::Upstreams> upstreams;            // null without --upstreams
 };
 
 // The tools, the MCP endpoint and the HTTP server; serves until a signal ends the gateway,
@@ -365,7 +369,7 @@ struct GatewayParts {
 int serve(const GatewayParts& g) {
   ToolRegistry tools;
   add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics,
-                     g.environments);
+                     g.environments, g.upstreams);
   if (g.extras.add_tools) g.extras.add_tools(tools, g.registry);
   McpEndpoint endpoint(mcp_endpoint_config(g.config), g.credentials.token_store(),
                        g.credentials.oauth.get(), g.registry, tools, g.metrics, g.extras.extension);
@@ -402,7 +406,7 @@ int serve(const GatewayParts& g) {
   asio::signal_set reload_signal(g.io, SIGHUP);
   asio::co_spawn(g.io,
                  reload_credentials_on_sighup(reload_signal, g.config, g.credentials, g.registry,
-                                              g.environments),
+                                              g.environments, g.upstreams),
                  asio::detached);
   GracefulShutdown shutdown(g.io, g.background, {server, g.registry, g.host, g.checkpoint},
                             g.config.shutdown_grace, [&reload_signal, &g] {
@@ -510,6 +514,12 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   OnScopeExit stop_usage([&usage] {
     if (usage) usage->stop();
   });
+  // Before sessions are restored: those of tenants with upstreams get tool channels too.
+  auto upstreams = open_upstreams(config, io.get_executor(), registry, metrics);
+  if (!upstreams.fatal.empty()) {
+    std::cerr << "sandgate: " << upstreams.fatal << "\n";
+    return 2;
+  }
   auto checkpoint = restore_and_checkpoint(background, registry, config, registry_config,
                                            state.get(), credentials);
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
@@ -524,7 +534,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
   return serve({config, extras, metrics, credentials, gateway_slots, io, background, host,
                 state.get(), registry, usage.get(), checkpoint.get(),
-                std::move(environments.environments)});
+                std::move(environments.environments), std::move(upstreams.upstreams)});
 }
 
 }  // namespace sandgate::server

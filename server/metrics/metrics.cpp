@@ -151,6 +151,44 @@ void Metrics::count_egress(const char* outcome, std::uint64_t bytes_up, std::uin
   egress_bytes_down_ += bytes_down;
 }
 
+void Metrics::count_tool_call(const std::string& upstream, const std::string& outcome,
+                              double seconds, std::uint64_t bytes) {
+  std::lock_guard lock(tool_calls_mutex_);
+  // Names come from the operator's file (at most 64 at a time); reloads could add more.
+  auto it = tool_calls_.find(upstream);
+  if (it == tool_calls_.end())
+    it = tool_calls_.size() < 256 ? tool_calls_.try_emplace(upstream).first
+                                  : tool_calls_.try_emplace("other").first;
+  ++it->second.by_outcome[outcome];
+  it->second.seconds += seconds;
+  it->second.bytes += bytes;
+}
+
+// Code mode (issue #45): sandboxes' calls of upstream tools.
+void Metrics::render_tool_calls(std::ostream& out) const {
+  std::lock_guard lock(tool_calls_mutex_);
+  out << "# HELP sandgate_upstream_tool_calls_total Tool calls sandboxed code made of upstream "
+         "MCP servers, by upstream and outcome (ok, tool_error, refused by the channel, or why "
+         "the upstream failed: unreachable, timeout, cancelled, too_large, protocol).\n"
+      << "# TYPE sandgate_upstream_tool_calls_total counter\n";
+  for (const auto& [upstream, calls] : tool_calls_)
+    for (const auto& [outcome, count] : calls.by_outcome)
+      out << "sandgate_upstream_tool_calls_total{upstream=\"" << upstream << "\",outcome=\""
+          << outcome << "\"} " << count << "\n";
+  out << "# HELP sandgate_upstream_tool_call_seconds_total Time sandboxes' tool calls took, by "
+         "upstream.\n"
+      << "# TYPE sandgate_upstream_tool_call_seconds_total counter\n";
+  for (const auto& [upstream, calls] : tool_calls_)
+    out << "sandgate_upstream_tool_call_seconds_total{upstream=\"" << upstream << "\"} "
+        << calls.seconds << "\n";
+  out << "# HELP sandgate_upstream_tool_call_bytes_total Bytes of upstream answers to "
+         "sandboxes' tool calls, by upstream.\n"
+      << "# TYPE sandgate_upstream_tool_call_bytes_total counter\n";
+  for (const auto& [upstream, calls] : tool_calls_)
+    out << "sandgate_upstream_tool_call_bytes_total{upstream=\"" << upstream << "\"} "
+        << calls.bytes << "\n";
+}
+
 void Metrics::count_http(unsigned status) {
   if (status >= 500)
     http_5xx_++;
@@ -309,6 +347,7 @@ std::string Metrics::render(const Gauges& g) const {
   render_pool_and_load(out, g);
   render_sessions_and_auth(out);
   render_ledger_and_egress(out);
+  render_tool_calls(out);
   render_http_and_executions(out);
   return out.str();
 }

@@ -84,6 +84,10 @@ class Metrics {
   // A connection through a sandbox's egress proxy ended: `outcome` is relayed, refused, capped
   // or failed (egress::connection_end_name), with the bytes it carried each way.
   void count_egress(const char* outcome, std::uint64_t bytes_up, std::uint64_t bytes_down);
+  // One upstream tool call from a sandbox (issue #45): its upstream (a name from the operator's
+  // file), outcome (a word of upstream/tool_channel.hpp), duration and answer's bytes.
+  void count_tool_call(const std::string& upstream, const std::string& outcome, double seconds,
+                       std::uint64_t bytes);
   std::string render(const Gauges& gauges) const;
 
  private:
@@ -91,6 +95,7 @@ class Metrics {
   void render_sandboxes(std::ostream& out, const Gauges& g) const;
   void render_sessions_and_auth(std::ostream& out) const;
   void render_ledger_and_egress(std::ostream& out) const;
+  void render_tool_calls(std::ostream& out) const;
   void render_http_and_executions(std::ostream& out) const;
   static constexpr std::array<double, 10> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1,
                                                       0.25,  1,    5,     30,   300};
@@ -115,6 +120,13 @@ class Metrics {
   mutable std::mutex auth_mutex_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> auth_outcomes_;
   mutable std::mutex spend_mutex_;
+  struct ToolCalls {
+    std::map<std::string, std::uint64_t> by_outcome;
+    double seconds = 0;
+    std::uint64_t bytes = 0;
+  };
+  mutable std::mutex tool_calls_mutex_;
+  std::map<std::string, ToolCalls> tool_calls_;  // by upstream
   std::map<std::string, double> tenant_spend_;
 };
 

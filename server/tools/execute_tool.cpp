@@ -15,6 +15,7 @@
 #include "network_report.hpp"
 #include "output_bound.hpp"
 #include "session/session_id.hpp"
+#include "upstream/code_mode_text.hpp"
 
 namespace sandgate::server {
 namespace asio = boost::asio;
@@ -59,15 +60,20 @@ void ExecuteTool::forget_unseen_handle(const Target& target, const ToolCall& cal
 
 ExecuteTool::ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
                          FileResources* resources,
-                         std::shared_ptr<const environment::Environments> environments)
+                         std::shared_ptr<const environment::Environments> environments,
+                         std::shared_ptr<const upstream::Upstreams> upstreams)
     : limits_(limits),
       registry_(registry),
       metrics_(metrics),
       resources_(resources),
-      environments_(std::move(environments)) {}
+      environments_(std::move(environments)),
+      upstreams_(std::move(upstreams)) {}
 
 json ExecuteTool::definition_for(const auth::Tenant& tenant) const {
   json definition = execute_tool_definition(limits_);
+  if (upstreams_ && !tenant.upstreams.empty())
+    definition["description"] = definition["description"].get<std::string>() +
+                                upstream::code_mode_text(*upstreams_, tenant.upstreams);
   if (!environments_ || tenant.environments.empty()) return definition;
   std::string text = "\n\nEnvironments you may run in (pass `environment`; the first is the default, "
                      "and a session keeps the one its first call used):";

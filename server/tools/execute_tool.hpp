@@ -18,10 +18,11 @@ class ExecuteTool final : public Tool {
   // `resources`: where returned files get their URIs (null: files come back inline only, a
   // large one as an error).
   // `environments`: the operator's (issue #43); null when there are none (every call runs in
-  // "base").
+  // "base"). `upstreams`: the operator's (issue #45); null when there are none.
   ExecuteTool(ToolLimits limits, session::Registry& registry, Metrics& metrics,
               FileResources* resources = nullptr,
-              std::shared_ptr<const environment::Environments> environments = nullptr);
+              std::shared_ptr<const environment::Environments> environments = nullptr,
+              std::shared_ptr<const upstream::Upstreams> upstreams = nullptr);
   const std::string& name() const override { return name_; }
   nlohmann::json definition() const override { return execute_tool_definition(limits_); }
   // With the caller's environments named, each with what it holds.
@@ -66,6 +67,7 @@ class ExecuteTool final : public Tool {
   Metrics& metrics_;
   FileResources* resources_;
   std::shared_ptr<const environment::Environments> environments_;
+  std::shared_ptr<const upstream::Upstreams> upstreams_;  // null: no code mode
 };
 
 // Why a handle from this tenant cannot be used, in words the model can act on.
