@@ -273,10 +273,12 @@ asio::awaitable<HttpAnswer> ConnectionPool::post(HttpPost post, Clock::time_poin
   for (int attempt = 0;; ++attempt) {
     auto connection = take_idle();
     if (!connection) connection = co_await connect(deadline);
-    Outcome out = connection->secure ? co_await exchange_on(*connection->secure, *connection,
-                                                            request, d, deadline, on_event)
-                                     : co_await exchange_on(*connection->plain, *connection,
-                                                            request, d, deadline, on_event);
+    // Not a co_await in each arm of ?: — g++ 12 destroyed that result twice (a double free).
+    Outcome out;
+    if (connection->secure)
+      out = co_await exchange_on(*connection->secure, *connection, request, d, deadline, on_event);
+    else
+      out = co_await exchange_on(*connection->plain, *connection, request, d, deadline, on_event);
     if (out.ec) {
       if (!cancelled(state) && connection->reused && !out.answered && stale(out.ec) &&
           attempt == 0 && Clock::now() < deadline)

@@ -275,6 +275,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     auto state = co_await asio::this_coro::cancellation_state;
     Answer out;
     auto on_event = [this, &out, id, session](std::string&& data) -> bool {
+      // A priming event (an id for resumption, no data) carries no message.
+      if (data.find_first_not_of(" \t\r\n") == std::string::npos) return false;
       auto parsed = parse_bounded_json(data);
       if (parsed.fault == JsonFault::too_deep)
         throw UpstreamError(Kind::too_large, who() + " sent JSON nested too deeply");
@@ -283,9 +285,11 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       return take(std::move(parsed.value), id, out, session);
     };
     HttpAnswer answer;
+    // A named request, not a temporary in the co_await: g++ 12 destroyed such a temporary twice
+    // (its header vector freed twice) when the await sits in a try block.
+    HttpPost request{message.dump(), false, std::move(headers)};
     try {
-      answer = co_await pool_->post(HttpPost{message.dump(), false, std::move(headers)}, deadline,
-                                    on_event);
+      answer = co_await pool_->post(std::move(request), deadline, on_event);
     } catch (...) {
       if (is_cancelled(state) && id && session.era == Era::legacy)
         send_cancelled(*id, session);

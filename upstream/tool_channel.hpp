@@ -49,6 +49,8 @@ struct ChannelLimits {
   std::uint32_t in_flight = 16;                   // tool calls at once, per sandbox
   std::uint64_t bytes_per_execute = 32ull << 20;  // answers' bytes one execute call may get
   std::uint32_t connections = 64;                 // open connections per sandbox
+
+  bool operator==(const ChannelLimits&) const = default;
 };
 
 // One tool call as the gateway's metrics and log see it: metadata only.

@@ -54,6 +54,8 @@ struct Config {
   struct Upstreams {
     std::string file;
     upstream::ChannelLimits limits;
+
+    bool operator==(const Upstreams&) const = default;
   } upstreams;
   ledger::LedgerConfig ledger;    // where usage is recorded
   bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
