@@ -267,7 +267,12 @@ asio::awaitable<ChannelAnswer> answer_request(std::shared_ptr<ChannelContext> ch
                                  names_of(channel->allowed));
     names = {one};
   }
-  std::string text;
+  std::string text =
+      "# Tools this sandbox may call (`name?` is optional)\n"
+      "Python: sandgate_tools.SERVER.TOOL(**arguments); JavaScript: await "
+      "require('sandgate_tools').SERVER.TOOL({...}); bash: sandgate-tool SERVER TOOL '{...}'. In "
+      "Python and JavaScript a name that is not an identifier is written with '_' "
+      "(get-sum: get_sum).\n\n";
   auto servers = co_await listing(channel, names, deadline, reference ? &text : nullptr);
   if (list) co_return json_answer(json{{"servers", std::move(servers)}});
   co_return ChannelAnswer{200, "text/plain; charset=utf-8", std::move(text)};

@@ -99,14 +99,35 @@ function reference(server) {
 
 const own = {ToolError, call, list, reference};
 
-// tools.<server>.<tool>(args): resolved when called, so that no listing is needed first.
+// A tool's name as a JavaScript name: '_' for each character that cannot be in one.
+const identifier = (name) => name.replace(/[^A-Za-z0-9_$]/g, '_');
+
+// The upstream's real name of `tool` when it was written as an identifier (get_sum for get-sum):
+// looked up in the listing once, then kept.
+let listing;
+async function toolName(server, tool) {
+  listing ??= list().catch((e) => {
+    listing = undefined;
+    throw e;
+  });
+  const upstream = (await listing).find((s) => s.name === server);
+  const tools = (upstream && upstream.tools) || [];
+  if (tools.some((t) => t.name === tool)) return tool;
+  const match = tools.find((t) => identifier(t.name) === tool);
+  return match ? match.name : tool;
+}
+
+// tools.<server>.<tool>(args): resolved when called, so that no listing is needed first (unless
+// the name was written as an identifier).
 module.exports = new Proxy(own, {
   get(target, name) {
     if (typeof name !== 'string' || name in target || name === 'then') return target[name];
     return new Proxy({}, {
       get(_, tool) {
         if (typeof tool !== 'string' || tool === 'then') return undefined;
-        return (args = {}) => call(name, tool, args);
+        return async (args = {}) =>
+          call(name, /^[A-Za-z0-9_$]+$/.test(tool) && tool.includes('_')
+                       ? await toolName(name, tool) : tool, args);
       },
     });
   },

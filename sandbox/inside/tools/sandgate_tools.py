@@ -5,6 +5,7 @@
     print(sandgate_tools.reference())          # their signatures, to read
     sandgate_tools.call("tickets", "search", {"query": "refund"})
     sandgate_tools.tickets.search(query="refund")   # the same, by name
+    sandgate_tools.tickets.get_ticket(id=7)         # "get-ticket": '_' for what is not a name
     await sandgate_tools.acall("tickets", "search", {"query": "refund"})   # from asyncio
 
 A call returns the tool's structured content when it has one, else its text; an image or audio
@@ -161,11 +162,21 @@ class _Tool:
         return "<tool %s.%s>" % (self._server, self.__name__)
 
 
+def _identifier(name):
+    """A tool's name as a Python name: '_' for each character that cannot be in one."""
+    text = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return "_" + text if not text or text[0].isdigit() or _keyword.iskeyword(text) else text
+
+
 class _Server:
     def __init__(self, info):
         self._name = info["name"]
         self.__doc__ = info.get("description") or ""
-        self._tools = {t["name"]: _Tool(self._name, t) for t in info.get("tools") or []}
+        self._tools = {}
+        for t in info.get("tools") or []:
+            tool = _Tool(self._name, t)
+            self._tools[t["name"]] = tool
+            self._tools.setdefault(_identifier(t["name"]), tool)
 
     def __getattr__(self, name):
         try:
