@@ -50,7 +50,7 @@ std::vector<Option> serving_options() {
        "[spend_cap_usd=X] [max_concurrent_calls=N] [max_sandboxes=N] "
        "[budget_usd_per_day=X] [budget_usd_per_month=X] [egress=HOST[:PORT],...] "
        "[egress_connections=N] [egress_mb_per_call=N] [egress_mb_per_sandbox=N] "
-       "[environments=NAME,...] [secrets=NAME,...]'. Refused if "
+       "[environments=NAME,...] [secrets=NAME,...] [upstreams=NAME,...]'. Refused if "
        "group/world-writable; SIGHUP reloads it.",
        [](Config& c, const std::string& v) { c.auth.token_file = v; }},
       {"--no-auth", "SANDGATE_NO_AUTH", "false",
