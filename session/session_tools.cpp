@@ -21,7 +21,8 @@ class SandboxToolAccount final : public upstream::ToolAccount {
   }
   std::chrono::steady_clock::time_point call_deadline() const override {
     auto sandbox = sandbox_.lock();
-    return sandbox ? sandbox->running_call_deadline() : std::chrono::steady_clock::time_point::min();
+    return sandbox ? sandbox->running_call_deadline()
+                   : std::chrono::steady_clock::time_point::min();
   }
   bool charge(double usd) override {
     auto sandbox = sandbox_.lock();
@@ -49,9 +50,9 @@ void Session::start_tools(const std::shared_ptr<sandbox::Sandbox>& fresh,
   UniqueFd listener = fresh->take_tool_listener();
   if (!grant || !listener) return;
   upstream::ChannelLabels labels{tenant_, std::string(log_prefix(id_)), fresh->id()};
-  auto channel = upstream::ToolChannel::start(executor, std::move(listener), *grant,
-                                              std::make_shared<SandboxToolAccount>(fresh),
-                                              std::move(labels));
+  auto channel =
+      upstream::ToolChannel::start(executor, std::move(listener), *grant,
+                                   std::make_shared<SandboxToolAccount>(fresh), std::move(labels));
   fresh->when_ended([channel] { channel->stop(); });
 }
 

@@ -226,7 +226,8 @@ asio::awaitable<std::unique_ptr<ConnectionPool::Connection>> ConnectionPool::con
   tcp::resolver resolver(executor_);
   asio::steady_timer timer(executor_);
   timer.expires_at(deadline);
-  auto raced = co_await (resolver.async_resolve(d.host, d.port, kTuple) || timer.async_wait(kTuple));
+  auto raced =
+      co_await (resolver.async_resolve(d.host, d.port, kTuple) || timer.async_wait(kTuple));
   if (raced.index() == 1) fail(beast::error::timeout, d, start, deadline, cancelled(state));
   auto [resolve_ec, endpoints] = std::get<0>(std::move(raced));
   if (resolve_ec) fail(resolve_ec, d, start, deadline, cancelled(state));

@@ -19,12 +19,11 @@ OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executo
   log_event(LogLevel::info, "upstreams_loaded", {{"count", set.size()}});
   opened.upstreams = std::make_shared<upstream::Upstreams>(std::move(executor), std::move(set),
                                                            config.auth.single_tenant());
-  registry.use_upstreams(opened.upstreams, config.upstreams.limits,
-                         [&metrics](const upstream::ToolCallReport& r) {
-                           metrics.count_tool_call(
-                               r.upstream, r.outcome,
-                               std::chrono::duration<double>(r.duration).count(), r.bytes);
-                         });
+  registry.use_upstreams(
+      opened.upstreams, config.upstreams.limits, [&metrics](const upstream::ToolCallReport& r) {
+        metrics.count_tool_call(r.upstream, r.outcome,
+                                std::chrono::duration<double>(r.duration).count(), r.bytes);
+      });
   return opened;
 }
 

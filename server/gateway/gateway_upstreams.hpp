@@ -15,7 +15,7 @@ namespace sandgate::server {
 
 struct OpenedUpstreams {
   std::shared_ptr<upstream::Upstreams> upstreams;  // null without --upstreams
-  std::string fatal;  // why the gateway cannot start, when set
+  std::string fatal;                               // why the gateway cannot start, when set
 };
 
 // Before sessions are restored: theirs get channels too.

@@ -86,8 +86,8 @@ void render_pool_and_load(std::ostream& out, const Gauges& g) {
   for (const auto& [name, pool] : g.environment_pools)
     out << "sandgate_environment_pool_takes_total{environment=\"" << name << "\",result=\"hit\"} "
         << pool.hits << "\n"
-        << "sandgate_environment_pool_takes_total{environment=\"" << name
-        << "\",result=\"miss\"} " << pool.misses << "\n";
+        << "sandgate_environment_pool_takes_total{environment=\"" << name << "\",result=\"miss\"} "
+        << pool.misses << "\n";
 }
 }  // namespace
 

@@ -75,8 +75,9 @@ json ExecuteTool::definition_for(const auth::Tenant& tenant) const {
     definition["description"] = definition["description"].get<std::string>() +
                                 upstream::code_mode_text(*upstreams_, tenant.upstreams);
   if (!environments_ || tenant.environments.empty()) return definition;
-  std::string text = "\n\nEnvironments you may run in (pass `environment`; the first is the default, "
-                     "and a session keeps the one its first call used):";
+  std::string text =
+      "\n\nEnvironments you may run in (pass `environment`; the first is the default, "
+      "and a session keeps the one its first call used):";
   json names = json::array();
   for (const auto& [name, description] : environments_->described(tenant.environments)) {
     text += "\n- " + name + (description.empty() ? "" : ": " + description);

@@ -2,9 +2,9 @@
 // The `execute` tool: finds the sandbox a call runs in (the session's own, a handle's, or a
 // new handle's), runs the program there, and maps the run to a CallToolResult. Logs and
 // counts every call (metadata only).
+#include "environment/environments.hpp"
 #include "execute_arguments.hpp"
 #include "execute_result.hpp"
-#include "environment/environments.hpp"
 #include "execute_schema.hpp"
 #include "file_resources.hpp"
 #include "server/metrics/metrics.hpp"

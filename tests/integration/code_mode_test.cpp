@@ -1,0 +1,335 @@
+// Code mode (issue #45), end to end: a model's client calls execute; the code in its tenant's
+// sandbox calls the tenant's upstream MCP tools through the gateway — real upstreams
+// (@modelcontextprotocol/server-everything, and an upstream made with the official SDKs that
+// requires a bearer token), real sandboxes, the real in-sandbox libraries.
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "gateway_process.hpp"
+#include "temp_file.hpp"
+#include "test_upstreams.hpp"
+#include "tests/support/skip.hpp"
+
+using namespace sandgate::test;
+using nlohmann::json;
+
+namespace {
+
+std::string stdout_of(const json& result) {
+  return result.value("structuredContent", json::object()).value("stdout", "");
+}
+std::string stderr_of(const json& result) {
+  return result.value("structuredContent", json::object()).value("stderr", "");
+}
+
+// The "... listening on URL" an upstream printed: its URL.
+std::string url_of(const ServerProcess& upstream) {
+  return "http://127.0.0.1:" + std::to_string(upstream.port()) + "/mcp";
+}
+
+bool upstreams_can_run() {
+  auto missing = node_modules_missing();
+  if (missing.empty()) return true;
+  skip_test("node-modules", missing);
+  return false;
+}
+
+struct Client {
+  Client(GatewayProcess& gateway, std::string bearer) : gw(gateway), token(std::move(bearer)) {
+    session = gw.initialize(token);
+    REQUIRE(!session.empty());
+  }
+  json run(const std::string& code, const std::string& language = "python", int timeout_s = 60) {
+    auto reply =
+        gw.post(tool_call_message(++id, "execute", execute_arguments(code, language, timeout_s)),
+                session, token);
+    REQUIRE(reply.status == 200);
+    return reply.json_body()["result"];
+  }
+  std::string description() {
+    auto tools =
+        gw.post({{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "tools/list"}}, session, token);
+    return tools.json_body()["result"]["tools"][0]["description"];
+  }
+  GatewayProcess& gw;
+  std::string token;
+  std::string session;
+  int id = 1;
+};
+
+// A gateway whose tenants alice (upstreams=`alice_upstreams`) and bob (none) call `definitions`.
+struct CodeModeWorld {
+  TempFile tokens{"code-mode-tokens"};
+  TempFile file{"code-mode-upstreams.json"};
+  TempFile log{"code-mode-gateway.log"};
+  std::optional<GatewayProcess> gw;
+
+  CodeModeWorld(const json& definitions, const std::string& alice_upstreams,
+                std::vector<std::string> flags = {}) {
+    tokens.write(digest("alice-token") + " alice upstreams=" + alice_upstreams + "\n" +
+                 digest("bob-token") + " bob\n");
+    file.write(definitions.dump(2), 0600);
+    std::vector<std::string> args{"--token-file",     tokens.path.string(), "--upstreams",
+                                  file.path.string(), "--log-level",        "info"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    gw.emplace(args, std::vector<std::string>{}, false,
+               std::vector<std::string>{EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a tenant's code calls server-everything's tools from Python, JavaScript and bash",
+          "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  CodeModeWorld world(
+      {{"everything", {{"url", url_of(*everything)}, {"description", "the MCP reference server"}}}},
+      "everything");
+  Client alice(*world.gw, "alice-token");
+
+  // The model is told which upstreams it has and how to discover their tools.
+  auto description = alice.description();
+  CHECK(description.find("- everything: the MCP reference server") != std::string::npos);
+  CHECK(description.find("sandgate_tools.reference()") != std::string::npos);
+
+  auto python = alice.run(
+      "import sandgate_tools as t\n"
+      "print(t.everything.echo(message='hello'))\n"
+      "print(t.call('everything', 'get-sum', {'a': 2, 'b': 3}))\n"
+      "print(t.everything.get_sum(a=20, b=22))\n"
+      "print(t.everything.get_structured_content(location='Chicago')['temperature'] is not None)\n"
+      "image = [x for x in t.everything.get_tiny_image() if isinstance(x, bytes)][0]\n"
+      "print(image[:8] == b'\\x89PNG\\r\\n\\x1a\\n')\n"
+      "print('everything.get-sum(a: number, b: number)' in t.reference('everything'))\n"
+      "print(sorted(s['name'] for s in t.list()))\n");
+  INFO(python.dump());
+  CHECK(stdout_of(python) ==
+        "Echo: hello\nThe sum of 2 and 3 is 5.\nThe sum of 20 and 22 is 42.\nTrue\nTrue\nTrue\n"
+        "['everything']\n");
+
+  // 50 calls in one loop, then 50 at once, from Node.
+  auto node = alice.run(
+      "const t = require('sandgate_tools');\n"
+      "(async () => {\n"
+      "  let n = 0;\n"
+      "  for (let i = 0; i < 50; i++) n += (await t.everything.echo({message: 'x' + i})).length;\n"
+      "  const all = await Promise.all([...Array(50).keys()].map(\n"
+      "      (i) => t.everything.get_sum({a: i, b: 1})));\n"
+      "  console.log(n, all.length, all[49]);\n"
+      "})();\n",
+      "javascript");
+  INFO(node.dump());
+  CHECK(stdout_of(node) == "490 50 The sum of 49 and 1 is 50.\n");
+
+  // 50 at once from Python threads.
+  auto threads = alice.run(
+      "import sandgate_tools as t\n"
+      "from concurrent.futures import ThreadPoolExecutor\n"
+      "with ThreadPoolExecutor(16) as pool:\n"
+      "    sums = list(pool.map(lambda i: t.everything.get_sum(a=i, b=i), range(50)))\n"
+      "print(len(sums), sums[-1])\n");
+  INFO(threads.dump());
+  CHECK(stdout_of(threads) == "50 The sum of 49 and 49 is 98.\n");
+
+  auto bash = alice.run(
+      "sandgate-tool everything echo '{\"message\": \"from bash\"}'\n"
+      "sandgate-tool everything nope '{}' ; echo \"status $?\"\n",
+      "bash");
+  INFO(bash.dump());
+  CHECK(stdout_of(bash).rfind("\"Echo: from bash\"\nstatus 1\n", 0) == 0);
+  CHECK(stderr_of(bash).find("nope") != std::string::npos);
+
+  // Bob has no upstreams: no channel, no library, nothing in his description.
+  Client bob(*world.gw, "bob-token");
+  CHECK(bob.description().find("sandgate_tools") == std::string::npos);
+  auto none = bob.run("import sandgate_tools");
+  CHECK(stderr_of(none).find("No module named 'sandgate_tools'") != std::string::npos);
+
+  CHECK(metric(*world.gw,
+               "sandgate_upstream_tool_calls_total{upstream=\"everything\",outcome=\"ok\"}") >=
+        200);
+  // Metadata only: the log names the tool, never what it was given or answered.
+  auto logged = world.log.read();
+  CHECK(logged.find("\"event\":\"tool_call\"") != std::string::npos);
+  CHECK(logged.find("from bash") == std::string::npos);
+}
+
+TEST_CASE(
+    "the gateway's credential reaches the upstream and nowhere in the sandbox; only allowed "
+    "tools are callable; errors are the model's to read",
+    "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  TempFile token{"code-mode-upstream-token"};
+  TempFile events{"code-mode-upstream-events"};
+  const std::string secret = "sk-upstream-7c1e4f0a9b";
+  token.write(secret + "\n", 0600);
+  auto upstream = start_test_upstream("2025", token.path, events.path);
+  json definitions = {
+      {"tickets",
+       {{"url", url_of(*upstream)},
+        {"headers", {{"Authorization", {{"file", token.path.string()}, {"prefix", "Bearer "}}}}},
+        {"tools", {"echo", "fail", "ask", "big"}},
+        {"description", "the ticket system"}}}};
+  CodeModeWorld world(definitions, "tickets");
+  Client alice(*world.gw, "alice-token");
+
+  auto called = alice.run(
+      "import sandgate_tools as t\n"
+      "print(t.tickets.echo(message='ok'))\n"
+      "try:\n"
+      "    t.call('tickets', 'change')\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, '|', e)\n"
+      "try:\n"
+      "    t.call('elsewhere', 'echo')\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, '|', e)\n"
+      "try:\n"
+      "    t.tickets.fail()\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind)\n"
+      "try:\n"
+      "    t.tickets.ask()\n"
+      "    print('answered')\n"
+      "except t.ToolError as e:\n"
+      "    print('ask', e.kind)\n"
+      "try:\n"
+      "    t.tickets.big()\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, '|', e)\n");
+  INFO(called.dump());
+  auto out = stdout_of(called);
+  CHECK(out.find("Echo: ok\n") == 0);
+  CHECK(out.find("not_allowed | tool 'change' of upstream 'tickets' is not one this sandbox may "
+                 "call") != std::string::npos);
+  CHECK(out.find("not_allowed | this sandbox may call no upstream named 'elsewhere'; it may "
+                 "call: tickets") != std::string::npos);
+  CHECK(out.find("\ntool_error\n") != std::string::npos);
+  CHECK(out.find("\nask ") != std::string::npos);  // refused or failed, never hung
+  CHECK(out.find("too_large | upstream 'tickets' answered more than") != std::string::npos);
+  // The upstream asked its client for input and was refused.
+  CHECK(wait_for_event(events.path, "elicitation_refused", std::chrono::seconds(5)));
+  CHECK_FALSE(wait_for_event(events.path, "unauthorized", std::chrono::milliseconds(0)));
+
+  // Nowhere the sandbox can look: its environment, its files, its processes, what the channel
+  // lists and says.
+  auto search = alice.run("grep -rs --exclude-dir=proc --exclude-dir=sys -l '" + secret +
+                              "' / | head -3\n"
+                              "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '" +
+                              secret +
+                              "'\n"
+                              "sandgate-tool list | grep -c '" +
+                              secret +
+                              "'\n"
+                              "sandgate-tool reference | grep -c '" +
+                              secret + "'\n",
+                          "bash");
+  INFO(search.dump());
+  CHECK(stdout_of(search) == "0\n0\n0\n");
+  CHECK(world.log.read().find(secret) == std::string::npos);
+
+  // A wrong credential: the upstream refuses it, and the code is told so.
+  token.write("not-the-token\n", 0600);
+  CodeModeWorld wrong(definitions, "tickets");
+  Client carol(*wrong.gw, "alice-token");
+  auto refused = carol.run(
+      "import sandgate_tools as t\n"
+      "try:\n"
+      "    t.tickets.echo(message='x')\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, '|', e)\n");
+  INFO(refused.dump());
+  CHECK(stdout_of(refused).find("refused the gateway's credentials (HTTP 401)") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "a hung upstream hits the tool-call timeout; an execute call that ends first cancels its "
+    "upstream call",
+    "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  TempFile token{"code-mode-hang-token"};
+  TempFile events{"code-mode-hang-events"};
+  token.write("hang-token\n", 0600);
+  auto upstream = start_test_upstream("2025", token.path, events.path);
+  json definitions = {
+      {"slow",
+       {{"url", url_of(*upstream)},
+        {"headers", {{"Authorization", {{"file", token.path.string()}, {"prefix", "Bearer "}}}}},
+        {"limits", {{"timeout_s", 2}}}}}};
+  CodeModeWorld world(definitions, "slow");
+  Client alice(*world.gw, "alice-token");
+
+  auto timed = alice.run(
+      "import sandgate_tools as t, time\n"
+      "start = time.monotonic()\n"
+      "try:\n"
+      "    t.slow.hang()\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, round(time.monotonic() - start) < 20)\n"
+      "print(t.slow.echo(message='after'))\n");
+  INFO(timed.dump());
+  CHECK(stdout_of(timed) == "timeout True\nEcho: after\n");
+
+  // The execute call's own timeout (3 s) comes before the tool's (2 s here would not: use a
+  // definition without a short timeout).
+  definitions["slow"]["limits"]["timeout_s"] = 600;
+  CodeModeWorld patient(definitions, "slow");
+  Client bob_like(*patient.gw, "alice-token");
+  std::filesystem::remove(events.path);
+  auto cut = bob_like.run("import sandgate_tools as t\nt.slow.hang()\n", "python", 3);
+  INFO(cut.dump());
+  CHECK(cut.value("isError", false));
+  // The upstream saw its call cancelled (notifications/cancelled, or its stream closed).
+  CHECK(wait_for_event(events.path, "hang_aborted", std::chrono::seconds(10)));
+  // The sandbox serves the next call.
+  CHECK(stdout_of(bob_like.run(
+            "import sandgate_tools as t\nprint(t.slow.echo(message='next'))\n")) == "Echo: next\n");
+}
+
+TEST_CASE("per-call bounds: tool calls beyond the cap, and none outside an execute call",
+          "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  CodeModeWorld world({{"everything", {{"url", url_of(*everything)}}}}, "everything",
+                      {"--tool-calls-per-execute", "5"});
+  Client alice(*world.gw, "alice-token");
+  auto capped = alice.run(
+      "import sandgate_tools as t\n"
+      "done = 0\n"
+      "try:\n"
+      "    for i in range(10):\n"
+      "        t.everything.echo(message=str(i))\n"
+      "        done += 1\n"
+      "except t.ToolError as e:\n"
+      "    print(done, e.kind, '|', e)\n");
+  INFO(capped.dump());
+  CHECK(stdout_of(capped).rfind("5 limit | this execute call already made 5 tool calls", 0) == 0);
+  // The next execute call counts afresh.
+  auto next = alice.run("import sandgate_tools as t\nprint(t.everything.echo(message='again'))\n");
+  CHECK(stdout_of(next) == "Echo: again\n");
+}
+
+TEST_CASE("code mode from a 2026-07-28 client's sandbox handle, against a 2026-07-28 upstream",
+          "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  TempFile token{"code-mode-modern-token"};
+  TempFile events{"code-mode-modern-events"};
+  token.write("modern-token\n", 0600);
+  auto upstream = start_test_upstream("2026", token.path, events.path);
+  CodeModeWorld world(
+      {{"modern",
+        {{"url", url_of(*upstream)},
+         {"headers",
+          {{"Authorization", {{"file", token.path.string()}, {"prefix", "Bearer "}}}}}}}},
+      "modern");
+  auto result = world.gw->call_stateless(
+      "execute",
+      execute_arguments("import sandgate_tools as t\nprint(t.modern.echo(message='modern'))\n",
+                        "python", 60),
+      "alice-token");
+  INFO(result.dump());
+  CHECK(stdout_of(result) == "Echo: modern\n");
+}
