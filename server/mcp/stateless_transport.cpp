@@ -49,7 +49,7 @@ json complete(json result) {
 
 json cacheable(json result) {
   result["ttlMs"] = kListTtlMs;
-  // The same for every caller: no list here depends on who asks.
+  // The same for every caller (a tools/list that depends on who asks says "private").
   result["cacheScope"] = "public";
   return result;
 }
@@ -248,7 +248,12 @@ json StatelessTransport::list_tools(const jsonrpc::Message& message,
   if (message.params.contains("cursor"))
     return jsonrpc::error(message.id, jsonrpc::invalid_params,
                           "Invalid params: unknown cursor (tools/list has one page)");
-  return jsonrpc::result(message.id, cacheable(complete({{"tools", tools_.definitions(&tenant)}})));
+  json tools = tools_.definitions(&tenant);
+  json result = cacheable(complete({{"tools", tools}}));
+  // A tenant's own environments and upstreams are in its execute tool's description: a list
+  // that differs from the one everybody gets is this caller's, never a shared cache's.
+  if (tools != tools_.definitions(nullptr)) result["cacheScope"] = "private";
+  return jsonrpc::result(message.id, std::move(result));
 }
 
 // A tools/call, as a task when the client declared the tasks extension and the tool allows

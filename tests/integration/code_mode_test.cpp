@@ -332,4 +332,12 @@ TEST_CASE("code mode from a 2026-07-28 client's sandbox handle, against a 2026-0
       "alice-token");
   INFO(result.dump());
   CHECK(stdout_of(result) == "Echo: modern\n");
+  // Alice's tool list names her upstreams: hers alone, never a shared cache's.
+  auto list = GatewayProcess::stateless_message("tools/list", json::object());
+  auto listed = world.gw->request(boost::beast::http::verb::post, "/mcp", list.dump(),
+                                  GatewayProcess::stateless_headers(list, "alice-token"));
+  CHECK(listed.json_body()["result"]["cacheScope"] == "private");
+  auto bobs = world.gw->request(boost::beast::http::verb::post, "/mcp", list.dump(),
+                                GatewayProcess::stateless_headers(list, "bob-token"));
+  CHECK(bobs.json_body()["result"]["cacheScope"] == "public");
 }
