@@ -275,7 +275,7 @@ asio::awaitable<void> reload_credentials_on_sighup(
                 {{"tenant", tenant}, {"sessions_ended", ended.size()}});
     }
     if (environments) reload_environments(config, *environments);
-    if (upstreams) reload_upstreams(config, *upstreams);
+    if (upstreams) reload_upstreams(config, credentials, *upstreams);
   }
 }
 
@@ -515,7 +515,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     if (usage) usage->stop();
   });
   // Before sessions are restored: those of tenants with upstreams get tool channels too.
-  auto upstreams = open_upstreams(config, io.get_executor(), registry, metrics);
+  auto upstreams = open_upstreams(config, io.get_executor(), credentials, registry, metrics);
   if (!upstreams.fatal.empty()) {
     std::cerr << "sandgate: " << upstreams.fatal << "\n";
     return 2;

@@ -5,8 +5,22 @@
 
 namespace sandgate::server {
 
+std::string unknown_upstream(const Credentials& credentials,
+                             const upstream::Upstreams& upstreams) {
+  for (const auto& name : credentials.tokens.tenant_names()) {
+    auto tenant = credentials.tokens.find_tenant(name);
+    if (!tenant) continue;
+    for (const auto& wanted : tenant->upstreams)
+      if (!upstreams.find(wanted))
+        return "tenant '" + name + "' names upstream '" + wanted +
+               "', which the upstreams file does not define";
+  }
+  return "";
+}
+
 OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executor executor,
-                               session::Registry& registry, Metrics& metrics) {
+                               const Credentials& credentials, session::Registry& registry,
+                               Metrics& metrics) {
   OpenedUpstreams opened;
   if (config.upstreams.file.empty()) return opened;
   upstream::UpstreamSet set;
@@ -19,6 +33,11 @@ OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executo
   log_event(LogLevel::info, "upstreams_loaded", {{"count", set.size()}});
   opened.upstreams = std::make_shared<upstream::Upstreams>(std::move(executor), std::move(set),
                                                            config.auth.single_tenant());
+  if (auto unknown = unknown_upstream(credentials, *opened.upstreams); !unknown.empty()) {
+    opened.fatal = "--token-file: " + unknown;
+    opened.upstreams.reset();
+    return opened;
+  }
   registry.use_upstreams(
       opened.upstreams, config.upstreams.limits, [&metrics](const upstream::ToolCallReport& r) {
         metrics.count_tool_call(r.upstream, r.outcome,
@@ -27,12 +46,15 @@ OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executo
   return opened;
 }
 
-void reload_upstreams(const Config& config, upstream::Upstreams& upstreams) {
+void reload_upstreams(const Config& config, const Credentials& credentials,
+                      upstream::Upstreams& upstreams) {
   try {
     auto set = upstream::read_upstreams_file(config.upstreams.file);
     auto count = set.size();
     upstreams.replace(std::move(set));
     log_event(LogLevel::info, "upstreams_reloaded", {{"count", count}});
+    if (auto unknown = unknown_upstream(credentials, upstreams); !unknown.empty())
+      log_event(LogLevel::warn, "upstream_unknown", {{"problem", unknown}});
   } catch (const std::exception& e) {
     log_event(LogLevel::error, "upstreams_reload_failed", {{"error", e.what()}});
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "server/gateway/config.hpp"
+#include "server/gateway/gateway_tokens.hpp"
 #include "server/metrics/metrics.hpp"
 #include "session/registry.hpp"
 #include "upstream/upstreams.hpp"
@@ -18,10 +19,17 @@ struct OpenedUpstreams {
   std::string fatal;                               // why the gateway cannot start, when set
 };
 
-// Before sessions are restored: theirs get channels too.
+// Before sessions are restored: theirs get channels too. A tokens-file tenant naming an upstream
+// the file does not define refuses the start (a typo would otherwise show only in its calls).
 OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executor executor,
-                               session::Registry& registry, Metrics& metrics);
-// SIGHUP: the file again; one that cannot be used leaves the set as it was (logged).
-void reload_upstreams(const Config& config, upstream::Upstreams& upstreams);
+                               const Credentials& credentials, session::Registry& registry,
+                               Metrics& metrics);
+// The first tokens-file tenant that names an upstream `upstreams` lacks, said for the operator
+// ("" when none does).
+std::string unknown_upstream(const Credentials& credentials, const upstream::Upstreams& upstreams);
+// SIGHUP: the file again; one that cannot be used leaves the set as it was (logged), and a
+// tenant naming an upstream the new set lacks is logged (its calls of it are refused).
+void reload_upstreams(const Config& config, const Credentials& credentials,
+                      upstream::Upstreams& upstreams);
 
 }  // namespace sandgate::server

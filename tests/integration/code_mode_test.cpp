@@ -2,9 +2,12 @@
 // sandbox calls the tenant's upstream MCP tools through the gateway — real upstreams
 // (@modelcontextprotocol/server-everything, and an upstream made with the official SDKs that
 // requires a bearer token), real sandboxes, the real in-sandbox libraries.
+#include <signal.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "gateway_process.hpp"
 #include "temp_file.hpp"
@@ -340,4 +343,57 @@ TEST_CASE("code mode from a 2026-07-28 client's sandbox handle, against a 2026-0
   auto bobs = world.gw->request(boost::beast::http::verb::post, "/mcp", list.dump(),
                                 GatewayProcess::stateless_headers(list, "bob-token"));
   CHECK(bobs.json_body()["result"]["cacheScope"] == "public");
+}
+
+TEST_CASE(
+    "a bad upstreams file, or a tenant naming an upstream it does not define, refuses the start",
+    "[integration][upstream][code_mode]") {
+  TempFile tokens{"code-mode-start-tokens"};
+  TempFile file{"code-mode-start-upstreams.json"};
+  tokens.write(digest("alice-token") + " alice upstreams=tickets\n");
+  auto start = [&] {
+    return run_sandgate("--listen 127.0.0.1:0 --pool-size 0 --token-file " +
+                        tokens.path.string() + " --upstreams " + file.path.string());
+  };
+  // Plain http is for loopback only: the credentials would cross the network in the clear.
+  file.write(R"({"tickets": {"url": "http://tickets.example/mcp"}})");
+  auto remote = start();
+  INFO(remote.out);
+  CHECK(remote.status == 2);
+  CHECK(remote.out.find("upstream 'tickets'") != std::string::npos);
+  CHECK(remote.out.find("url") != std::string::npos);
+
+  file.write(R"({"ticket": {"url": "http://127.0.0.1:9/mcp"}})");
+  auto typo = start();
+  INFO(typo.out);
+  CHECK(typo.status == 2);
+  CHECK(typo.out.find("tenant 'alice' names upstream 'tickets', which the upstreams file does not "
+                      "define") != std::string::npos);
+}
+
+TEST_CASE("SIGHUP reads the upstreams file again: a new session calls the upstream it adds",
+          "[integration][upstream][code_mode]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  CodeModeWorld world({{"everything", {{"url", url_of(*everything)}}}}, "everything");
+  Client before(*world.gw, "alice-token");
+  CHECK(before.description().find("- second") == std::string::npos);
+
+  world.file.write(json({{"everything", {{"url", url_of(*everything)}}},
+                         {"second", {{"url", url_of(*everything)}, {"description", "again"}}}})
+                       .dump(),
+                   0600);
+  world.tokens.write(digest("alice-token") + " alice upstreams=everything,second\n" +
+                     digest("bob-token") + " bob\n");
+  REQUIRE(::kill(world.gw->pid(), SIGHUP) == 0);
+  // The reload is seen when a new session's description names the new upstream.
+  std::optional<Client> after;
+  for (int i = 0; i < 100; ++i) {
+    after.emplace(*world.gw, "alice-token");
+    if (after->description().find("- second: again") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto called = after->run("import sandgate_tools as t\nprint(t.second.echo(message='added'))\n");
+  INFO(called.dump());
+  CHECK(stdout_of(called) == "Echo: added\n");
 }
