@@ -397,3 +397,61 @@ TEST_CASE("SIGHUP reads the upstreams file again: a new session calls the upstre
   INFO(called.dump());
   CHECK(stdout_of(called) == "Echo: added\n");
 }
+
+TEST_CASE("hostile bytes on the tool channel get errors, and the channel keeps serving",
+          "[integration][upstream][code_mode][hostile_channel]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  CodeModeWorld world({{"everything", {{"url", url_of(*everything)}}}}, "everything");
+  Client alice(*world.gw, "alice-token");
+  auto hostile = alice.run(
+      "import socket, sandgate_tools as t\n"
+      "def talk(data, read=True):\n"
+      "    s = socket.socket(socket.AF_UNIX)\n"
+      "    s.connect('/sandgate/tools.sock')\n"
+      "    try:\n"
+      "        s.sendall(data)\n"
+      "    except OSError:\n"
+      "        pass  # answered and closed before all of it was read\n"
+      "    answer = b''\n"
+      "    try:\n"
+      "        while read:\n"
+      "            chunk = s.recv(65536)\n"
+      "            if not chunk: break\n"
+      "            answer += chunk\n"
+      "    except OSError:\n"
+      "        pass\n"
+      "    finally:\n"
+      "        s.close()\n"
+      "    return answer.split(b'\\r\\n')[0].decode()\n"
+      "print(repr(talk(b'\\x00\\xff garbage\\r\\n\\r\\n')))\n"
+      "print(talk(b'GET /' + b'a' * 70000 + b' HTTP/1.1\\r\\n\\r\\n') or 'closed')\n"
+      "body = b'{' * 200000\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body) + body))\n"
+      "big = b'x' * (2 << 20)\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(big) + big))\n"
+      "js = b'{\"server\": 5}'\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(js) + js))\n"
+      "print(talk(b'DELETE /call HTTP/1.1\\r\\n\\r\\n'))\n"
+      "held = []\n"
+      "for i in range(200):\n"
+      "    s = socket.socket(socket.AF_UNIX)\n"
+      "    try:\n"
+      "        s.connect('/sandgate/tools.sock')\n"
+      "        held.append(s)\n"
+      "    except OSError:\n"
+      "        s.close()\n"
+      "for s in held: s.close()\n"
+      "print(t.everything.echo(message='still here'))\n");
+  INFO(hostile.dump());
+  CHECK(stdout_of(hostile) ==
+        "''\n"  // not HTTP: closed unanswered
+        "closed\n"
+        "HTTP/1.1 400 Bad Request\n"
+        "HTTP/1.1 413 Payload Too Large\n"
+        "HTTP/1.1 400 Bad Request\n"
+        "HTTP/1.1 404 Not Found\n"
+        "Echo: still here\n");
+  // The gateway serves the next call too.
+  CHECK(stdout_of(alice.run("print(1)")) == "1\n");
+}
