@@ -5,8 +5,7 @@
 
 namespace sandgate::server {
 
-std::string unknown_upstream(const Credentials& credentials,
-                             const upstream::Upstreams& upstreams) {
+std::string unknown_upstream(const Credentials& credentials, const upstream::Upstreams& upstreams) {
   for (const auto& name : credentials.tokens.tenant_names()) {
     auto tenant = credentials.tokens.find_tenant(name);
     if (!tenant) continue;

@@ -243,7 +243,7 @@ asio::awaitable<json> StatelessTransport::answer(std::shared_ptr<const auth::Ten
 }
 
 json StatelessTransport::list_tools(const jsonrpc::Message& message,
-                                   const auth::Tenant& tenant) const {
+                                    const auth::Tenant& tenant) const {
   // One page holds every tool: no cursor was ever handed out, so none is valid.
   if (message.params.contains("cursor"))
     return jsonrpc::error(message.id, jsonrpc::invalid_params,

@@ -352,8 +352,8 @@ TEST_CASE(
   TempFile file{"code-mode-start-upstreams.json"};
   tokens.write(digest("alice-token") + " alice upstreams=tickets\n");
   auto start = [&] {
-    return run_sandgate("--listen 127.0.0.1:0 --pool-size 0 --token-file " +
-                        tokens.path.string() + " --upstreams " + file.path.string());
+    return run_sandgate("--listen 127.0.0.1:0 --pool-size 0 --token-file " + tokens.path.string() +
+                        " --upstreams " + file.path.string());
   };
   // Plain http is for loopback only: the credentials would cross the network in the clear.
   file.write(R"({"tickets": {"url": "http://tickets.example/mcp"}})");
@@ -427,12 +427,15 @@ TEST_CASE("hostile bytes on the tool channel get errors, and the channel keeps s
       "print(repr(talk(b'\\x00\\xff garbage\\r\\n\\r\\n')))\n"
       "print(talk(b'GET /' + b'a' * 70000 + b' HTTP/1.1\\r\\n\\r\\n') or 'closed')\n"
       "body = b'{' * 200000\n"
-      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(body) + body))\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nConnection: close\\r\\nContent-Length: "
+      "%d\\r\\n\\r\\n' % len(body) + body))\n"
       "big = b'x' * (2 << 20)\n"
-      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(big) + big))\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nConnection: close\\r\\nContent-Length: "
+      "%d\\r\\n\\r\\n' % len(big) + big))\n"
       "js = b'{\"server\": 5}'\n"
-      "print(talk(b'POST /call HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n' % len(js) + js))\n"
-      "print(talk(b'DELETE /call HTTP/1.1\\r\\n\\r\\n'))\n"
+      "print(talk(b'POST /call HTTP/1.1\\r\\nConnection: close\\r\\nContent-Length: "
+      "%d\\r\\n\\r\\n' % len(js) + js))\n"
+      "print(talk(b'DELETE /call HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'))\n"
       "held = []\n"
       "for i in range(200):\n"
       "    s = socket.socket(socket.AF_UNIX)\n"
