@@ -180,8 +180,7 @@ double number_in(const std::string& name, const std::string& key, const json& va
     refuse(name, key, integer ? "must be an integer" : "must be a number");
   double v = value.get<double>();
   if (!(v >= low && v <= high))
-    refuse(name, key,
-           "must be between " + json(low).dump() + " and " + json(high).dump());
+    refuse(name, key, "must be between " + json(low).dump() + " and " + json(high).dump());
   return v;
 }
 

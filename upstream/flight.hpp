@@ -19,7 +19,8 @@ namespace sandgate::upstream {
 
 class Flight {
  public:
-  explicit Flight(boost::asio::any_io_executor executor) : executor_(executor), done_(executor, 1) {}
+  explicit Flight(boost::asio::any_io_executor executor)
+      : executor_(executor), done_(executor, 1) {}
 
   // Wakes every waiter, now and later; `error` is what the operation failed with, if it did.
   void finish(std::optional<UpstreamError> error) {

@@ -226,7 +226,8 @@ asio::awaitable<std::unique_ptr<ConnectionPool::Connection>> ConnectionPool::con
   tcp::resolver resolver(executor_);
   asio::steady_timer timer(executor_);
   timer.expires_at(deadline);
-  auto raced = co_await (resolver.async_resolve(d.host, d.port, kTuple) || timer.async_wait(kTuple));
+  auto raced =
+      co_await (resolver.async_resolve(d.host, d.port, kTuple) || timer.async_wait(kTuple));
   if (raced.index() == 1) fail(beast::error::timeout, d, start, deadline, cancelled(state));
   auto [resolve_ec, endpoints] = std::get<0>(std::move(raced));
   if (resolve_ec) fail(resolve_ec, d, start, deadline, cancelled(state));
@@ -273,10 +274,11 @@ asio::awaitable<HttpAnswer> ConnectionPool::post(HttpPost post, Clock::time_poin
   for (int attempt = 0;; ++attempt) {
     auto connection = take_idle();
     if (!connection) connection = co_await connect(deadline);
-    Outcome out = connection->secure ? co_await exchange_on(*connection->secure, *connection,
-                                                            request, d, deadline, on_event)
-                                     : co_await exchange_on(*connection->plain, *connection,
-                                                            request, d, deadline, on_event);
+    Outcome out;
+    if (connection->secure)
+      out = co_await exchange_on(*connection->secure, *connection, request, d, deadline, on_event);
+    else
+      out = co_await exchange_on(*connection->plain, *connection, request, d, deadline, on_event);
     if (out.ec) {
       if (!cancelled(state) && connection->reused && !out.answered && stale(out.ec) &&
           attempt == 0 && Clock::now() < deadline)

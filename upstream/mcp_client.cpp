@@ -22,12 +22,18 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 const char* upstream_error_name(Kind kind) {
   switch (kind) {
-    case Kind::unreachable: return "unreachable";
-    case Kind::timeout: return "timeout";
-    case Kind::cancelled: return "cancelled";
-    case Kind::too_large: return "too_large";
-    case Kind::protocol: return "protocol";
-    case Kind::refused: return "refused";
+    case Kind::unreachable:
+      return "unreachable";
+    case Kind::timeout:
+      return "timeout";
+    case Kind::cancelled:
+      return "cancelled";
+    case Kind::too_large:
+      return "too_large";
+    case Kind::protocol:
+      return "protocol";
+    case Kind::refused:
+      return "refused";
   }
   return "unknown";
 }
@@ -98,7 +104,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       json params = json::object();
       if (!cursor.empty()) params["cursor"] = cursor;
       Session used;
-      json result = co_await request("tools/list", std::move(params), deadline, {}, nullptr, &used);
+      json result =
+          co_await request("tools/list", std::move(params), deadline, Headers(), nullptr, &used);
       if (!result.contains("tools") || !result["tools"].is_array())
         throw UpstreamError(Kind::protocol, who() + " answered tools/list without a tools array");
       if (page == 0 && used.era == Era::modern && result.contains("ttlMs") &&
@@ -144,9 +151,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     json params = {{"name", tool}, {"arguments", std::move(arguments)}};
     CallOutcome out;
     Session used;
-    out.result =
-        co_await request("tools/call", std::move(params), deadline, std::move(extra), &out.bytes,
-                         &used);
+    out.result = co_await request("tools/call", std::move(params), deadline, std::move(extra),
+                                  &out.bytes, &used);
     if (used.era == Era::modern && out.result.contains("resultType")) {
       const auto& type = out.result["resultType"];
       if (type == "input_required") {
@@ -158,8 +164,9 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
                                                ", which sandgate's code mode does not support");
       }
       if (type != "complete")
-        throw UpstreamError(Kind::protocol, who() + " answered with a result type sandgate did "
-                                                    "not ask for");
+        throw UpstreamError(Kind::protocol, who() +
+                                                " answered with a result type sandgate did "
+                                                "not ask for");
     }
     co_return out;
   }
@@ -189,8 +196,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
         executor_,
         [pool, headers]() -> asio::awaitable<void> {
           HttpPost post{{}, true, headers};
-          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget,
-                              [](std::string&&) { return true; });
+          EventHandler ignore = [](std::string&&) { return true; };
+          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget, ignore);
         },
         asio::detached);
   }
@@ -209,7 +216,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     const auto start = Clock::now();
     try {
       for (int attempt = 0;; ++attempt) {
-        if (closed_) throw UpstreamError(Kind::unreachable, "the client of " + who() + " is closed");
+        if (closed_)
+          throw UpstreamError(Kind::unreachable, "the client of " + who() + " is closed");
         Session session = co_await negotiated(deadline);
         *used = session;
         const std::int64_t id = next_id_++;
@@ -244,7 +252,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       throw;
     } catch (const std::exception&) {
       // An operation abandoned by the caller's cancellation, or the deadline's timer.
-      if (is_cancelled(state)) throw UpstreamError(Kind::cancelled, "the call to " + who() + " was cancelled");
+      if (is_cancelled(state))
+        throw UpstreamError(Kind::cancelled, "the call to " + who() + " was cancelled");
       if (Clock::now() >= deadline)
         throw UpstreamError(Kind::timeout,
                             who() + " did not answer within " + describe_budget(deadline - start));
@@ -260,7 +269,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     std::string detail;
     if (answer.response.is_object() && answer.response.contains("error"))
       detail = ": " + error_message(answer.response);
-    throw UpstreamError(Kind::unreachable, who() + " answered " + method + " with " + status + detail);
+    throw UpstreamError(Kind::unreachable,
+                        who() + " answered " + method + " with " + status + detail);
   }
 
   void check_status(const Answer& answer, const std::string& method) const {
@@ -269,12 +279,13 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
 
   // Sends one message and reads its answer: a JSON body, or an event stream up to the response
   // with our id (notifications on the way are read; requests from the upstream are refused).
-  asio::awaitable<Answer> exchange(const json& message, Headers headers,
-                                   Clock::time_point deadline, std::optional<std::int64_t> id,
-                                   const Session& session) {
+  asio::awaitable<Answer> exchange(const json& message, Headers headers, Clock::time_point deadline,
+                                   std::optional<std::int64_t> id, const Session& session) {
     auto state = co_await asio::this_coro::cancellation_state;
     Answer out;
     auto on_event = [this, &out, id, session](std::string&& data) -> bool {
+      // A priming event (an id for resumption, no message) carries nothing.
+      if (data.find_first_not_of(" \t\r\n") == std::string::npos) return false;
       auto parsed = parse_bounded_json(data);
       if (parsed.fault == JsonFault::too_deep)
         throw UpstreamError(Kind::too_large, who() + " sent JSON nested too deeply");
@@ -284,11 +295,11 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     };
     HttpAnswer answer;
     try {
-      answer = co_await pool_->post(HttpPost{message.dump(), false, std::move(headers)}, deadline,
-                                    on_event);
+      // A named request, not a temporary in the co_await (GCC 12 destroys some twice).
+      HttpPost post{message.dump(), false, std::move(headers)};
+      answer = co_await pool_->post(std::move(post), deadline, on_event);
     } catch (...) {
-      if (is_cancelled(state) && id && session.era == Era::legacy)
-        send_cancelled(*id, session);
+      if (is_cancelled(state) && id && session.era == Era::legacy) send_cancelled(*id, session);
       if (is_cancelled(state))
         throw UpstreamError(Kind::cancelled, "the call to " + who() + " was cancelled");
       throw;
@@ -318,7 +329,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       if (message.contains("id")) {
         // A request of its client (sampling, elicitation, roots, …): sandgate declares none of
         // them. 2026-07-28 has no such requests on a stream; a 2025-era session gets an error.
-        if (session.era == Era::legacy) refuse(message["id"], method_name(message["method"]), session);
+        if (session.era == Era::legacy)
+          refuse(message["id"], method_name(message["method"]), session);
       } else if (message["method"] == "notifications/tools/list_changed") {
         tools_changed_ = true;
       }
@@ -339,8 +351,9 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     asio::co_spawn(
         executor_,
         [pool, body = message.dump(), headers]() -> asio::awaitable<void> {
-          co_await pool->post(HttpPost{body, false, headers}, Clock::now() + kBackgroundBudget,
-                              [](std::string&&) { return true; });
+          HttpPost post{body, false, headers};
+          EventHandler ignore = [](std::string&&) { return true; };
+          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget, ignore);
         },
         asio::detached);
   }
@@ -348,19 +361,20 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
   void refuse(const json& request_id, const std::string& method, const Session& session) {
     log_event(LogLevel::info, "upstream_request_refused",
               {{"upstream", definition_->name}, {"method", method}});
-    send_in_background({{"jsonrpc", "2.0"},
-                        {"id", request_id},
-                        {"error",
-                         {{"code", -32601},
-                          {"message", "sandgate's code mode does not support " + method}}}},
-                       session);
+    send_in_background(
+        {{"jsonrpc", "2.0"},
+         {"id", request_id},
+         {"error",
+          {{"code", -32601}, {"message", "sandgate's code mode does not support " + method}}}},
+        session);
   }
 
   void send_cancelled(std::int64_t id, const Session& session) {
-    send_in_background({{"jsonrpc", "2.0"},
-                        {"method", "notifications/cancelled"},
-                        {"params", {{"requestId", id}, {"reason", "the caller cancelled the call"}}}},
-                       session);
+    send_in_background(
+        {{"jsonrpc", "2.0"},
+         {"method", "notifications/cancelled"},
+         {"params", {{"requestId", id}, {"reason", "the caller cancelled the call"}}}},
+        session);
   }
 
   void forget_session(const std::string& expired) {
@@ -404,8 +418,7 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
 
   // `self` keeps the client alive while its callers may all have gone.
   asio::awaitable<void> negotiate([[maybe_unused]] std::shared_ptr<Client> self,
-                                  std::shared_ptr<Flight> flight,
-                                  Clock::time_point deadline) {
+                                  std::shared_ptr<Flight> flight, Clock::time_point deadline) {
     std::optional<UpstreamError> error;
     try {
       Session session = co_await discover_or_initialize(deadline);
@@ -456,8 +469,9 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
           if (v.is_string() && accepted_legacy_version(v.get<std::string>())) legacy_offered = true;
       if (!legacy_offered)
         throw UpstreamError(Kind::protocol,
-                            who() + " supports no protocol version sandgate speaks (2026-07-28, "
-                                    "2025-11-25, 2025-06-18, 2025-03-26)");
+                            who() +
+                                " supports no protocol version sandgate speaks (2026-07-28, "
+                                "2025-11-25, 2025-06-18, 2025-03-26)");
     }
     // The 2025 era: a session of initialize and notifications/initialized.
     Session legacy{Era::legacy, {}, {}};
@@ -473,13 +487,14 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     check_status(answer, "initialize");
     if (!answer.response.is_object() || answer.response.contains("error") ||
         !answer.response.contains("result") || !answer.response["result"].is_object())
-      throw UpstreamError(Kind::protocol, who() + " refused initialize: " +
-                                              error_message(answer.response));
+      throw UpstreamError(Kind::protocol,
+                          who() + " refused initialize: " + error_message(answer.response));
     const json& version = answer.response["result"].value("protocolVersion", json());
     if (!version.is_string() || !accepted_legacy_version(version.get<std::string>()))
       throw UpstreamError(Kind::protocol,
-                          who() + " answered initialize with a protocol version sandgate does "
-                                  "not speak");
+                          who() +
+                              " answered initialize with a protocol version sandgate does "
+                              "not speak");
     legacy.version = version.get<std::string>();
     legacy.session_id = answer.session_id;
     Headers headers{{"MCP-Protocol-Version", legacy.version}};

@@ -34,8 +34,7 @@ class UpstreamError : public std::runtime_error {
     protocol,     // not MCP: bad JSON-RPC, wrong id, unsupported version, bad event stream
     refused,      // a JSON-RPC error answer (e.g. unknown tool): the upstream's message
   };
-  UpstreamError(Kind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+  UpstreamError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   Kind kind() const { return kind_; }
 
  private:
@@ -52,7 +51,7 @@ struct UpstreamTool {
 };
 
 struct ToolList {
-  std::vector<UpstreamTool> tools;  // the upstream's order, only those the definition allows
+  std::vector<UpstreamTool> tools;   // the upstream's order, only those the definition allows
   std::chrono::milliseconds ttl{0};  // the answer's ttlMs, else the definition's tools_ttl
 };
 

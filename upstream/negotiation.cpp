@@ -67,7 +67,9 @@ json modern_meta() {
           {"io.modelcontextprotocol/clientInfo", client_info()}};
 }
 
-json client_info() { return {{"name", "sandgate"}, {"version", SANDGATE_VERSION}}; }
+json client_info() {
+  return {{"name", "sandgate"}, {"version", SANDGATE_VERSION}};
+}
 
 bool falls_back_to_initialize(int status, const json& body) {
   const int code = error_code_of(body);

@@ -41,7 +41,8 @@ class Catalog final : public ToolCatalog, public std::enable_shared_from_this<Ca
     }
     // The fetch is nobody's own: a caller that gives up (cancelled, its deadline) leaves it to
     // the others.
-    if (mine) asio::co_spawn(executor_, fetch(shared_from_this(), flight, deadline), asio::detached);
+    if (mine)
+      asio::co_spawn(executor_, fetch(shared_from_this(), flight, deadline), asio::detached);
     if (!co_await flight->wait(deadline)) {
       if (state.cancelled() != asio::cancellation_type::none)
         throw UpstreamError(Kind::cancelled,
@@ -64,8 +65,8 @@ class Catalog final : public ToolCatalog, public std::enable_shared_from_this<Ca
   const UpstreamDefinition& definition() const override { return *definition_; }
 
  private:
-  asio::awaitable<void> fetch([[maybe_unused]] std::shared_ptr<Catalog> self, std::shared_ptr<Flight> flight,
-                              Clock::time_point deadline) {
+  asio::awaitable<void> fetch([[maybe_unused]] std::shared_ptr<Catalog> self,
+                              std::shared_ptr<Flight> flight, Clock::time_point deadline) {
     std::uint64_t generation;
     {
       std::lock_guard lock(mutex_);
