@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,18 +60,35 @@ inline std::unique_ptr<ServerProcess> start_everything() {
       node_environment(), options);
 }
 
-// era: "2025" (v1 SDK, sessions) or "2026" (v2 SDK, 2026-07-28 only).
+// era: "2025" (v1 SDK, sessions) or "2026" (v2 SDK, 2026-07-28 only). tls_dir: serve HTTPS
+// with its server.pem and server.key (make_test_certificates).
 inline std::unique_ptr<ServerProcess> start_test_upstream(
     const std::string& era, const std::filesystem::path& token_file,
-    const std::filesystem::path& events_file) {
+    const std::filesystem::path& events_file, const std::filesystem::path& tls_dir = {}) {
   auto script = std::filesystem::path(SANDGATE_SOURCE_DIR) / "tests/support/upstream_server.mjs";
   LaunchOptions options;
   options.stop_grace = std::chrono::seconds(2);
-  return std::make_unique<ServerProcess>(
-      "test upstream (" + era + ")",
-      std::vector<std::string>{e2e_node().string(), script.string(), "--era", era, "--token-file",
-                               token_file.string(), "--events", events_file.string()},
-      node_environment(), options);
+  std::vector<std::string> argv{
+      e2e_node().string(), script.string(),     "--era",    era,
+      "--token-file",      token_file.string(), "--events", events_file.string()};
+  if (!tls_dir.empty()) {
+    argv.push_back("--tls");
+    argv.push_back(tls_dir.string());
+  }
+  return std::make_unique<ServerProcess>("test upstream (" + era + ")", std::move(argv),
+                                         node_environment(), options);
+}
+
+// A throwaway CA (dir/ca.pem) and a server certificate it signs for `alt_name` (e.g.
+// "DNS:localhost"): dir/server.pem and dir/server.key (tests/support/test_tls.py).
+inline void make_test_certificates(const std::filesystem::path& dir, const std::string& alt_name) {
+  auto support = std::filesystem::path(SANDGATE_SOURCE_DIR) / "tests/support";
+  std::string command = "/usr/bin/python3 -c \"import sys; sys.path.insert(0, '" +
+                        support.string() + "'); import test_tls; test_tls.make_ca('" +
+                        dir.string() + "'); test_tls.sign_server_certificate('" + dir.string() +
+                        "', ['" + alt_name + "'])\" > /dev/null";
+  if (std::system(command.c_str()) != 0)
+    throw std::runtime_error("cannot make test certificates in " + dir.string());
 }
 
 // The events an upstream recorded so far (one JSON object a line).

@@ -210,6 +210,12 @@ TEST_CASE("an SDK upstream gets the gateway's bearer token; a wrong one is a cle
   for (auto& e : upstream_events(right.events))
     if (e.value("event", "") == "request") ports.insert(e.value("port", 0));
   CHECK(ports.size() <= 3);
+  // Closing ends the session (DELETE, in the background).
+  client->close();
+  CHECK(wait_for_event(right.events, "session_closed", std::chrono::seconds(10)).has_value());
+  CHECK(error_of([&] {
+          loop.run(client->call_tool("echo", {{"message", "closed"}}, in(kGenerous)));
+        }).kind() == Kind::unreachable);
 
   SdkUpstream wrong("2025", "bearer-wrong", "", "a-wrong-token");
   auto refused = McpClient::create(loop.io.get_executor(), wrong.definition);
@@ -219,6 +225,40 @@ TEST_CASE("an SDK upstream gets the gateway's bearer token; a wrong one is a cle
   CHECK(e.kind() == Kind::unreachable);
   CHECK(std::string(e.what()) == "upstream 'sdk' refused the gateway's credentials (HTTP 401)");
   CHECK(wrong.count("unauthorized") >= 1);
+}
+
+TEST_CASE("an https upstream is verified against its CA file, and by its name",
+          "[integration][upstream]") {
+  if (!need_node()) return;
+  Dir dir("tls");
+  make_test_certificates(dir.path, "DNS:localhost");
+  auto expected = dir.write("expected-token", "tls-token\n");
+  auto process = start_test_upstream("2025", expected, dir.path / "events.jsonl", dir.path);
+  const auto port = std::to_string(process->port());
+  const auto ca = (dir.path / "ca.pem").string();
+  auto definition = [&](const std::string& host, bool with_ca) {
+    return define(R"({"tls": {"url": "https://)" + host + ":" + port +
+                  R"(/mcp", "headers": {"Authorization": {"file": ")" + expected.string() +
+                  R"(", "prefix": "Bearer "}})" +
+                  (with_ca ? R"(, "ca_file": ")" + ca + "\"" : std::string()) + "}}");
+  };
+  Loop loop;
+  auto trusted = McpClient::create(loop.io.get_executor(), definition("localhost", true));
+  CHECK(text_of(loop.run(trusted->call_tool("echo", {{"message", "over TLS"}}, in(kGenerous)))
+                    .result) == "Echo: over TLS");
+  CHECK(trusted->protocol_version() == "2025-11-25");
+  const std::string refused =
+      "upstream 'tls' is unreachable: the TLS handshake or its certificate check failed";
+  // The system's store does not know the throwaway CA.
+  auto system_store = McpClient::create(loop.io.get_executor(), definition("localhost", false));
+  auto e = error_of([&] { loop.run(system_store->list_tools(in(kGenerous))); });
+  CHECK(e.kind() == Kind::unreachable);
+  CHECK(std::string(e.what()) == refused);
+  // The certificate names localhost, not 127.0.0.1.
+  auto wrong_name = McpClient::create(loop.io.get_executor(), definition("127.0.0.1", true));
+  auto n = error_of([&] { loop.run(wrong_name->list_tools(in(kGenerous))); });
+  CHECK(n.kind() == Kind::unreachable);
+  CHECK(std::string(n.what()) == refused);
 }
 
 TEST_CASE("a hung tool ends at the deadline, a 10 MB answer is refused, a tool error is an outcome",

@@ -8,7 +8,10 @@
 // cancelled `hang` (with the reason), the error its `ask` got back, the MCP headers of each call.
 //
 //   node upstream_server.mjs --era 2025|2026 --token-file FILE [--events FILE] [--modules DIR]
+//                            [--tls DIR]
 //
+// --tls: serve HTTPS with DIR/server.pem and DIR/server.key (tests/support/test_tls.py makes
+// them, signed by a throwaway CA).
 // --modules: the node_modules holding the SDKs (default: tests/e2e/node_modules).
 // Tools: echo {message}, hang (answers only when cancelled), big (a 10 MB text), ask (asks its
 // client for input: elicitation/create), fail (an isError result), change (adds the tool
@@ -16,6 +19,7 @@
 // Mcp-Param-Region in 2026-07-28).
 import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -164,7 +168,10 @@ function legacyHandler() {
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => sessions.set(id, transport),
       });
-      transport.onclose = () => sessions.delete(transport.sessionId);
+      transport.onclose = () => {
+        record({ event: "session_closed" });
+        sessions.delete(transport.sessionId);
+      };
       await server.connect(transport);
     }
     await transport.handleRequest(req, res, body);
@@ -226,7 +233,18 @@ function modernHandler() {
 }
 
 const handle = era === "2026" ? modernHandler() : legacyHandler();
-const server = http.createServer(async (req, res) => {
+const tlsDir = option("tls", "");
+const serve = (listener) =>
+  tlsDir
+    ? https.createServer(
+        {
+          cert: fs.readFileSync(path.join(tlsDir, "server.pem")),
+          key: fs.readFileSync(path.join(tlsDir, "server.key")),
+        },
+        listener,
+      )
+    : http.createServer(listener);
+const server = serve(async (req, res) => {
   try {
     if (!authorized(req)) {
       record({ event: "unauthorized" });
@@ -242,6 +260,7 @@ const server = http.createServer(async (req, res) => {
   }
 });
 server.listen(0, "127.0.0.1", () => {
-  process.stdout.write(`test upstream listening on http://127.0.0.1:${server.address().port}/mcp\n`);
+  const scheme = tlsDir ? "https" : "http";
+  process.stdout.write(`test upstream listening on ${scheme}://127.0.0.1:${server.address().port}/mcp\n`);
 });
 process.on("SIGTERM", () => process.exit(0));
