@@ -335,7 +335,8 @@ TEST_CASE("a cancelled call tells the upstream (2025: notifications/cancelled)",
       "Echo: after");
 }
 
-TEST_CASE("fifty concurrent calls on one client share one negotiation", "[integration][upstream]") {
+TEST_CASE("fifty concurrent calls on one client share one negotiation; a lost session is renewed",
+          "[integration][upstream]") {
   if (!need_node()) return;
   SdkUpstream up("2025", "concurrent");
   Loop loop;
@@ -350,6 +351,12 @@ TEST_CASE("fifty concurrent calls on one client share one negotiation", "[integr
     CHECK(text_of(calls[static_cast<std::size_t>(i)].get().result) ==
           "Echo: call " + std::to_string(i));
   CHECK(up.count("initialized") == 1);
+  // A session the upstream forgot (404): a new one, once, and the call goes through.
+  loop.run(client->call_tool("forget", json::object(), in(kGenerous)));
+  CHECK(
+      text_of(loop.run(client->call_tool("echo", {{"message", "again"}}, in(kGenerous))).result) ==
+      "Echo: again");
+  CHECK(up.count("initialized") == 2);
 }
 
 TEST_CASE("list_changed marks the client and the catalog fetches anew, once for many readers",

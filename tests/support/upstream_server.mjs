@@ -15,7 +15,8 @@
 // --modules: the node_modules holding the SDKs (default: tests/e2e/node_modules).
 // Tools: echo {message}, hang (answers only when cancelled), big (a 10 MB text), ask (asks its
 // client for input: elicitation/create), fail (an isError result), change (adds the tool
-// `added` and sends notifications/tools/list_changed), headers {region} (region is mirrored into
+// `added` and sends notifications/tools/list_changed), forget (drops every 2025-era session, as
+// a restart would), headers {region} (region is mirrored into
 // Mcp-Param-Region in 2026-07-28).
 import fs from "node:fs";
 import http from "node:http";
@@ -55,6 +56,7 @@ const tools = [
   { name: "ask", description: "Asks its client for input", inputSchema: { type: "object" } },
   { name: "fail", description: "Always fails", inputSchema: { type: "object" } },
   { name: "change", description: "Adds a tool", inputSchema: { type: "object" } },
+  { name: "forget", description: "Forgets every session", inputSchema: { type: "object" } },
   {
     name: "headers",
     description: "Reports the MCP headers it was called with",
@@ -66,6 +68,9 @@ const tools = [
 ];
 
 const text = (t, isError = false) => ({ content: [{ type: "text", text: t }], ...(isError ? { isError } : {}) });
+
+// `forget` drops every 2025-era session without telling its client (as a restart would).
+let forgetSessions = () => {};
 
 // One tools/call. `ask(request)` sends a request to the client and resolves with its result;
 // `notify(notification)` sends a notification on the call's stream; `signal` aborts on cancel.
@@ -119,6 +124,9 @@ async function callTool(name, args, { signal, ask, notify, headers }) {
       return text("changed");
     case "added":
       return text("added works");
+    case "forget":
+      forgetSessions();
+      return text("forgotten");
     default:
       throw new Error(`unknown tool ${name}`);
   }
@@ -140,6 +148,7 @@ function legacyHandler() {
   const { StreamableHTTPServerTransport } = require("@modelcontextprotocol/sdk/server/streamableHttp.js");
   const types = require("@modelcontextprotocol/sdk/types.js");
   const sessions = new Map();
+  forgetSessions = () => sessions.clear();
   return async (req, res) => {
     const sessionId = req.headers["mcp-session-id"];
     const body = req.method === "POST" ? JSON.parse((await readBody(req)) || "null") : undefined;
