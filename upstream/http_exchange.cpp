@@ -31,6 +31,8 @@ constexpr std::size_t kMaxIdleConnections = 64;
 // Node's HTTP server closes an idle keep-alive connection after 5 s; one idle for longer is
 // likelier closed than not, and a request on it would fail (then be retried) for nothing.
 constexpr auto kMaxIdle = std::chrono::seconds(4);
+// How long the end of an event stream may follow its response before the connection is dropped.
+constexpr auto kStreamEndGrace = std::chrono::milliseconds(100);
 
 using Kind = UpstreamError::Kind;
 
@@ -165,6 +167,18 @@ asio::awaitable<Outcome> exchange_on(Stream& stream, ConnectionPool::Connection&
     for (auto& data : done)
       if (!found && on_event(std::move(data))) found = true;
   }
+  // The response came; the stream's end (its last chunk) is usually on its way in the same
+  // moment. Waiting a little for it keeps the connection for the next call; a stream the
+  // upstream keeps open is dropped with its connection instead.
+  if (found && !parser.is_done()) {
+    connection.lowest().expires_at(std::min(deadline, Clock::now() + kStreamEndGrace));
+    while (!parser.is_done()) {
+      auto [ec, n] = co_await http::async_read_some(stream, connection.buffer, parser, kTuple);
+      if (ec) break;
+      out.answer.bytes += parser.get().body().size();
+      parser.get().body().clear();
+    }
+  }
   out.keep = parser.is_done() && parser.get().keep_alive();
   co_return out;
 }
@@ -274,7 +288,6 @@ asio::awaitable<HttpAnswer> ConnectionPool::post(HttpPost post, Clock::time_poin
   for (int attempt = 0;; ++attempt) {
     auto connection = take_idle();
     if (!connection) connection = co_await connect(deadline);
-    // Not a co_await in each arm of ?: — g++ 12 destroyed that result twice (a double free).
     Outcome out;
     if (connection->secure)
       out = co_await exchange_on(*connection->secure, *connection, request, d, deadline, on_event);

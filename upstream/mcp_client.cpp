@@ -104,7 +104,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       json params = json::object();
       if (!cursor.empty()) params["cursor"] = cursor;
       Session used;
-      json result = co_await request("tools/list", std::move(params), deadline, {}, nullptr, &used);
+      json result =
+          co_await request("tools/list", std::move(params), deadline, Headers(), nullptr, &used);
       if (!result.contains("tools") || !result["tools"].is_array())
         throw UpstreamError(Kind::protocol, who() + " answered tools/list without a tools array");
       if (page == 0 && used.era == Era::modern && result.contains("ttlMs") &&
@@ -195,8 +196,8 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
         executor_,
         [pool, headers]() -> asio::awaitable<void> {
           HttpPost post{{}, true, headers};
-          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget,
-                              [](std::string&&) { return true; });
+          EventHandler ignore = [](std::string&&) { return true; };
+          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget, ignore);
         },
         asio::detached);
   }
@@ -283,7 +284,7 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     auto state = co_await asio::this_coro::cancellation_state;
     Answer out;
     auto on_event = [this, &out, id, session](std::string&& data) -> bool {
-      // A priming event (an id for resumption, no data) carries no message.
+      // A priming event (an id for resumption, no message) carries nothing.
       if (data.find_first_not_of(" \t\r\n") == std::string::npos) return false;
       auto parsed = parse_bounded_json(data);
       if (parsed.fault == JsonFault::too_deep)
@@ -293,11 +294,10 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       return take(std::move(parsed.value), id, out, session);
     };
     HttpAnswer answer;
-    // A named request, not a temporary in the co_await: g++ 12 destroyed such a temporary twice
-    // (its header vector freed twice) when the await sits in a try block.
-    HttpPost request{message.dump(), false, std::move(headers)};
     try {
-      answer = co_await pool_->post(std::move(request), deadline, on_event);
+      // A named request, not a temporary in the co_await (GCC 12 destroys some twice).
+      HttpPost post{message.dump(), false, std::move(headers)};
+      answer = co_await pool_->post(std::move(post), deadline, on_event);
     } catch (...) {
       if (is_cancelled(state) && id && session.era == Era::legacy) send_cancelled(*id, session);
       if (is_cancelled(state))
@@ -351,8 +351,9 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     asio::co_spawn(
         executor_,
         [pool, body = message.dump(), headers]() -> asio::awaitable<void> {
-          co_await pool->post(HttpPost{body, false, headers}, Clock::now() + kBackgroundBudget,
-                              [](std::string&&) { return true; });
+          HttpPost post{body, false, headers};
+          EventHandler ignore = [](std::string&&) { return true; };
+          co_await pool->post(std::move(post), Clock::now() + kBackgroundBudget, ignore);
         },
         asio::detached);
   }
