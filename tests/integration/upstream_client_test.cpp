@@ -193,7 +193,7 @@ TEST_CASE("server-everything: negotiated in the 2025 era, its tools listed and c
   client->close();
 }
 
-TEST_CASE("an SDK upstream gets the gateway's bearer token; a wrong one is a clear error",
+TEST_CASE("an SDK upstream gets the gateway's bearer token, and a wrong one is a clear error",
           "[integration][upstream]") {
   if (!need_node()) return;
   SdkUpstream right("2025", "bearer");
@@ -335,8 +335,9 @@ TEST_CASE("a cancelled call tells the upstream (2025: notifications/cancelled)",
       "Echo: after");
 }
 
-TEST_CASE("fifty concurrent calls on one client share one negotiation; a lost session is renewed",
-          "[integration][upstream]") {
+TEST_CASE(
+    "fifty concurrent calls on one client share one negotiation, and a lost session is renewed",
+    "[integration][upstream]") {
   if (!need_node()) return;
   SdkUpstream up("2025", "concurrent");
   Loop loop;
@@ -454,7 +455,7 @@ TEST_CASE("the 2026-07-28 era: discover, mirrored headers, cancellation by closi
   CHECK(wait_for_event(up.events, "hang_aborted", std::chrono::seconds(10)).has_value());
 }
 
-TEST_CASE("an upstream that is down is unreachable; http:// off loopback is refused",
+TEST_CASE("an upstream that is down is unreachable, and http:// off loopback is refused",
           "[integration][upstream]") {
   Loop loop;
   // A port nothing listens on: bound, then closed.
