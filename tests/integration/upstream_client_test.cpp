@@ -438,6 +438,12 @@ TEST_CASE("the 2026-07-28 era: discover, mirrored headers, cancellation by closi
     CHECK(e.kind() == Kind::refused);
   }
   CHECK(up.count("elicitation_answered") == 0);
+  // 2026-07-28's own way to ask (an input_required result): the v2 SDK does not ask a client
+  // that declared no elicitation capability (-32021); the call ends with that error.
+  auto again =
+      error_of([&] { loop.run(client->call_tool("ask_again", json::object(), in(kGenerous))); });
+  CHECK(again.kind() == Kind::refused);
+  CHECK_THAT(std::string(again.what()), Catch::Contains("elicitation/create"));
 
   asio::cancellation_signal signal;
   auto call = asio::co_spawn(loop.io, client->call_tool("hang", json::object(), in(kGenerous)),
