@@ -55,7 +55,8 @@ struct Session {
 
 struct Answer {
   int status = 0;
-  json response;  // the JSON-RPC response to our request, or an error body; null when none
+  json response;         // the JSON-RPC response to our request, or an error body; null when none
+  bool matched = false;  // `response` is the response to our request (its id)
   std::string session_id;
   std::uint64_t bytes = 0;
 };
@@ -238,6 +239,12 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
           forget_session(session.session_id);
           continue;
         }
+        // A JSON-RPC error answering our request is the upstream's refusal, whatever the HTTP
+        // status it came with (2026-07-28 sends some with 4xx) — but for the credentials.
+        if (answer.matched && answer.response.contains("error") && answer.status != 401 &&
+            answer.status != 403)
+          throw UpstreamError(Kind::refused,
+                              who() + " refused " + method + ": " + error_message(answer.response));
         check_status(answer, method);
         if (!answer.response.is_object())
           throw UpstreamError(Kind::protocol, who() + " sent no answer to " + method);
@@ -339,6 +346,7 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
     if (id && message.contains("id") && message["id"] == *id &&
         (message.contains("result") || message.contains("error"))) {
       out.response = std::move(message);
+      out.matched = true;
       return true;
     }
     return false;

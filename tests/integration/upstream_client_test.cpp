@@ -193,7 +193,7 @@ TEST_CASE("server-everything: negotiated in the 2025 era, its tools listed and c
   client->close();
 }
 
-TEST_CASE("an SDK upstream gets the gateway's bearer token; a wrong one is a clear error",
+TEST_CASE("an SDK upstream gets the gateway's bearer token, and a wrong one is a clear error",
           "[integration][upstream]") {
   if (!need_node()) return;
   SdkUpstream right("2025", "bearer");
@@ -335,8 +335,9 @@ TEST_CASE("a cancelled call tells the upstream (2025: notifications/cancelled)",
       "Echo: after");
 }
 
-TEST_CASE("fifty concurrent calls on one client share one negotiation; a lost session is renewed",
-          "[integration][upstream]") {
+TEST_CASE(
+    "fifty concurrent calls on one client share one negotiation, and a lost session is renewed",
+    "[integration][upstream]") {
   if (!need_node()) return;
   SdkUpstream up("2025", "concurrent");
   Loop loop;
@@ -437,6 +438,12 @@ TEST_CASE("the 2026-07-28 era: discover, mirrored headers, cancellation by closi
     CHECK(e.kind() == Kind::refused);
   }
   CHECK(up.count("elicitation_answered") == 0);
+  // 2026-07-28's own way to ask (an input_required result): the v2 SDK does not ask a client
+  // that declared no elicitation capability (-32021); the call ends with that error.
+  auto again =
+      error_of([&] { loop.run(client->call_tool("ask_again", json::object(), in(kGenerous))); });
+  CHECK(again.kind() == Kind::refused);
+  CHECK_THAT(std::string(again.what()), Catch::Contains("elicitation/create"));
 
   asio::cancellation_signal signal;
   auto call = asio::co_spawn(loop.io, client->call_tool("hang", json::object(), in(kGenerous)),
@@ -454,7 +461,7 @@ TEST_CASE("the 2026-07-28 era: discover, mirrored headers, cancellation by closi
   CHECK(wait_for_event(up.events, "hang_aborted", std::chrono::seconds(10)).has_value());
 }
 
-TEST_CASE("an upstream that is down is unreachable; http:// off loopback is refused",
+TEST_CASE("an upstream that is down is unreachable, and http:// off loopback is refused",
           "[integration][upstream]") {
   Loop loop;
   // A port nothing listens on: bound, then closed.

@@ -14,7 +14,7 @@
 // them, signed by a throwaway CA).
 // --modules: the node_modules holding the SDKs (default: tests/e2e/node_modules).
 // Tools: echo {message}, hang (answers only when cancelled), big (a 10 MB text), ask (asks its
-// client for input: elicitation/create), fail (an isError result), change (adds the tool
+// client for input: elicitation/create), ask_again (2026-07-28: an input_required result), fail (an isError result), change (adds the tool
 // `added` and sends notifications/tools/list_changed), forget (drops every 2025-era session, as
 // a restart would), headers {region} (region is mirrored into
 // Mcp-Param-Region in 2026-07-28).
@@ -54,6 +54,7 @@ const tools = [
   { name: "hang", description: "Never answers (until cancelled)", inputSchema: { type: "object" } },
   { name: "big", description: "A 10 MB answer", inputSchema: { type: "object" } },
   { name: "ask", description: "Asks its client for input", inputSchema: { type: "object" } },
+  { name: "ask_again", description: "Asks for input the 2026 way", inputSchema: { type: "object" } },
   { name: "fail", description: "Always fails", inputSchema: { type: "object" } },
   { name: "change", description: "Adds a tool", inputSchema: { type: "object" } },
   { name: "forget", description: "Forgets every session", inputSchema: { type: "object" } },
@@ -68,6 +69,9 @@ const tools = [
 ];
 
 const text = (t, isError = false) => ({ content: [{ type: "text", text: t }], ...(isError ? { isError } : {}) });
+
+// The v2 SDK's builder of an input_required result (2026-07-28 only).
+let inputRequired = null;
 
 // `forget` drops every 2025-era session without telling its client (as a restart would).
 let forgetSessions = () => {};
@@ -124,6 +128,18 @@ async function callTool(name, args, { signal, ask, notify, headers }) {
       return text("changed");
     case "added":
       return text("added works");
+    case "ask_again":
+      // 2026-07-28's way to ask (multi round-trip): an input_required result.
+      if (!inputRequired) return text("asks only in the 2026-07-28 era", true);
+      record({ event: "input_required_sent" });
+      return inputRequired({
+        inputRequests: {
+          name: inputRequired.elicit({
+            message: "What is your name?",
+            requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+          }),
+        },
+      });
     case "forget":
       forgetSessions();
       return text("forgotten");
@@ -189,7 +205,9 @@ function legacyHandler() {
 
 // ---- 2026-07-28: the v2 server SDK's per-request handler, modern requests only.
 function modernHandler() {
-  const { Server, createMcpHandler } = require("@modelcontextprotocol/server");
+  const sdk = require("@modelcontextprotocol/server");
+  const { Server, createMcpHandler } = sdk;
+  inputRequired = sdk.inputRequired;
   const handler = createMcpHandler(
     () => {
       const server = new Server({ name: "test-upstream", version: "2.0.0" }, { capabilities: { tools: { listChanged: true } } });
