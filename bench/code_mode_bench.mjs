@@ -99,7 +99,7 @@ const JAVASCRIPT = (n) => `const t = require('sandgate_tools');
 
 async function through(client, language) {
   const code = language === "python" ? PYTHON(calls) : JAVASCRIPT(calls);
-  const r = await client.callTool({ name: "execute", arguments: { code, language, timeout: 300 } });
+  const r = await client.callTool({ name: "execute", arguments: { code, language, timeout_seconds: 300 } });
   const stdout = r.structuredContent?.stdout ?? "";
   if (r.isError || !stdout.trim()) throw new Error(`execute failed: ${JSON.stringify(r).slice(0, 500)}`);
   return JSON.parse(stdout.trim().split("\n").pop());

@@ -306,7 +306,10 @@ class Client final : public McpClient, public std::enable_shared_from_this<Clien
       HttpPost post{message.dump(), false, std::move(headers)};
       answer = co_await pool_->post(std::move(post), deadline, on_event);
     } catch (...) {
-      if (is_cancelled(state) && id && session.era == Era::legacy) send_cancelled(*id, session);
+      // A request abandoned — cancelled, or past its deadline — is one the upstream should stop
+      // working on: in 2025-11-25 a closed stream is not cancellation, notifications/cancelled is.
+      if ((is_cancelled(state) || Clock::now() >= deadline) && id && session.era == Era::legacy)
+        send_cancelled(*id, session);
       if (is_cancelled(state))
         throw UpstreamError(Kind::cancelled, "the call to " + who() + " was cancelled");
       throw;

@@ -142,8 +142,14 @@ class Listener final : public ToolChannel, public std::enable_shared_from_this<L
         continue;
       }
       live_.remove_if([](const auto& weak) { return weak.expired(); });
-      // Beyond the sandbox's open connections: closed unanswered (descriptors are the
-      // gateway's).
+      // At the sandbox's open connections, a moment for those whose programs already closed
+      // them to notice (their ends are read on this strand, while this waits); beyond it, the
+      // new one is closed unanswered (descriptors are the gateway's).
+      for (int i = 0; i < 50 && live_.size() >= channel_->limits.connections; ++i) {
+        asio::steady_timer pause(channel_->strand, std::chrono::milliseconds(10));
+        co_await pause.async_wait(kTuple);
+        live_.remove_if([](const auto& weak) { return weak.expired(); });
+      }
       if (live_.size() >= channel_->limits.connections) {
         boost::system::error_code ignored;
         socket.close(ignored);

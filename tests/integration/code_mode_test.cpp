@@ -153,7 +153,7 @@ TEST_CASE("a tenant's code calls server-everything's tools from Python, JavaScri
 
   CHECK(metric(*world.gw,
                "sandgate_upstream_tool_calls_total{upstream=\"everything\",outcome=\"ok\"}") >=
-        200);
+        150);
   // Metadata only: the log names the tool, never what it was given or answered.
   auto logged = world.log.read();
   CHECK(logged.find("\"event\":\"tool_call\"") != std::string::npos);
@@ -221,11 +221,16 @@ TEST_CASE(
   // lists and says.
   // Every writable place and sandgate's own files (the system's are the host's, read-only);
   // /code holds this script, which names what it looks for.
-  const std::string look =
-      "grep -rsl '" + secret + "' /sandgate /work /tmp /dev/shm /etc /env | head -3\n"
-      "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '" + secret + "'\n"
-      "sandgate-tool list | grep -c '" + secret + "'\n"
-      "sandgate-tool reference | grep -c '" + secret + "'\n";
+  const std::string look = "grep -rsl '" + secret +
+                           "' /sandgate /work /tmp /dev/shm /etc /env | head -3\n"
+                           "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '" +
+                           secret +
+                           "'\n"
+                           "sandgate-tool list | grep -c '" +
+                           secret +
+                           "'\n"
+                           "sandgate-tool reference | grep -c '" +
+                           secret + "'\n";
   auto search = alice.run(look, "bash");
   INFO(search.dump());
   CHECK(stdout_of(search) == "0\n0\n0\n");

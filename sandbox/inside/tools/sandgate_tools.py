@@ -172,6 +172,9 @@ class _Server:
     def __init__(self, info):
         self._name = info["name"]
         self.__doc__ = info.get("description") or ""
+        # Its tools could not be listed (the upstream is down, refused the gateway): a call by
+        # name still goes through, and raises the reason.
+        self._unlisted = "error" in info
         self._tools = {}
         for t in info.get("tools") or []:
             tool = _Tool(self._name, t)
@@ -179,10 +182,11 @@ class _Server:
             self._tools.setdefault(_identifier(t["name"]), tool)
 
     def __getattr__(self, name):
-        try:
+        if name in self._tools:
             return self._tools[name]
-        except KeyError:
-            raise AttributeError("upstream %r has no tool %r it may call" % (self._name, name))
+        if self._unlisted and not name.startswith("__"):
+            return _Tool(self._name, {"name": name})
+        raise AttributeError("upstream %r has no tool %r it may call" % (self._name, name))
 
     def __dir__(self):
         return sorted(self._tools)
