@@ -141,6 +141,7 @@ summary.direct = d;
 fs.mkdirSync(out, { recursive: true });
 fs.writeFileSync(path.join(out, "code_mode.json"), JSON.stringify({ summary, results }, null, 1));
 const f = (x) => x.toFixed(3);
+const signed = (x) => (x >= 0 ? "+" : "") + f(x);
 const md = `# Code mode: a tool call from the sandbox against the SDK client's own (issue #45)
 
 \`node bench/code_mode_bench.mjs\`: server-everything's \`echo\` on loopback; the official SDK
@@ -152,8 +153,8 @@ Milliseconds per call.
 | path | median | p90 | mean | median ratio to direct | median extra |
 |---|---|---|---|---|---|
 | SDK client, direct | ${f(d.median)} | ${f(d.p90)} | ${f(d.mean)} | 1 | 0 |
-| Python in the sandbox | ${f(summary.python.median)} | ${f(summary.python.p90)} | ${f(summary.python.mean)} | ${f(summary.python.ratio_median)} | +${f(summary.python.extra_ms_median)} |
-| JavaScript in the sandbox | ${f(summary.javascript.median)} | ${f(summary.javascript.p90)} | ${f(summary.javascript.mean)} | ${f(summary.javascript.ratio_median)} | +${f(summary.javascript.extra_ms_median)} |
+| Python in the sandbox | ${f(summary.python.median)} | ${f(summary.python.p90)} | ${f(summary.python.mean)} | ${f(summary.python.ratio_median)} | ${signed(summary.python.extra_ms_median)} |
+| JavaScript in the sandbox | ${f(summary.javascript.median)} | ${f(summary.javascript.p90)} | ${f(summary.javascript.mean)} | ${f(summary.javascript.ratio_median)} | ${signed(summary.javascript.extra_ms_median)} |
 
 Target (issue #45): at most 1.5× the direct call, or within +2 ms.
 `;
