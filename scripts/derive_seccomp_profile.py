@@ -10,7 +10,8 @@ sandbox supervisor and the programs it runs) calls is on the RuntimeDefault list
 programs run under the sandbox's own, stricter filter on top (sandbox/inside/seccomp_filter.cpp).
 The base list is containers-common 0.50's allow list (Debian 12's podman) less what moby gates
 on a capability a baseline pod lacks (CAP_SYS_ADMIN, CAP_SYSLOG, CAP_SYS_BOOT) or refuses
-(keyctl).
+(keyctl); `socket` has rules of its own below, as in containers-common: every socket but the
+audit netlink one, which needs CAP_AUDIT_WRITE.
 
 Writes:
   deploy/k8s/security-profiles/sandgate.json         for the kubelet's seccomp directory
@@ -118,6 +119,14 @@ def personality_rules():
 def profile(with_sandgate):
     allow = sorted(set(RUNTIME_DEFAULT_ALLOW) | (set(SANDGATE_ADDS) if with_sandgate else set()))
     rules = [{"names": allow, "action": "SCMP_ACT_ALLOW"}]
+    # socket: any but the audit netlink socket (AF_NETLINK 16, NETLINK_AUDIT 9), which needs
+    # CAP_AUDIT_WRITE; conditions only (an unconditional allow would override the refusal).
+    rules.append({"names": ["socket"], "action": "SCMP_ACT_ERRNO", "errnoRet": 22,
+                  "args": [{"index": 0, "value": 16, "valueTwo": 0, "op": "SCMP_CMP_EQ"},
+                           {"index": 2, "value": 9, "valueTwo": 0, "op": "SCMP_CMP_EQ"}]})
+    for index, value in ((0, 16), (2, 9)):
+        rules.append({"names": ["socket"], "action": "SCMP_ACT_ALLOW",
+                      "args": [{"index": index, "value": value, "valueTwo": 0, "op": "SCMP_CMP_NE"}]})
     if not with_sandgate:
         rules.append({"names": ["clone"], "action": "SCMP_ACT_ALLOW",
                       "args": [{"index": 0, "value": CLONE_NAMESPACE_FLAGS, "valueTwo": 0,
