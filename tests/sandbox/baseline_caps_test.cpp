@@ -14,6 +14,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <sstream>
+#include <vector>
 
 #include "forked_scenario.hpp"
 #include "sandbox/cgroups/cgroup_tree.hpp"
@@ -42,29 +44,45 @@ std::string keep_only_setuid_setgid() {
   return "";
 }
 
+// The root cgroup's directory is 0555 (writable only with CAP_DAC_OVERRIDE, which a pod's root
+// lacks too): a process at a hierarchy's root (a hybrid host's) moves into a child first, as a
+// container's process sits in the container's cgroup. Each child made is listed in `made`.
+std::string leave_root_cgroup(const sandgate::sandbox::CgroupMount& m,
+                              const std::string& controller, fs::path& own,
+                              std::vector<fs::path>& made) {
+  own = sandgate::sandbox::own_cgroup_dir(m, controller);
+  if (own != m.point) return "";
+  own /= "sandgate-baseline-test-" + std::to_string(::getpid());
+  if (::mkdir(own.c_str(), 0755) != 0) return "SETUP: mkdir " + own.string();
+  made.push_back(own);
+  try {
+    sandgate::sandbox::write_file(own / "cgroup.procs", "0");
+  } catch (const std::exception& e) {
+    return std::string("SETUP: ") + e.what();
+  }
+  return "";
+}
+
 // In a mount namespace of its own: every cgroup2 mount read-only, as a runtime mounts it in a
-// pod. Returns the real path of this process's v2 cgroup (read-only now), or an error text.
-std::string read_only_cgroup2(fs::path& own) {
+// pod. `own` is the real path of this process's v2 cgroup (read-only now).
+std::string read_only_cgroup2(fs::path& own, std::vector<fs::path>& made) {
   if (::unshare(CLONE_NEWNS) != 0) return "SETUP: unshare(CLONE_NEWNS) failed";
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return "SETUP: could not make / private";
   bool any = false;
   for (const auto& m : sandgate::sandbox::cgroup_mounts()) {
+    if (m.fstype == "cgroup") {
+      for (const char* c : {"memory", "pids", "cpu", "cpuacct", "freezer"}) {
+        if (!sandgate::sandbox::has_mount_option(m.options, c)) continue;
+        fs::path v1_own;
+        if (auto problem = leave_root_cgroup(m, c, v1_own, made); !problem.empty()) return problem;
+        break;
+      }
+      continue;
+    }
     if (m.fstype != "cgroup2") continue;
     any = true;
-    own = sandgate::sandbox::own_cgroup_dir(m, "");
-    // The root cgroup's directory is 0555 (writable only with CAP_DAC_OVERRIDE, which a pod's
-    // root lacks too): a process there (a hybrid host's unified hierarchy) moves into a child
-    // first, as a container's process sits in the container's cgroup. The test removes it.
-    if (own == m.point) {
-      own /= "sandgate-baseline-test-" + std::to_string(::getpid());
-      if (::mkdir(own.c_str(), 0755) != 0) return "SETUP: mkdir " + own.string();
-      try {
-        sandgate::sandbox::write_file(own / "cgroup.procs", "0");
-      } catch (const std::exception& e) {
-        return std::string("SETUP: ") + e.what();
-      }
-    }
+    if (auto problem = leave_root_cgroup(m, "", own, made); !problem.empty()) return problem;
     if (::mount(nullptr, m.point.c_str(), nullptr,
                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
       return "SETUP: could not remount " + m.point.string() + " read-only";
@@ -74,9 +92,12 @@ std::string read_only_cgroup2(fs::path& own) {
 
 std::string baseline_run() {
   fs::path own;
-  if (auto problem = read_only_cgroup2(own); !problem.empty()) return problem;
-  if (auto problem = keep_only_setuid_setgid(); !problem.empty()) return problem;
-  std::string answer = "cgroup: " + own.string() + "\n";
+  std::vector<fs::path> made;
+  auto setup = read_only_cgroup2(own, made);
+  std::string answer;
+  for (const auto& dir : made) answer += "made: " + dir.string() + "\n";
+  if (!setup.empty()) return answer + setup;
+  if (auto problem = keep_only_setuid_setgid(); !problem.empty()) return answer + problem;
   fs::path instance;
   {
     sandgate::test::SandboxFixture f;
@@ -121,10 +142,11 @@ TEST_CASE("a gateway with only CAP_SETUID and CAP_SETGID and a read-only cgroup 
     return;
   }
   auto answer = sandgate::test::run_forked(baseline_run);
-  // The child cgroup the scenario made for itself, if any: empty now that it has exited.
-  if (auto at = answer.find("/sandgate-baseline-test-"); at != std::string::npos)
-    ::rmdir(answer.substr(answer.find("cgroup: ") + 8, answer.find('\n') - 8).c_str());
-  if (answer.rfind("SKIP: ", 0) == 0) {
+  // The child cgroups the scenario made for itself, if any: empty now that it has exited.
+  std::istringstream lines(answer);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("made: ", 0) == 0) ::rmdir(line.substr(6).c_str());
+  if (answer.find("SKIP: ") != std::string::npos) {
     sandgate::test::skip_test("cgroup-v2", answer);
     return;
   }
