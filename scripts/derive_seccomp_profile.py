@@ -10,7 +10,8 @@ sandbox supervisor and the programs it runs) calls is on the RuntimeDefault list
 programs run under the sandbox's own, stricter filter on top (sandbox/inside/seccomp_filter.cpp).
 The base list is containers-common 0.50's allow list (Debian 12's podman) less what moby gates
 on a capability a baseline pod lacks (CAP_SYS_ADMIN, CAP_SYSLOG, CAP_SYS_BOOT) or refuses
-(keyctl); `socket` has rules of its own below, as in containers-common: every socket but the
+(keyctl), plus futex_waitv (Linux 5.16), which moby's profile allows since 2022 and the
+sandbox's own filter lets programs use; `socket` has rules of its own below, as in containers-common: every socket but the
 audit netlink one, which needs CAP_AUDIT_WRITE.
 
 Writes:
@@ -37,7 +38,7 @@ RUNTIME_DEFAULT_ALLOW = [
     "fanotify_mark", "fchdir", "fchmod", "fchmodat", "fchown", "fchown32", "fchownat", "fcntl",
     "fcntl64", "fdatasync", "fgetxattr", "flistxattr", "flock", "fork", "fremovexattr", "fsetxattr",
     "fstat", "fstat64", "fstatat64", "fstatfs", "fstatfs64", "fsync", "ftruncate", "ftruncate64",
-    "futex", "futex_time64", "futimesat", "get_mempolicy", "get_robust_list", "get_thread_area",
+    "futex", "futex_time64", "futex_waitv", "futimesat", "get_mempolicy", "get_robust_list", "get_thread_area",
     "getcpu", "getcwd", "getdents", "getdents64", "getegid", "getegid32", "geteuid", "geteuid32",
     "getgid", "getgid32", "getgroups", "getgroups32", "getitimer", "getpeername", "getpgid",
     "getpgrp", "getpid", "getppid", "getpriority", "getrandom", "getresgid", "getresgid32",
