@@ -19,8 +19,8 @@
 
 namespace {
 
-using sandgate::sandbox::SpawnedSupervisor;
 using sandgate::UniqueFd;
+using sandgate::sandbox::SpawnedSupervisor;
 namespace protocol = sandgate::sandbox::protocol;
 
 // Forks a child that runs `act` on its end of the channel, then reads its report.
@@ -68,6 +68,20 @@ TEST_CASE("setup report: ready is an empty report", "[sandbox][setup]") {
 TEST_CASE("setup report: the supervisor's own failure text is passed on", "[sandbox][setup]") {
   CHECK(report_of([](int fd) { say(fd, protocol::MessageType::failed, "mount /work: ENOSPC"); }) ==
         "mount /work: ENOSPC");
+}
+
+TEST_CASE("setup report: a mount refused by an LSM (EACCES) names the AppArmor profile",
+          "[sandbox][setup]") {
+  auto report = report_of([](int fd) {
+    say(fd, protocol::MessageType::failed, "remount / read-only: Permission denied");
+  });
+  CHECK(report.rfind("remount / read-only: Permission denied (an LSM refused", 0) == 0);
+  CHECK(report.find("deploy/k8s/security-profiles/sandgate.apparmor") != std::string::npos);
+  // Not a mount step, or not EACCES: passed on as it is.
+  CHECK(sandgate::sandbox::explain_setup_failure("write /etc/passwd: Permission denied") ==
+        "write /etc/passwd: Permission denied");
+  CHECK(sandgate::sandbox::explain_setup_failure("mount /proc: Operation not permitted") ==
+        "mount /proc: Operation not permitted");
 }
 
 TEST_CASE("setup report: a supervisor that dies says how, and is reaped", "[sandbox][setup]") {
