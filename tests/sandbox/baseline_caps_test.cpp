@@ -83,6 +83,12 @@ std::string read_only_cgroup2(fs::path& own, std::vector<fs::path>& made) {
     if (m.fstype != "cgroup2") continue;
     any = true;
     if (auto problem = leave_root_cgroup(m, "", own, made); !problem.empty()) return problem;
+    // A container's cgroup holds only the gateway. This child shares its cgroup with the test
+    // process (a Delegate=yes unit's, in the VM stage), which no child cgroup can be given
+    // controllers past: there the integration test "without CAP_SYS_ADMIN …" runs the same with
+    // a cgroup per gateway.
+    if (made.empty() && sandgate::sandbox::cgroup_procs(own).size() > 1)
+      return "SKIP: this process shares its cgroup " + own.string() + " with the test runner";
     if (::mount(nullptr, m.point.c_str(), nullptr,
                 MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
       return "SETUP: could not remount " + m.point.string() + " read-only";
@@ -147,7 +153,9 @@ TEST_CASE("a gateway with only CAP_SETUID and CAP_SETGID and a read-only cgroup 
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("made: ", 0) == 0) ::rmdir(line.substr(6).c_str());
   if (answer.find("SKIP: ") != std::string::npos) {
-    sandgate::test::skip_test("cgroup-v2", answer);
+    sandgate::test::skip_test(
+        answer.find("shares its cgroup") != std::string::npos ? "cgroup-of-its-own" : "cgroup-v2",
+        answer);
     return;
   }
   INFO(answer);
