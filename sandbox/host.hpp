@@ -78,6 +78,8 @@ struct IsolationReport {
   // What the cgroup probe found (CgroupLayout::describe) and what all sandboxes share of the
   // memory limit above (0: none): for the layers above, which do not see the cgroup code.
   std::string cgroups_description() const;
+  // What the cgroup probe did to reach the cgroups (a fresh mount, a user namespace of its own).
+  std::string cgroup_setup() const;
   std::uint64_t sandbox_memory_budget() const;
 };
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "file_util.hpp"
+#include "namespace_probe.hpp"
 #include "sandbox/cgroups/cgroups.hpp"
 #include "sandbox/inside/landlock.hpp"
 
@@ -68,6 +69,9 @@ IsolationReport assess_isolation(const HostConfig& config) {
   } else if (!r.seccomp) {
     r.mode = "refused";
     r.problem = "seccomp is not available in this kernel";
+  } else if (auto refused = namespace_problem(probe_sandbox_namespaces()); !refused.empty()) {
+    r.mode = "refused";
+    r.problem = refused;
   } else if (auto dumpable =
                  suid_dumpable_problem(read_file("/proc/sys/fs/suid_dumpable").value_or(""));
              r.privileged && !dumpable.empty()) {
@@ -162,6 +166,10 @@ std::string IsolationReport::to_text() const {
 
 std::string IsolationReport::cgroups_description() const {
   return cgroups->describe();
+}
+
+std::string IsolationReport::cgroup_setup() const {
+  return cgroups ? cgroups->notes : "";
 }
 
 std::uint64_t IsolationReport::sandbox_memory_budget() const {

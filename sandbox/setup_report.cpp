@@ -97,7 +97,8 @@ asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
       co_return "the sandbox's supervisor exited during setup (" + how + ")";
     }
     std::memcpy(&header, msg.data.data(), sizeof header);
-    if (header.type == protocol::MessageType::failed) co_return msg.data.substr(sizeof header);
+    if (header.type == protocol::MessageType::failed)
+      co_return explain_setup_failure(msg.data.substr(sizeof header));
     if (header.type != protocol::MessageType::ready)
       co_return "the sandbox's supervisor sent an unexpected message";
     // A sandbox with egress reports with its proxy's listening socket attached, then one with
@@ -109,6 +110,21 @@ asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
       spawned.tool_listener = std::move(msg.fds[next++]);
     co_return "";
   }
+}
+
+std::string explain_setup_failure(std::string failure) {
+  // rootfs.cpp's steps, as its errors name them.
+  static const char* const kMountSteps[] = {
+      "mount ", "bind ", "remount ", "mask ", "make / private", "pivot_root", "detach old root"};
+  if (failure.find(std::strerror(EACCES)) == std::string::npos) return failure;
+  for (const char* step : kMountSteps)
+    if (failure.rfind(step, 0) == 0)
+      return failure +
+             " (an LSM refused a mount in the sandbox's own mount namespace: the container's "
+             "AppArmor profile must allow the sandbox's mounts; use "
+             "deploy/k8s/security-profiles/sandgate.apparmor, appArmorProfile {type: Localhost, "
+             "localhostProfile: sandgate})";
+  return failure;
 }
 
 }  // namespace sandgate::sandbox

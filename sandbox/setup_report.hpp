@@ -14,4 +14,9 @@ namespace sandgate::sandbox {
 boost::asio::awaitable<std::string> await_setup_report(SpawnedSupervisor& spawned,
                                                        std::chrono::milliseconds timeout);
 
+// A supervisor's failure with what grants the missing permission added where it is known: a
+// mount step of the sandbox's root refused with EACCES (only an LSM answers a mount that way;
+// a missing capability or seccomp says EPERM) names the shipped AppArmor profile.
+std::string explain_setup_failure(std::string failure);
+
 }  // namespace sandgate::sandbox

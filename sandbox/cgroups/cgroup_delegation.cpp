@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <system_error>
 
+#include "cgroup2_view.hpp"
 #include "cgroup_tree.hpp"
 #include "sandbox/file_util.hpp"
 
@@ -73,9 +75,88 @@ bool mount_fresh_cgroup2(const fs::path& point) {
   return false;
 }
 
+// This process's v2 cgroup as /proc/self/cgroup names it ("0::PATH"), or empty.
+std::string own_v2_cgroup() {
+  std::istringstream in(read_file("/proc/self/cgroup").value_or(""));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  return "";
+}
+
+// The writable view of cgroup2_view.hpp, made once per process and kept for its lifetime (the
+// sandboxes' cgroups are reached through it).
+struct View {
+  std::mutex mutex;
+  UniqueFd fd;
+  std::string root;      // the cgroup at the view's root, as /proc/self/cgroup names cgroups
+  bool in_leaf = false;  // borrowed from a running gateway whose leaf this process is in
+};
+
+View& view() {
+  static View v;
+  return v;
+}
+
+// When mounting a fresh cgroup2 here was refused (`mount_error`; no CAP_SYS_ADMIN over this
+// mount namespace, as in a pod under Pod Security "baseline"): the view from a user namespace
+// of our own. Fills `out` and returns true, or says in d.problem what was refused.
+bool use_view(CgroupMount& out, V2Delegation& d, int mount_error, const std::string& what) {
+  View& v = view();
+  std::lock_guard lock(v.mutex);
+  if (!v.fd) {
+    std::string own = own_v2_cgroup();
+    Cgroup2View made;
+    if (fs::path(own).filename() == kLeaf) {
+      made = borrow_gateway_cgroup2_view(own);
+      v.root = fs::path(own).parent_path().string();
+      v.in_leaf = true;
+    } else {
+      made = cgroup2_view_from_own_namespaces();
+      v.root = own;
+    }
+    if (!made.fd) {
+      d.problem =
+          what + " (" + errno_text(mount_error) + ") and " + made.problem +
+          ": allow unshare(CLONE_NEWUSER) and fsopen/fsmount with the seccomp profile " +
+          "deploy/k8s/security-profiles/sandgate.json (Localhost), or grant CAP_SYS_ADMIN " +
+          "(deploy/k8s/privileged/; docs/operations.md)";
+      return false;
+    }
+    v.fd = std::move(made.fd);
+  }
+  out = CgroupMount{};
+  out.root = v.root.empty() ? "/" : v.root;
+  out.point = descriptor_path(v.fd.get());
+  out.fstype = "cgroup2";
+  d.note = v.in_leaf ? "reached the cgroup through the running gateway's view of it"
+                     : "reached the cgroup through a cgroup2 mount made in a user namespace of "
+                       "the gateway's own (no CAP_SYS_ADMIN here)";
+  return true;
+}
+
+bool view_in_use() {
+  View& v = view();
+  std::lock_guard lock(v.mutex);
+  return static_cast<bool>(v.fd);
+}
+
+bool view_in_leaf() {
+  View& v = view();
+  std::lock_guard lock(v.mutex);
+  return v.fd && v.in_leaf;
+}
+
+// A mount refused for want of a privilege: by the capability check or seccomp (EPERM), or by
+// an LSM such as AppArmor (EACCES).
+bool refused(int error) {
+  return error == EPERM || error == EACCES;
+}
+
 // The top-most cgroup2 mount, remounted fresh when it is read-only, or mounted where a container
-// has none at all. Returns false when there is no v2 hierarchy.
+// has none at all, or reached through a view (above) where mounting is refused. Returns false
+// when there is no v2 hierarchy.
 bool find_v2(CgroupMount& out, V2Delegation& d) {
+  if (view_in_use()) return use_view(out, d, EPERM, "");
   bool any_v1 = false;
   for (const auto& m : cgroup_mounts()) {
     if (m.fstype == "cgroup2") out = m;
@@ -88,6 +169,12 @@ bool find_v2(CgroupMount& out, V2Delegation& d) {
     if (any_v1 || !fs::is_directory(standard)) return false;
     if (!mount_fresh_cgroup2(standard)) {
       int error = errno;
+      if (refused(error)) {
+        use_view(out, d, error,
+                 "no cgroup filesystem is mounted and mounting cgroup2 at " + standard.string() +
+                     " was refused");
+        return true;
+      }
       d.problem = "no cgroup filesystem is mounted and mounting cgroup2 at " + standard.string() +
                   " failed (" + errno_text(error) +
                   "): the gateway needs CAP_SYS_ADMIN in its container (docs/operations.md)";
@@ -104,6 +191,12 @@ bool find_v2(CgroupMount& out, V2Delegation& d) {
   // writable wherever the runtime gave the container's root its cgroup.
   if (!mount_fresh_cgroup2(out.point)) {
     int error = errno;
+    if (refused(error)) {
+      use_view(out, d, error,
+               "the cgroup filesystem at " + out.point.string() +
+                   " is mounted read-only and mounting a fresh cgroup2 over it was refused");
+      return true;
+    }
     d.problem = "the cgroup filesystem at " + out.point.string() +
                 " is mounted read-only and mounting a fresh cgroup2 over it failed (" +
                 errno_text(error) +
@@ -148,8 +241,8 @@ V2Delegation delegate_v2(const std::vector<std::string>& wanted) {
     s.own = own_cgroup_dir(mount, "");
     // Started inside a running gateway's leaf (`kubectl exec … sandgate --check-isolation`
     // lands there): its parent is the delegated cgroup, and this process is already a leaf's.
-    s.in_leaf = s.own.filename() == kLeaf;
-    if (s.in_leaf) s.own = s.own.parent_path();
+    s.in_leaf = s.own.filename() == kLeaf || view_in_leaf();
+    if (s.own.filename() == kLeaf) s.own = s.own.parent_path();
   }
   d.own = s.own;
   if (int error = child_cgroup_error(d.own); error != 0) {

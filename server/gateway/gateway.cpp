@@ -216,6 +216,7 @@ void announce_listening(const Config& config, const asio::ip::tcp::endpoint& bou
              {"auth", config.auth.no_auth ? "off" : "on"},
              {"isolation", host.isolation().mode},
              {"cgroups", host.isolation().cgroups_description()},
+             {"cgroup_setup", host.isolation().cgroup_setup()},
              {"sandbox_memory_budget_mib", host.isolation().sandbox_memory_budget() >> 20},
              {"tenant_max_concurrent_calls", tenants.max_concurrent_calls},
              {"tenant_max_sandboxes", tenants.max_sandboxes},

@@ -7,9 +7,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
-import { StatefulSet } from "kubernetes-models/apps/v1";
+import { DaemonSet, StatefulSet } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { baseline, evaluate, podTemplate, restricted, strategicMerge } from "./pod_security.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const k8s = path.join(root, "deploy/k8s");
@@ -139,4 +140,166 @@ test("the Dockerfile builds from what the tree has and ships the runtimes", () =
   for (const pkg of ["python3-numpy", "python3-pandas", "python3-matplotlib", "python3-yaml", "python3-jinja2", "python3-pil", "nodejs", "bash", "coreutils"])
     assert.match(runtime, new RegExp(`\\b${pkg}\\b`), `runtime stage lacks ${pkg}`);
   assert.match(runtime, /COPY --from=build \S+\/sandgate /);
+});
+
+// --- Pod Security Standards (issue #46): every pod template in deploy/, control by control.
+
+// Every YAML document under deploy/, by file; a kustomization's patches are applied to its
+// resources (the privileged variant is one), not read as workloads of their own.
+function yamlFiles(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return yamlFiles(p);
+    return e.name.endsWith(".yaml") || e.name.endsWith(".yml") ? [p] : [];
+  });
+}
+const docsOf = (file) => YAML.parseAllDocuments(fs.readFileSync(file, "utf8")).map((d) => d.toJS()).filter(Boolean);
+const rel = (p) => path.relative(root, p);
+
+function kustomizeBuild(dir) {
+  const k = YAML.parse(fs.readFileSync(path.join(dir, "kustomization.yaml"), "utf8"));
+  let docs = (k.resources ?? []).flatMap((r) => {
+    const p = path.resolve(dir, r);
+    return fs.statSync(p).isDirectory() ? kustomizeBuild(p) : docsOf(p);
+  });
+  for (const patch of k.patches ?? []) {
+    for (const pd of docsOf(path.resolve(dir, patch.path))) {
+      docs = docs.map((d) => (d.kind === pd.kind && d.metadata?.name === pd.metadata.name ? strategicMerge(d, pd) : d));
+    }
+  }
+  return docs;
+}
+
+function podTemplatesInDeploy() {
+  const files = yamlFiles(path.join(root, "deploy"));
+  const kustomizations = files.filter((f) => path.basename(f) === "kustomization.yaml");
+  const patches = new Set(kustomizations.flatMap((k) =>
+    (YAML.parse(fs.readFileSync(k, "utf8")).patches ?? []).map((p) => path.resolve(path.dirname(k), p.path))));
+  const found = [];
+  for (const f of files) {
+    if (patches.has(f) || kustomizations.includes(f)) continue;
+    for (const doc of docsOf(f)) {
+      const t = podTemplate(doc);
+      if (t) found.push({ where: `${rel(f)} ${doc.kind}/${doc.metadata.name}`, doc, template: t });
+    }
+  }
+  // A kustomization with patches makes workloads of its own: its build is checked as such.
+  for (const k of kustomizations) {
+    if (!(YAML.parse(fs.readFileSync(k, "utf8")).patches ?? []).length) continue;
+    for (const doc of kustomizeBuild(path.dirname(k))) {
+      const t = podTemplate(doc);
+      if (t) found.push({ where: `${rel(path.dirname(k))}/ (kustomize build) ${doc.kind}/${doc.metadata.name}`, doc, template: t });
+    }
+  }
+  return found;
+}
+
+// What each pod template is expected to give, and why.
+const expected = {
+  "deploy/k8s/statefulset.yaml StatefulSet/sandgate": {
+    baseline: [],
+    // Root of the pod's user namespace with SETUID/SETGID (per-sandbox id maps) and an unmasked
+    // /proc (a fresh /proc per sandbox pid namespace): what restricted refuses by design.
+    restricted: ["/proc Mount Type", "Capabilities", "Running as Non-root", "Running as Non-root user"],
+  },
+  "deploy/k8s/privileged/ (kustomize build) StatefulSet/sandgate": {
+    // The privileged variant: CAP_SYS_ADMIN and no seccomp/AppArmor profile, by its nature.
+    baseline: ["AppArmor", "Capabilities", "Seccomp"],
+  },
+  "deploy/k8s/security-profiles/node-profile-loader.yaml DaemonSet/sandgate-profile-loader": {
+    // A node agent that installs the profiles, in a namespace of its own at "privileged".
+    baseline: ["Host Namespaces", "HostPath Volumes", "Privileged Containers"],
+  },
+};
+
+const templates = podTemplatesInDeploy();
+
+test("Pod Security: every pod template in deploy/ is one the checks below expect", () => {
+  assert.deepEqual(templates.map((t) => t.where).sort(), Object.keys(expected).sort());
+});
+
+for (const { where, template } of templates) {
+  test(`Pod Security baseline, control by control: ${where}`, (t) => {
+    const failed = evaluate(baseline, template.spec, template.metadata);
+    for (const control of Object.keys(baseline))
+      t.diagnostic(`baseline ${control}: ${failed[control] ? "FAIL " + failed[control].join("; ") : "pass"}`);
+    assert.deepEqual(Object.keys(failed).sort(), expected[where].baseline, JSON.stringify(failed));
+  });
+}
+
+test("Pod Security restricted: which controls the StatefulSet fails, and why", (t) => {
+  const { template } = templates.find((x) => x.where.startsWith("deploy/k8s/statefulset.yaml"));
+  const failed = evaluate(restricted, template.spec, template.metadata);
+  for (const control of Object.keys(restricted))
+    t.diagnostic(`restricted ${control}: ${failed[control] ? "FAIL " + failed[control].join("; ") : "pass"}`);
+  assert.deepEqual(Object.keys(failed).sort(), expected["deploy/k8s/statefulset.yaml StatefulSet/sandgate"].restricted);
+  assert.deepEqual(failed["Capabilities"], ["sandgate: adds SETUID", "sandgate: adds SETGID"]);
+  assert.deepEqual(failed["/proc Mount Type"], ["sandgate: procMount Unmasked"]);
+});
+
+test("Pod Security: the StatefulSet's namespace enforces baseline at policy 1.35+, the others privileged", () => {
+  const ns = manifests["namespace.yaml"].metadata.labels;
+  assert.equal(ns["pod-security.kubernetes.io/enforce"], "baseline");
+  const [major, minor] = ns["pod-security.kubernetes.io/enforce-version"].replace(/^v/, "").split(".").map(Number);
+  assert.ok(major > 1 || minor >= 35, "Unmasked /proc with hostUsers: false is baseline from 1.35");
+  const privileged = kustomizeBuild(path.join(k8s, "privileged")).find((d) => d.kind === "Namespace");
+  assert.equal(privileged.metadata.labels["pod-security.kubernetes.io/enforce"], "privileged");
+  assert.equal(privileged.metadata.labels["pod-security.kubernetes.io/enforce-version"], undefined);
+  const loader = docsOf(path.join(k8s, "security-profiles/node-profile-loader.yaml")).find((d) => d.kind === "Namespace");
+  assert.equal(loader.metadata.labels["pod-security.kubernetes.io/enforce"], "privileged");
+});
+
+test("Pod Security: the checks are real (each breach of the StatefulSet is caught by its control)", () => {
+  const { template } = templates.find((x) => x.where.startsWith("deploy/k8s/statefulset.yaml"));
+  const breach = (f) => {
+    const copy = structuredClone(template);
+    f(copy.spec, copy.spec.containers[0].securityContext);
+    return Object.keys(evaluate(baseline, copy.spec, copy.metadata));
+  };
+  assert.deepEqual(breach((_, sc) => sc.capabilities.add.push("SYS_ADMIN")), ["Capabilities"]);
+  assert.deepEqual(breach((_, sc) => { sc.seccompProfile = { type: "Unconfined" }; }), ["Seccomp"]);
+  assert.deepEqual(breach((_, sc) => { sc.appArmorProfile = { type: "Unconfined" }; }), ["AppArmor"]);
+  assert.deepEqual(breach((spec) => { spec.hostUsers = true; }), ["/proc Mount Type"]);
+  assert.deepEqual(breach((_, sc) => { sc.privileged = true; }), ["Privileged Containers"]);
+  assert.deepEqual(breach((spec) => { spec.hostPID = true; }), ["Host Namespaces"]);
+  assert.deepEqual(breach((spec) => { spec.volumes.push({ name: "h", hostPath: { path: "/" } }); }), ["HostPath Volumes"]);
+  assert.deepEqual(breach((spec) => { spec.containers[0].ports[0].hostPort = 80; }), ["Host Ports"]);
+  assert.deepEqual(breach((_, sc) => { sc.seLinuxOptions = { type: "spc_t" }; }), ["SELinux"]);
+  assert.deepEqual(breach((spec) => { spec.securityContext = { sysctls: [{ name: "kernel.msgmax", value: "1" }] }; }), ["Sysctls"]);
+  assert.deepEqual(breach((_, sc) => { sc.windowsOptions = { hostProcess: true }; }), ["HostProcess"]);
+});
+
+test("the privileged variant and the profile loader are valid per the Kubernetes schema", () => {
+  const sts = kustomizeBuild(path.join(k8s, "privileged")).find((d) => d.kind === "StatefulSet");
+  new StatefulSet(sts).validate();
+  const sc = sts.spec.template.spec.containers[0].securityContext;
+  assert.deepEqual(sc.seccompProfile, { type: "Unconfined" });
+  assert.ok(sc.capabilities.add.includes("SYS_ADMIN"));
+  const loader = docsOf(path.join(k8s, "security-profiles/node-profile-loader.yaml"));
+  new DaemonSet(loader.find((d) => d.kind === "DaemonSet")).validate();
+  new Namespace(loader.find((d) => d.kind === "Namespace")).validate();
+  const k = YAML.parse(fs.readFileSync(path.join(k8s, "security-profiles/kustomization.yaml"), "utf8"));
+  for (const f of k.configMapGenerator[0].files) assert.ok(fs.existsSync(path.join(k8s, "security-profiles", f)), f);
+});
+
+test("the seccomp profile: the kubelet's JSON and the operator's resource agree, and it allows sandbox creation", () => {
+  const dir = path.join(k8s, "security-profiles");
+  const json = JSON.parse(fs.readFileSync(path.join(dir, "sandgate.json"), "utf8"));
+  const spo = YAML.parse(fs.readFileSync(path.join(dir, "seccompprofile.yaml"), "utf8"));
+  assert.equal(spo.kind, "SeccompProfile");
+  assert.deepEqual(spo.spec, json);
+  const sts = manifests["statefulset.yaml"].spec.template.spec.containers[0].securityContext;
+  assert.deepEqual(sts.seccompProfile, { type: "Localhost", localhostProfile: "sandgate.json" });
+  assert.deepEqual(sts.appArmorProfile, { type: "Localhost", localhostProfile: "sandgate" });
+  assert.match(fs.readFileSync(path.join(dir, "sandgate.apparmor"), "utf8"), /^profile sandgate /m);
+  const allowed = new Set(json.syscalls.filter((r) => r.action === "SCMP_ACT_ALLOW" && !r.args).flatMap((r) => r.names));
+  for (const call of ["clone", "unshare", "mount", "umount2", "pivot_root", "sethostname", "fsopen", "fsconfig", "fsmount"])
+    assert.ok(allowed.has(call), call);
+  // Not what sandgate does not call: joining or moving namespaces and mounts, keys, bpf.
+  for (const call of ["setns", "open_tree", "move_mount", "mount_setattr", "keyctl", "bpf", "umount"])
+    assert.ok(!allowed.has(call), call);
+  const runtimeDefault = JSON.parse(fs.readFileSync(path.join(root, "tests/vm/jobs/runtime-default-seccomp.json"), "utf8"));
+  const defaults = new Set(runtimeDefault.syscalls.filter((r) => r.action === "SCMP_ACT_ALLOW" && !r.args).flatMap((r) => r.names));
+  assert.deepEqual([...allowed].filter((c) => !defaults.has(c)).sort(),
+    ["clone", "fsconfig", "fsmount", "fsopen", "mount", "pivot_root", "sethostname", "umount2", "unshare"]);
 });

@@ -160,6 +160,7 @@ TEST_CASE(
 
   // /readyz said 200: every environment is built or failed.
   auto listed = world.listed();
+  INFO(json(listed).dump());  // a failed build's reason, should one fail
   CHECK(listed["probe"]["state"] == "ready");
   CHECK(listed["probe"]["size_bytes"].get<std::uint64_t>() > 0);
   CHECK(listed["broken"]["state"] == "failed");

@@ -72,6 +72,20 @@ TEST_CASE("setup report: the supervisor's own failure text is passed on", "[sand
         "mount /work: ENOSPC");
 }
 
+TEST_CASE("setup report: a mount refused by an LSM (EACCES) names the AppArmor profile",
+          "[sandbox][setup]") {
+  auto report = report_of([](int fd) {
+    say(fd, protocol::MessageType::failed, "remount / read-only: Permission denied");
+  });
+  CHECK(report.rfind("remount / read-only: Permission denied (an LSM refused", 0) == 0);
+  CHECK(report.find("deploy/k8s/security-profiles/sandgate.apparmor") != std::string::npos);
+  // Not a mount step, or not EACCES: passed on as it is.
+  CHECK(sandgate::sandbox::explain_setup_failure("write /etc/passwd: Permission denied") ==
+        "write /etc/passwd: Permission denied");
+  CHECK(sandgate::sandbox::explain_setup_failure("mount /proc: Operation not permitted") ==
+        "mount /proc: Operation not permitted");
+}
+
 TEST_CASE("setup report: a supervisor that dies says how, and is reaped", "[sandbox][setup]") {
   pid_t after = 0;
   CHECK(report_of([](int) { ::_exit(125); }, &after) ==

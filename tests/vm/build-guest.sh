@@ -21,11 +21,13 @@ force=0
 
 # What the guest needs to boot (kernel, systemd as init, udev so devices appear), to run the
 # container runtimes the project is tested against, and what sandboxed programs expect
-# (the python packages the sandbox suite exercises: numpy, pandas, matplotlib).
+# (the python packages the sandbox suite exercises: numpy, pandas, matplotlib), and apparmor:
+# Debian's kernel has AppArmor on, and its parser loads the shipped profile as a node would
+# (tests/vm/jobs/pods-podman.sh; issue #46).
 guest_packages=(
   linux-image-amd64 systemd systemd-sysv udev dbus iproute2 procps util-linux mount
   ca-certificates podman crun containerd runc python3 python3-numpy python3-pandas
-  python3-matplotlib nodejs bash coreutils curl
+  python3-matplotlib nodejs bash coreutils curl apparmor
 )
 # Shared libraries the sandgate binaries link (by `ldd build/sandgate`), so a binary built on
 # the host runs in the guest straight from the 9p share. Extended below from whatever ELF

@@ -9,9 +9,12 @@
 #     mounts, so the image's files show as nobody but stay world-readable);
 #   - /sys/fs/cgroup as CRI mounts it for a non-privileged container: type cgroup, options
 #     nosuid,noexec,nodev,relatime,ro;
-#   - securityContext: capabilities ALL dropped + SETUID, SETGID, SYS_ADMIN (bounding, effective,
-#     permitted; no inheritable, no ambient), no seccomp, no AppArmor profile, procMount Unmasked
-#     (no masked and no read-only paths), readOnlyRootFilesystem, uid 0, noNewPrivileges false;
+#   - securityContext as the StatefulSet has it (Pod Security baseline, issue #46): capabilities
+#     ALL dropped + SETUID, SETGID (bounding, effective, permitted; no inheritable, no ambient),
+#     the shipped seccomp profile (deploy/k8s/security-profiles/sandgate.json, as CRI turns a
+#     Localhost profile into linux.seccomp), the shipped AppArmor profile when the guest kernel
+#     has AppArmor, procMount Unmasked (no masked and no read-only paths),
+#     readOnlyRootFilesystem, uid 0, noNewPrivileges true (allowPrivilegeEscalation: false);
 #   - cgroupsPath kubepods-burstable-pod<uid>.slice:cri-containerd:<64 hex> (kubelet's systemd
 #     driver), memory limit (swap = limit), cpu quota 8, cpu shares from a request of 2,
 #     devices deny-all (runc appends its default allow list), memory.oom.group=1 through
@@ -89,7 +92,7 @@ work = os.environ["WORK"]
 env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=sandgate-0"]
 env += [l.strip() for l in open(f"{work}/env") if l.strip()]
 env += ["SANDGATE_REPLICA_NAME=sandgate-0", f"SANDGATE_MEMORY_LIMIT_MB={os.environ['MEM_MB']}"]
-caps = ["CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN"]
+caps = ["CAP_SETUID", "CAP_SETGID"]
 # kubelet: Burstable pods get 1000 - 1000 * memory request / node memory (request = limit / 2)
 total = int(open("/proc/meminfo").read().split()[1]) << 10
 oom_adj = min(max(1000 - (1000 * (mem // 2)) // total, 2), 999)
@@ -127,6 +130,8 @@ linux = {
         "cpu": {"shares": 2048, "quota": 800000, "period": 100000},
         "unified": {"memory.oom.group": "1"},
     },
+    # seccompProfile: Localhost sandgate.json, as CRI hands it to the runtime
+    "seccomp": json.load(open(os.environ["SECCOMP_PROFILE"])),
     # procMount: Unmasked
     "maskedPaths": [],
     "readonlyPaths": [],
@@ -142,7 +147,7 @@ spec = {
         "env": env,
         "cwd": "/",
         "capabilities": {"bounding": caps, "effective": caps, "permitted": caps},
-        "noNewPrivileges": False,
+        "noNewPrivileges": True,
         "oomScoreAdj": oom_adj,
     },
     "root": {"path": os.environ["ROOTFS"], "readonly": True},
@@ -150,6 +155,8 @@ spec = {
     "mounts": mounts,
     "linux": linux,
 }
+if os.environ.get("APPARMOR_PROFILE"):
+    spec["process"]["apparmorProfile"] = os.environ["APPARMOR_PROFILE"]
 json.dump(spec, open(sys.argv[1], "w"), indent=1)
 EOF
 
@@ -163,13 +170,16 @@ start_pod() {  # start_pod MEMORY_MiB USERNS(0|1) CGROUP_RO(0|1): 0 when /readyz
   id="$(head -c 32 /dev/urandom | sha256sum | cut -d' ' -f1)"
   pod_uid="$(cat /proc/sys/kernel/random/uuid)"
   MEM_MB="$mem" USERNS="$userns" CGROUP_RO="$ro" WORK="$work" ROOTFS="$image" \
+    SECCOMP_PROFILE="$repo/deploy/k8s/security-profiles/sandgate.json" APPARMOR_PROFILE="$apparmor_profile" \
     CGROUPS_PATH="kubepods-burstable-pod${pod_uid//-/_}.slice:cri-containerd:$id" \
     python3 "$work/spec.py" "$bundle/config.json" || return 1
   python3 - "$bundle/config.json" <<'EOF'
 import json, sys
 s = json.load(open(sys.argv[1])); l = s["linux"]
 print("  namespaces:", ",".join(n["type"] for n in l["namespaces"]), "| cgroupsPath:", l["cgroupsPath"])
-print("  uidMappings:", l.get("uidMappings", "none"), "| caps:", ",".join(s["process"]["capabilities"]["bounding"]))
+print("  uidMappings:", l.get("uidMappings", "none"), "| caps:", ",".join(s["process"]["capabilities"]["bounding"]),
+      "| seccomp:", len(l["seccomp"]["syscalls"]), "rules | apparmor:", s["process"].get("apparmorProfile", "none"),
+      "| noNewPrivileges:", s["process"]["noNewPrivileges"])
 m = [m for m in s["mounts"] if m["destination"] == "/sys/fs/cgroup"][0]
 print("  /sys/fs/cgroup:", m["type"], ",".join(m["options"]), "| memory.limit:", l["resources"]["memory"]["limit"],
       "| unified:", l["resources"]["unified"], "| oomScoreAdj:", s["process"]["oomScoreAdj"])
@@ -270,6 +280,16 @@ st = os.stat("/sys/fs/cgroup")
 print("the cgroup root as the pod sees it: owner %d:%d mode %o" % (st.st_uid, st.st_gid, st.st_mode & 0o7777))
 '
 
+
+# The AppArmor profile the StatefulSet names, loaded as a node loads it, where the guest has AppArmor.
+apparmor_profile=''
+if [[ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" == Y ]] && command -v apparmor_parser > /dev/null \
+   && apparmor_parser -r "$repo/deploy/k8s/security-profiles/sandgate.apparmor"; then
+  apparmor_profile=sandgate
+  echo "AppArmor: profile sandgate loaded"
+else
+  echo "AppArmor: not available in the guest; the AppArmor profile is not exercised here"
+fi
 
 job_start=$SECONDS
 runc --version | head -n1
