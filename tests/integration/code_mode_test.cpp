@@ -161,8 +161,8 @@ TEST_CASE("a tenant's code calls server-everything's tools from Python, JavaScri
 }
 
 TEST_CASE(
-    "the gateway's credential reaches the upstream and nowhere in the sandbox; only allowed "
-    "tools are callable; errors are the model's to read",
+    "the gateway's credential reaches the upstream and nowhere in the sandbox, only allowed "
+    "tools are callable, and errors are the model's to read",
     "[integration][upstream][code_mode]") {
   if (!upstreams_can_run()) return;
   TempFile token{"code-mode-upstream-token"};
@@ -252,7 +252,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a hung upstream hits the tool-call timeout; an execute call that ends first cancels its "
+    "a hung upstream hits the tool-call timeout, and an execute call that ends first cancels its "
     "upstream call",
     "[integration][upstream][code_mode]") {
   if (!upstreams_can_run()) return;
