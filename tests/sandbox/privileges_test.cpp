@@ -24,9 +24,13 @@ namespace {
 pid_t start_marked_process(sandgate::test::SandboxFixture& f,
                            const std::shared_ptr<sandgate::sandbox::Sandbox>& sb,
                            const std::string& marker) {
-  f.run(sb, Language::bash, "(exec -a " + marker + " sleep 600) > /dev/null 2>&1 &");
+  // The test's own pid in the marker: the isolation checks run in several ctest entries at once
+  // (pool, egress, layer), each with sandboxes marked alike, and one ending its sandbox must not
+  // take the process another found.
+  const std::string mine = marker + "-" + std::to_string(::getpid());
+  f.run(sb, Language::bash, "(exec -a " + mine + " sleep 600) > /dev/null 2>&1 &");
   for (int i = 0; i < 200; ++i) {
-    if (pid_t pid = sandgate::test::process_running(marker + " 600")) return pid;
+    if (pid_t pid = sandgate::test::process_running(mine + " 600")) return pid;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return 0;
