@@ -21,10 +21,10 @@
 #include "egress/proxy_config.hpp"
 #include "egress/relay.hpp"
 #include "egress/tenant_egress.hpp"
-#include "upstream/tool_channel.hpp"
 #include "saved_sessions.hpp"
 #include "session.hpp"
 #include "tenant/tenant_terms.hpp"
+#include "upstream/tool_channel.hpp"
 
 namespace sandgate::session {
 
@@ -142,8 +142,8 @@ class Registry : public TenantSandboxes {
   // The gateway's upstream MCP servers (issue #45): a tenant's sandboxes get a tool channel to
   // those its terms name (TenantTerms::upstreams), within `limits`; `observer` is told of each
   // tool call. Without this no sandbox gets a channel. Set before serving.
-  void use_upstreams(std::shared_ptr<upstream::Upstreams> upstreams,
-                     upstream::ChannelLimits limits, upstream::ToolCallObserver observer = {});
+  void use_upstreams(std::shared_ptr<upstream::Upstreams> upstreams, upstream::ChannelLimits limits,
+                     upstream::ToolCallObserver observer = {});
   // Under pressure (the sandbox cap, the memory budget): hibernates the least recently used idle
   // sandbox of the tenant holding the most (live sandboxes, or their memory) (its session or handle
   // stays; its next call resumes with its /work), or ends it when hibernation is off or fails. A

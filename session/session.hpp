@@ -16,7 +16,6 @@
 #include "egress/proxy_config.hpp"
 #include "egress/relay.hpp"
 #include "egress/tenant_egress.hpp"
-#include "upstream/tool_channel.hpp"
 #include "ledger/usage_record.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox_usage_log.hpp"
@@ -24,6 +23,7 @@
 #include "state_store.hpp"
 #include "tenant/tenant_terms.hpp"
 #include "tenant_share.hpp"
+#include "upstream/tool_channel.hpp"
 
 namespace sandgate::session {
 
@@ -310,7 +310,7 @@ class Session {
   std::shared_ptr<const egress::ProxyConfig> egress_proxy_;
   std::shared_ptr<egress::ConnectionShares> egress_shares_;
   egress::ConnectionObserver egress_observer_;
-  std::shared_ptr<egress::ConnectionLog> egress_log_;  // the current sandbox's relay's
+  std::shared_ptr<egress::ConnectionLog> egress_log_;    // the current sandbox's relay's
   std::shared_ptr<const upstream::ChannelGrant> tools_;  // null: no upstreams
 };
 

@@ -47,8 +47,8 @@ struct Config {
   // --secrets-file (issue #44): loaded with the credentials, reloaded on SIGHUP.
   std::string secrets_file;
 
-  session::CallPoolConfig calls;  // the gateway-wide call slots and queue
-  session::StateConfig state;     // hibernation's archives and the saved registry
+  session::CallPoolConfig calls;                 // the gateway-wide call slots and queue
+  session::StateConfig state;                    // hibernation's archives and the saved registry
   environment::EnvironmentsConfig environments;  // the operator's environments (issue #43)
   // Code mode (issue #45): the upstreams file ("": none) and the tool channels' bounds.
   struct Upstreams {
@@ -57,8 +57,8 @@ struct Config {
 
     bool operator==(const Upstreams&) const = default;
   } upstreams;
-  ledger::LedgerConfig ledger;    // where usage is recorded
-  bool uid_base_set = false;      // --sandbox-uid-base given; otherwise chosen from the id maps
+  ledger::LedgerConfig ledger;  // where usage is recorded
+  bool uid_base_set = false;    // --sandbox-uid-base given; otherwise chosen from the id maps
 
   unsigned threads = 0;  // 0: one per core
   std::chrono::seconds shutdown_grace{10};

@@ -13,7 +13,7 @@ void add_standard_tools(ToolRegistry& tools, const ToolLimits& limits, session::
   auto resources =
       std::make_unique<FileResources>(limits.resource_read_max_bytes, registry.replica_name());
   tools.add(std::make_unique<ExecuteTool>(limits, registry, metrics, resources.get(),
-                                         std::move(environments), std::move(upstreams)));
+                                          std::move(environments), std::move(upstreams)));
   tools.set_resources(std::move(resources));
   tools.add(std::make_unique<EndSandboxTool>(registry));
 }

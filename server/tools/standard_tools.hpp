@@ -6,8 +6,8 @@
 #include "server/metrics/metrics.hpp"
 #include "server/tools/tool_limits.hpp"
 #include "session/registry.hpp"
-#include "upstream/upstreams.hpp"
 #include "tool_registry.hpp"
+#include "upstream/upstreams.hpp"
 
 namespace sandgate::server {
 

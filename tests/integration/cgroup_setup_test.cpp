@@ -110,8 +110,9 @@ TEST_CASE(
     // CAP_DAC_OVERRIDE, which it no longer has): the full run is the VM stage's and the sandbox
     // test's ("a gateway with only CAP_SETUID and CAP_SETGID …"). Here the view itself is what
     // is checked (above), not a skip: CI requires every capability a test names.
-    WARN("no cgroup of its own for the gateway here (SANDGATE_TEST_CGROUP_PARENT unset): only "
-         "the view was checked");
+    WARN(
+        "no cgroup of its own for the gateway here (SANDGATE_TEST_CGROUP_PARENT unset): only "
+        "the view was checked");
     return;
   }
   CHECK(report.find("mode: full") != std::string::npos);
