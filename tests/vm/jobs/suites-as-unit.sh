@@ -44,7 +44,7 @@ check "integration suite" unit sandgate-integration-suite /bin/bash -c '
   # pod jobs run with it on. And egress ([egress]): a proxy in the gateway and stock pip and npm
   # (which this guest does not carry), nothing of cgroups; the sandbox suite above runs the
   # egress sandbox checks here. And code mode ([upstream]): upstream MCP servers on Node 22 from
-  # tests/e2e, nothing of cgroups; the sandbox suite above runs the tool channel's checks here.
+  # tests/e2e, nothing of cgroups; the sandbox suite above runs the tool channel checks here.
   SANDGATE_TEST_CGROUP_PARENT="$own/gateways" "$0" --order decl \
     "~[hostile]~[hardening]~[tls]~[replicas]~[tasks]~[live_output]~[files]~[session_cap]~[hibernate]~[restart]~[spend]~[budget]~[postgres]~[tenants]~[stateless]~[oauth]~[pool]~[egress]~[upstream]"
   rc=$?
