@@ -59,8 +59,7 @@ TEST_CASE("a read-only cgroup2 mount (a container's) is replaced by a fresh, wri
     return;
   }
   // Quoted for the shell: the wrapper (a cgroup of its own in the VM stage), then the mount.
-  std::string command;
-  for (const auto& word : own_cgroup_wrapper()) command += "'" + word + "' ";
+  std::string command = own_cgroup_shell_prefix();
   command +=
       "/usr/bin/unshare -m --propagation private -C /bin/sh -c "
       "'mount -o remount,bind,ro \"$0\" && exec \"$1\" --check-isolation' " +
@@ -92,8 +91,7 @@ TEST_CASE(
     sandgate::test::skip_test("cgroup-v2", "this host has no cgroup v2 hierarchy");
     return;
   }
-  std::string command;
-  for (const auto& word : own_cgroup_wrapper()) command += "'" + word + "' ";
+  std::string command = own_cgroup_shell_prefix();
   // The mount is made read-only while root still has every capability; then the gateway starts
   // with a bounding set of SETUID and SETGID alone, as a pod's runtime starts it.
   command +=

@@ -50,13 +50,8 @@ struct CliRun {
 // other processes.
 inline CliRun run_sandgate(const std::string& args) {
   CliRun c;
-  std::string command;
-  for (const auto& word : own_cgroup_wrapper()) {
-    std::string quoted;
-    for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    command += "'" + quoted + "' ";
-  }
-  command += std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
+  std::string command =
+      own_cgroup_shell_prefix() + std::string(SANDGATE_BINARY) + " " + args + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];

@@ -39,6 +39,16 @@ std::vector<std::string> own_cgroup_wrapper(const std::string& name) {
           parent, name};
 }
 
+std::string own_cgroup_shell_prefix() {
+  std::string prefix;
+  for (const auto& word : own_cgroup_wrapper()) {
+    std::string quoted;
+    for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    prefix += "'" + quoted + "' ";
+  }
+  return prefix;
+}
+
 std::optional<IdRange> own_sandbox_ids() {
   std::ifstream map("/proc/self/uid_map");
   std::uint64_t inside = 1, outside = 1, count = 0;

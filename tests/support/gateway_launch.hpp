@@ -20,6 +20,9 @@ int free_port();
 // one's leaf (its cgroup has controllers enabled, so nothing may join it directly). Elsewhere:
 // no wrapper.
 std::vector<std::string> own_cgroup_wrapper(const std::string& name = "");
+// The same wrapper as the start of a shell command line: each word single-quoted, then a space
+// ("" elsewhere).
+std::string own_cgroup_shell_prefix();
 
 // The sandbox host ids [first, first + count) this test process's gateways give their sandboxes
 // (sandgate_command passes --sandbox-uid-base): integration tests run side by side, and two
