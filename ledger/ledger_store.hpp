@@ -21,17 +21,21 @@ struct UsageQuery {
   std::optional<Clock::time_point> until;  // records that ended before
 };
 
-enum class Grouping { tenant, day, owner };
+// `upstream`: one row per tenant and upstream MCP server its sandboxes called, with the calls
+// and their prices only (`tool_calls`, `usd`; the other totals are the sandboxes', not theirs).
+enum class Grouping { tenant, day, owner, upstream };
 
 struct UsageRow {
   std::string tenant;
-  std::string group;  // the UTC day ("2026-12-04") or the owner, by the grouping; "" for tenant
+  std::string
+      group;  // the UTC day ("2026-12-04"), owner or upstream by the grouping; "" for tenant
   double usd = 0;
   double cpu_seconds = 0;
   double gib_seconds = 0;
   double wall_seconds = 0;
   std::uint64_t calls = 0;
   std::uint64_t output_bytes = 0;
+  std::uint64_t tool_calls = 0;  // calls to upstream MCP servers (code mode)
 };
 
 class LedgerStore {

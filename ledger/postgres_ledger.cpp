@@ -97,6 +97,16 @@ END
 $$;
 CREATE TABLE sandgate_schema (version INTEGER NOT NULL);
 )sql",
+    // 2 (issue #45): each stretch's calls to upstream MCP servers, by upstream.
+    R"sql(
+CREATE TABLE sandgate_tool_use (
+  stretch TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  calls BIGINT NOT NULL,
+  usd DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (stretch, upstream)
+);
+)sql",
 };
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
@@ -293,6 +303,7 @@ void PostgresLedger::check_schema(Connection& c) const {
     throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(v) +
                       ", this one knows " + std::to_string(kPostgresSchemaVersion) + ")");
   if (v < 1) throw LedgerError("its schema version is missing");
+  schema_version_ = static_cast<int>(v);
 }
 
 void PostgresLedger::migrate(Connection& c) {
@@ -314,6 +325,7 @@ void PostgresLedger::migrate(Connection& c) {
       c.exec("INSERT INTO sandgate_schema (version) VALUES ($1::integer)",
              {std::to_string(kPostgresSchemaVersion)});
     }
+    schema_version_ = kPostgresSchemaVersion;
   });
 }
 
@@ -335,8 +347,19 @@ void PostgresLedger::save(const std::vector<UsageRecord>& records) {
              number(r.cpu_seconds), number(r.gib_seconds), number(r.wall_seconds),
              std::to_string(r.calls), std::to_string(r.output_bytes), number(r.usd_per_vcpu_hour),
              number(r.usd_per_gib_hour), number(r.usd)});
+      for (const auto& r : records) save_tool_use(c, r);
     });
   });
+}
+
+void PostgresLedger::save_tool_use(Connection& c, const UsageRecord& r) {
+  // Like the stretch's own totals: the latest per upstream replaces what was saved before.
+  for (const auto& [upstream, use] : r.tool_use)
+    c.exec(
+        "INSERT INTO sandgate_tool_use (stretch, upstream, calls, usd) VALUES ($1, $2, "
+        "$3::bigint, $4::float8) ON CONFLICT (stretch, upstream) DO UPDATE SET calls = "
+        "excluded.calls, usd = excluded.usd",
+        {r.stretch, upstream, std::to_string(use.calls), number(use.usd)});
 }
 
 double PostgresLedger::spent(std::string_view tenant, Clock::time_point from,
@@ -352,19 +375,26 @@ double PostgresLedger::spent(std::string_view tenant, Clock::time_point from,
 }
 
 std::vector<UsageRow> PostgresLedger::usage(const UsageQuery& query, Grouping grouping) const {
+  if (grouping == Grouping::upstream) return usage_by_upstream(query);
   // The group is a fixed expression per grouping, never text from the query.
   const char* group =
       grouping == Grouping::day
           ? "to_char(to_timestamp(ended_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
       : grouping == Grouping::owner ? "owner_kind || ':' || owner"
                                     : "''";
-  std::string sql = std::string("SELECT tenant, ") + group +
-                    " AS grp, COALESCE(sum(usd), 0), COALESCE(sum(cpu_seconds), 0), "
-                    "COALESCE(sum(gib_seconds), 0), COALESCE(sum(wall_seconds), 0), "
-                    "COALESCE(sum(calls), 0), COALESCE(sum(output_bytes), 0) FROM sandgate_usage "
-                    "WHERE ($1::text IS NULL OR tenant = $1) AND ($2::bigint IS NULL OR "
-                    "ended_ms >= $2) AND ($3::bigint IS NULL OR ended_ms < $3) GROUP BY tenant, "
-                    "grp ORDER BY tenant, grp";
+  std::string sql =
+      std::string("SELECT tenant, ") + group +
+      " AS grp, COALESCE(sum(usd), 0), COALESCE(sum(cpu_seconds), 0), "
+      "COALESCE(sum(gib_seconds), 0), COALESCE(sum(wall_seconds), 0), "
+      "COALESCE(sum(calls), 0), COALESCE(sum(output_bytes), 0), " +
+      // A ledger of schema 1 (read beside an older gateway) counts no tool calls.
+      (schema_version_ >= 2 ? "COALESCE(sum((SELECT sum(t.calls) FROM "
+                              "sandgate_tool_use t WHERE t.stretch = "
+                              "sandgate_usage.stretch)), 0)"
+                            : "0") +
+      " FROM sandgate_usage WHERE ($1::text IS NULL OR tenant = $1) AND ($2::bigint IS NULL OR "
+      "ended_ms >= $2) AND ($3::bigint IS NULL OR ended_ms < $3) GROUP BY tenant, "
+      "grp ORDER BY tenant, grp";
   Param tenant = query.tenant, since, until;
   if (query.since) since = ms(*query.since);
   if (query.until) until = ms(*query.until);
@@ -381,6 +411,32 @@ std::vector<UsageRow> PostgresLedger::usage(const UsageQuery& query, Grouping gr
       row.wall_seconds = result.real(i, 5);
       row.calls = static_cast<std::uint64_t>(result.integer(i, 6));
       row.output_bytes = static_cast<std::uint64_t>(result.integer(i, 7));
+      row.tool_calls = static_cast<std::uint64_t>(result.integer(i, 8));
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  });
+}
+
+std::vector<UsageRow> PostgresLedger::usage_by_upstream(const UsageQuery& query) const {
+  if (schema_version_ < 2) return {};
+  Param tenant = query.tenant, since, until;
+  if (query.since) since = ms(*query.since);
+  if (query.until) until = ms(*query.until);
+  return with_connection([&](Connection& c) {
+    auto result = c.exec(
+        "SELECT u.tenant, t.upstream, COALESCE(sum(t.usd), 0), COALESCE(sum(t.calls), 0) FROM "
+        "sandgate_tool_use t JOIN sandgate_usage u ON u.stretch = t.stretch WHERE ($1::text IS "
+        "NULL OR u.tenant = $1) AND ($2::bigint IS NULL OR u.ended_ms >= $2) AND ($3::bigint IS "
+        "NULL OR u.ended_ms < $3) GROUP BY u.tenant, t.upstream ORDER BY u.tenant, t.upstream",
+        {tenant, since, until});
+    std::vector<UsageRow> rows;
+    for (int i = 0; i < result.rows(); ++i) {
+      UsageRow row;
+      row.tenant = result.text(i, 0);
+      row.group = result.text(i, 1);
+      row.usd = result.real(i, 2);
+      row.tool_calls = static_cast<std::uint64_t>(result.integer(i, 3));
       rows.push_back(std::move(row));
     }
     return rows;

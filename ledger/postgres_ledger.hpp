@@ -21,7 +21,8 @@ struct pg_conn;
 
 namespace sandgate::ledger {
 
-constexpr int kPostgresSchemaVersion = 1;
+// 1: usage, budget claims; 2: tool use (calls to upstream MCP servers by stretch and upstream).
+constexpr int kPostgresSchemaVersion = 2;
 
 // "postgresql://" or "postgres://": a --ledger value naming a PostgreSQL database.
 bool is_postgres_url(const std::string& value);
@@ -66,12 +67,15 @@ class PostgresLedger final : public LedgerStore, public ReservationStore {
   auto with_connection(Use&& use, bool again_if_broken = true) const;
   void migrate(Connection& c);
   void check_schema(Connection& c) const;
+  void save_tool_use(Connection& c, const UsageRecord& record);
+  std::vector<UsageRow> usage_by_upstream(const UsageQuery& query) const;
 
   const Options options_;
   mutable std::mutex mutex_;
   mutable std::unique_ptr<Connection> connection_;
   mutable Clock::time_point failed_at_;
   mutable std::string failure_;
+  mutable int schema_version_ = 0;  // as found at open (a reader may find an older one)
 };
 
 }  // namespace sandgate::ledger

@@ -71,6 +71,13 @@ std::int64_t pragma_number(sqlite3* db, const char* sql) {
   return s.step() ? s.integer(0) : 0;
 }
 
+// ?1 the tenant, ?2 since, ?3 until: each NULL when not asked.
+void bind_query(Statement& statement, const UsageQuery& query) {
+  if (query.tenant) statement.bind(1, *query.tenant);
+  if (query.since) statement.bind(2, unix_ms(*query.since));
+  if (query.until) statement.bind(3, unix_ms(*query.until));
+}
+
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE usage (
   id INTEGER PRIMARY KEY,
@@ -91,6 +98,17 @@ CREATE TABLE usage (
   usd REAL NOT NULL
 );
 CREATE INDEX usage_by_tenant_and_end ON usage (tenant, ended_ms);
+)sql";
+
+// Version 2 (issue #45): each stretch's calls to upstream MCP servers, by upstream.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE tool_use (
+  stretch TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  calls INTEGER NOT NULL,
+  usd REAL NOT NULL,
+  PRIMARY KEY (stretch, upstream)
+) WITHOUT ROWID;
 )sql";
 
 }  // namespace
@@ -158,7 +176,7 @@ SqliteLedger::~SqliteLedger() {
   sqlite3_close_v2(db_);
 }
 
-void SqliteLedger::check_schema() const {
+void SqliteLedger::check_schema() {
   if (pragma_number(db_, "PRAGMA application_id") != kApplicationId)
     throw LedgerError("it is another program's SQLite database, not a sandgate ledger");
   std::int64_t version = pragma_number(db_, "PRAGMA user_version");
@@ -166,6 +184,7 @@ void SqliteLedger::check_schema() const {
     throw LedgerError("it was written by a newer sandgate (schema " + std::to_string(version) +
                       ", this one knows " + std::to_string(kSchemaVersion) + ")");
   if (version < 1) throw LedgerError("its schema version is missing");
+  schema_version_ = static_cast<int>(version);
 }
 
 void SqliteLedger::prepare_schema() {
@@ -181,9 +200,15 @@ void SqliteLedger::prepare_schema() {
     if (application == 0 && objects == 0) {
       exec(db_, kSchemaV1);
       exec(db_, ("PRAGMA application_id=" + std::to_string(kApplicationId)).c_str());
-      exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+      exec(db_, "PRAGMA user_version=1");
     }
     check_schema();
+    // Forward, one version at a time, in the same transaction: all of it or none.
+    if (schema_version_ < 2) exec(db_, kSchemaV2);
+    if (schema_version_ < kSchemaVersion) {
+      exec(db_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+      schema_version_ = kSchemaVersion;
+    }
     exec(db_, "COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -226,11 +251,29 @@ void SqliteLedger::save(const std::vector<UsageRecord>& records) {
       upsert.bind(15, r.usd);
       upsert.step();
       upsert.reset();
+      save_tool_use(r);
     }
     exec(db_, "COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
+  }
+}
+
+void SqliteLedger::save_tool_use(const UsageRecord& r) {
+  if (r.tool_use.empty()) return;
+  // Like the stretch's own totals: the latest per upstream replaces what was saved before.
+  Statement upsert(db_,
+                   "INSERT INTO tool_use (stretch, upstream, calls, usd) VALUES (?1, ?2, ?3, ?4) "
+                   "ON CONFLICT (stretch, upstream) DO UPDATE SET calls = excluded.calls, "
+                   "usd = excluded.usd");
+  for (const auto& [upstream, use] : r.tool_use) {
+    upsert.bind(1, r.stretch);
+    upsert.bind(2, upstream);
+    upsert.bind(3, static_cast<std::int64_t>(use.calls));
+    upsert.bind(4, use.usd);
+    upsert.step();
+    upsert.reset();
   }
 }
 
@@ -246,26 +289,38 @@ double SqliteLedger::spent(std::string_view tenant, Clock::time_point from,
 }
 
 void SqliteLedger::forget_before(Clock::time_point before) {
+  Statement drop_tools(db_,
+                       "DELETE FROM tool_use WHERE stretch IN (SELECT stretch FROM usage WHERE "
+                       "ended_ms < ?1)");
+  drop_tools.bind(1, unix_ms(before));
+  drop_tools.step();
   Statement drop(db_, "DELETE FROM usage WHERE ended_ms < ?1");
   drop.bind(1, unix_ms(before));
   drop.step();
 }
 
 std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grouping) const {
+  if (grouping == Grouping::upstream) return usage_by_upstream(query);
   // The group is a fixed expression per grouping, never text from the query.
   const char* group = grouping == Grouping::day
                           ? "strftime('%Y-%m-%d', ended_ms / 1000, 'unixepoch')"
                       : grouping == Grouping::owner ? "owner_kind || ':' || owner"
                                                     : "''";
+  // A ledger of schema 1 (read beside an older gateway) has no tool calls to count.
+  const char* tool_calls =
+      schema_version_ >= 2
+          ? "sum(coalesce((SELECT sum(t.calls) FROM tool_use t WHERE t.stretch = usage.stretch), "
+            "0))"
+          : "0";
   std::string sql = std::string("SELECT tenant, ") + group +
                     " AS grp, total(usd), total(cpu_seconds), total(gib_seconds), "
-                    "total(wall_seconds), sum(calls), sum(output_bytes) FROM usage "
-                    "WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR ended_ms >= ?2) AND "
-                    "(?3 IS NULL OR ended_ms < ?3) GROUP BY tenant, grp ORDER BY tenant, grp";
+                    "total(wall_seconds), sum(calls), sum(output_bytes), " +
+                    tool_calls +
+                    " FROM usage WHERE (?1 IS NULL OR tenant = ?1) AND (?2 IS NULL OR ended_ms >= "
+                    "?2) AND (?3 IS NULL OR ended_ms < ?3) GROUP BY tenant, grp ORDER BY tenant, "
+                    "grp";
   Statement select(db_, sql.c_str());
-  if (query.tenant) select.bind(1, *query.tenant);
-  if (query.since) select.bind(2, unix_ms(*query.since));
-  if (query.until) select.bind(3, unix_ms(*query.until));
+  bind_query(select, query);
   std::vector<UsageRow> rows;
   while (select.step()) {
     UsageRow row;
@@ -277,6 +332,27 @@ std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grou
     row.wall_seconds = select.real(5);
     row.calls = static_cast<std::uint64_t>(select.integer(6));
     row.output_bytes = static_cast<std::uint64_t>(select.integer(7));
+    row.tool_calls = static_cast<std::uint64_t>(select.integer(8));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<UsageRow> SqliteLedger::usage_by_upstream(const UsageQuery& query) const {
+  if (schema_version_ < 2) return {};
+  Statement select(db_,
+                   "SELECT u.tenant, t.upstream, total(t.usd), sum(t.calls) FROM tool_use t JOIN "
+                   "usage u ON u.stretch = t.stretch WHERE (?1 IS NULL OR u.tenant = ?1) AND (?2 "
+                   "IS NULL OR u.ended_ms >= ?2) AND (?3 IS NULL OR u.ended_ms < ?3) GROUP BY "
+                   "u.tenant, t.upstream ORDER BY u.tenant, t.upstream");
+  bind_query(select, query);
+  std::vector<UsageRow> rows;
+  while (select.step()) {
+    UsageRow row;
+    row.tenant = select.text(0);
+    row.group = select.text(1);
+    row.usd = select.real(2);
+    row.tool_calls = static_cast<std::uint64_t>(select.integer(3));
     rows.push_back(std::move(row));
   }
   return rows;

@@ -25,7 +25,8 @@ namespace sandgate::ledger {
 
 // SQLite's application_id for our files: "SGLD".
 constexpr int kApplicationId = 0x53474C44;
-constexpr int kSchemaVersion = 1;
+// 1: usage; 2: tool_use (calls to upstream MCP servers by stretch and upstream).
+constexpr int kSchemaVersion = 2;
 
 class SqliteLedger final : public LedgerStore {
  public:
@@ -53,8 +54,11 @@ class SqliteLedger final : public LedgerStore {
 
  private:
   void prepare_schema();
-  void check_schema() const;  // for a read-only opener: ours, of a version this one knows
+  void check_schema();  // ours, of a version this one knows (kept in schema_version_)
+  void save_tool_use(const UsageRecord& record);
+  std::vector<UsageRow> usage_by_upstream(const UsageQuery& query) const;
   sqlite3* db_ = nullptr;
+  int schema_version_ = 0;
 };
 
 }  // namespace sandgate::ledger

@@ -9,11 +9,21 @@
 // midnight closes one stretch and opens the next, so each day's spend stays that day's.
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "ledger/budget_period.hpp"
 
 namespace sandgate::ledger {
+
+// The calls a stretch's sandbox made to one upstream MCP server (code mode, issue #45): every
+// call the gateway sent it, whatever came back, and what their prices added to the stretch's
+// `usd` (already counted there: this says where it came from).
+struct ToolUse {
+  std::uint64_t calls = 0;
+  double usd = 0;
+  bool operator==(const ToolUse&) const = default;
+};
 
 struct UsageRecord {
   std::string stretch;  // unique: the gateway's instance, the sandbox's number, the day
@@ -31,6 +41,7 @@ struct UsageRecord {
   double usd_per_vcpu_hour = 0;
   double usd_per_gib_hour = 0;
   double usd = 0;
+  std::map<std::string, ToolUse> tool_use{};  // by upstream name; empty without code mode
   // The sandbox's last record (it ended): never replaced by a live one collected before it, not
   // stored.
   bool final = false;

@@ -16,7 +16,26 @@ void SandboxUsageLog::count_call(std::uint64_t output_bytes) {
   output_bytes_ += output_bytes;
 }
 
+namespace {
+
+// What `now` holds beyond `base`, upstream by upstream; none where nothing was added.
+std::map<std::string, ledger::ToolUse> tool_use_since(
+    const std::map<std::string, ledger::ToolUse>& now,
+    const std::map<std::string, ledger::ToolUse>& base) {
+  std::map<std::string, ledger::ToolUse> added;
+  for (const auto& [upstream, use] : now) {
+    ledger::ToolUse before;
+    if (auto it = base.find(upstream); it != base.end()) before = it->second;
+    if (use.calls > before.calls)
+      added[upstream] = {use.calls - before.calls, use.usd - before.usd};
+  }
+  return added;
+}
+
+}  // namespace
+
 ledger::UsageRecord SandboxUsageLog::stretch(const sandbox::SandboxUsage& total,
+                                             const ToolTotals& tools,
                                              ledger::Clock::time_point ended) const {
   ledger::UsageRecord r;
   r.stretch = key_ + ":" + ledger::period_key(day_);
@@ -34,23 +53,26 @@ ledger::UsageRecord SandboxUsageLog::stretch(const sandbox::SandboxUsage& total,
   r.usd_per_vcpu_hour = total.prices.usd_per_vcpu_hour;
   r.usd_per_gib_hour = total.prices.usd_per_gib_hour;
   r.usd = total.usd - base_.usd;
+  r.tool_use = tool_use_since(tools, tool_use_base_);
   return r;
 }
 
 std::vector<ledger::UsageRecord> SandboxUsageLog::records(const sandbox::SandboxUsage& total,
                                                           ledger::Clock::time_point now) {
   std::vector<ledger::UsageRecord> out;
+  auto tools = tool_use_->totals();  // one reading for both stretches
   if (now >= day_.end) {
     // What was metered since the last time counts to the day that ended (a second or so of
     // imprecision at midnight); its record ends inside that day, so the day's sum holds it.
-    out.push_back(stretch(total, day_.end - std::chrono::milliseconds(1)));
+    out.push_back(stretch(total, tools, day_.end - std::chrono::milliseconds(1)));
     day_ = ledger::period_of(ledger::PeriodKind::day, now);
     stretch_started_ = day_.start;
     base_ = total;
     calls_base_ = calls_;
     output_bytes_base_ = output_bytes_;
+    tool_use_base_ = tools;
   }
-  out.push_back(stretch(total, now));
+  out.push_back(stretch(total, tools, now));
   return out;
 }
 
@@ -58,7 +80,8 @@ ledger::UsageRecord SandboxUsageLog::final_record(const sandbox::SandboxUsage& t
                                                   ledger::Clock::time_point now) const {
   // Its use stopped when it ended, however long after that the session lets go of it.
   auto ended = std::min(total.ended_at.value_or(now), now);
-  auto r = stretch(total, std::min(ended, day_.end - std::chrono::milliseconds(1)));
+  auto r =
+      stretch(total, tool_use_->totals(), std::min(ended, day_.end - std::chrono::milliseconds(1)));
   r.final = true;
   return r;
 }

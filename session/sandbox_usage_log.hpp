@@ -6,6 +6,7 @@
 //
 // Not thread-safe: its session guards it with its own mutex.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "ledger/usage_record.hpp"
 #include "ledger/usage_writer.hpp"
 #include "sandbox/sandbox.hpp"
+#include "session/tool_use_tally.hpp"
 
 namespace sandgate::session {
 
@@ -45,6 +47,8 @@ class SandboxUsageLog {
   SandboxUsageLog(UsageOwner owner, std::string key, ledger::Clock::time_point now);
 
   void count_call(std::uint64_t output_bytes);
+  // Where the sandbox's tool channel counts its calls to upstream MCP servers.
+  const std::shared_ptr<ToolUseTally>& tool_use() const { return tool_use_; }
   // Records for `total`, the sandbox's use so far, at `now`: the open stretch's, after the
   // previous day's last one when a UTC midnight passed since the last time asked.
   std::vector<ledger::UsageRecord> records(const sandbox::SandboxUsage& total,
@@ -56,7 +60,8 @@ class SandboxUsageLog {
                                    ledger::Clock::time_point now) const;
 
  private:
-  ledger::UsageRecord stretch(const sandbox::SandboxUsage& total,
+  using ToolTotals = std::map<std::string, ledger::ToolUse>;
+  ledger::UsageRecord stretch(const sandbox::SandboxUsage& total, const ToolTotals& tools,
                               ledger::Clock::time_point ended) const;
 
   UsageOwner owner_;
@@ -66,6 +71,8 @@ class SandboxUsageLog {
   sandbox::SandboxUsage base_;  // the meter's totals when the open stretch began
   std::uint64_t calls_ = 0, output_bytes_ = 0;
   std::uint64_t calls_base_ = 0, output_bytes_base_ = 0;
+  std::shared_ptr<ToolUseTally> tool_use_ = std::make_shared<ToolUseTally>();
+  ToolTotals tool_use_base_;  // the tally when the open stretch began
 };
 
 }  // namespace sandgate::session

@@ -115,79 +115,105 @@ std::shared_ptr<McpClient> client_for(ChannelContext& channel, const Upstream& u
   return held.client;
 }
 
+// Why `call` may not be made from this sandbox, or nullopt with its upstream.
+std::optional<ChannelAnswer> not_callable(const ChannelContext& channel, const CallRequest& call,
+                                          std::shared_ptr<const Upstream>& upstream) {
+  if (!channel.may_call(call.server))
+    return error_answer(403, "not_allowed",
+                        "this sandbox may call no upstream named '" + call.server +
+                            "'; it may call: " + names_of(channel.allowed));
+  upstream = channel.upstreams->find(call.server);
+  if (!upstream)
+    return error_answer(403, "not_allowed",
+                        "upstream '" + call.server + "' is no longer configured on this gateway");
+  if (!upstream->definition->allows(call.tool))
+    return error_answer(403, "not_allowed",
+                        "tool '" + call.tool + "' of upstream '" + call.server +
+                            "' is not one this sandbox may call; sandgate_tools.list() names them");
+  return std::nullopt;
+}
+
+// Counts the call against this execute call's cap; a refusal when it is over.
+std::optional<ChannelAnswer> over_call_cap(ChannelContext& channel) {
+  channel.count_for_this_call();
+  if (channel.calls >= channel.limits.calls_per_execute)
+    return error_answer(429, "limit",
+                        "this execute call already made " +
+                            std::to_string(channel.limits.calls_per_execute) +
+                            " tool calls, the most one may; return what you have and go on in "
+                            "the next call");
+  ++channel.calls;
+  return std::nullopt;
+}
+
+// The answer to a call the upstream answered: within this execute call's bytes, charged its
+// price. Every call sent is counted in the sandbox's usage (the ledger's tool calls).
+ChannelAnswer answered(ChannelContext& channel, const CallRequest& call, const Upstream& upstream,
+                       CallOutcome outcome, Clock::time_point started) {
+  channel.count_for_this_call();
+  channel.bytes += outcome.bytes;
+  if (channel.bytes > channel.limits.bytes_per_execute) {
+    channel.account->record_call(call.server, 0);
+    report(channel, call.server, call.tool, "too_large", started, outcome.bytes, 0);
+    return error_answer(
+        413, "too_large",
+        "the tool calls of this execute call returned more than " +
+            std::to_string(channel.limits.bytes_per_execute) +
+            " bytes in all; ask for less (filters, pages) or go on in the next call");
+  }
+  double usd = upstream.definition->limits.usd_per_call;
+  if (usd > 0 && !channel.account->charge(usd)) {
+    channel.account->record_call(call.server, 0);
+    report(channel, call.server, call.tool, "refused", started, outcome.bytes, usd);
+    return error_answer(402, "spend_cap",
+                        "the sandbox reached its spend cap with this tool call's price");
+  }
+  channel.account->record_call(call.server, usd);
+  bool tool_error = outcome.result.is_object() && outcome.result.value("isError", false) == true;
+  report(channel, call.server, call.tool, tool_error ? "tool_error" : "ok", started, outcome.bytes,
+         usd);
+  return json_answer(json{{"result", std::move(outcome.result)}});
+}
+
 asio::awaitable<ChannelAnswer> answer_call(std::shared_ptr<ChannelContext> channel,
                                            std::string body) {
   CallRequest call;
   if (auto refusal = read_call(body, call)) co_return *refusal;
   auto started = Clock::now();
-  auto refuse = [&](unsigned status, const std::string& kind, const std::string& message) {
+  auto refused = [&](ChannelAnswer answer) {
     report(*channel, call.server, call.tool, "refused", started, 0, 0);
-    return error_answer(status, kind, message);
+    return answer;
   };
-  if (!channel->may_call(call.server))
-    co_return refuse(403, "not_allowed",
-                     "this sandbox may call no upstream named '" + call.server +
-                         "'; it may call: " + names_of(channel->allowed));
-  auto upstream = channel->upstreams->find(call.server);
-  if (!upstream)
-    co_return refuse(403, "not_allowed",
-                     "upstream '" + call.server + "' is no longer configured on this gateway");
-  if (!upstream->definition->allows(call.tool))
-    co_return refuse(403, "not_allowed",
-                     "tool '" + call.tool + "' of upstream '" + call.server +
-                         "' is not one this sandbox may call; sandgate_tools.list() names them");
+  std::shared_ptr<const Upstream> upstream;
+  if (auto refusal = not_callable(*channel, call, upstream)) co_return refused(*refusal);
   Clock::time_point call_deadline;
   if (auto none = no_call_running(*channel, call_deadline)) co_return *none;
-  channel->count_for_this_call();
-  if (channel->calls >= channel->limits.calls_per_execute)
-    co_return refuse(429, "limit",
-                     "this execute call already made " +
-                         std::to_string(channel->limits.calls_per_execute) +
-                         " tool calls, the most one may; return what you have and go on in "
-                         "the next call");
-  ++channel->calls;
+  if (auto refusal = over_call_cap(*channel)) co_return refused(*refusal);
   auto deadline = std::min(call_deadline, started + upstream->definition->limits.call_timeout);
   auto mine = co_await channel->in_flight->acquire("", deadline);
   if (!mine)
-    co_return refuse(429, "limit",
-                     "no tool call of this sandbox finished in time for this one to start (at "
-                     "most " +
-                         std::to_string(channel->limits.in_flight) + " run at once)");
+    co_return refused(error_answer(
+        429, "limit",
+        "no tool call of this sandbox finished in time for this one to start (at most " +
+            std::to_string(channel->limits.in_flight) + " run at once)"));
   auto place = co_await upstream->gate->acquire(channel->labels.tenant, deadline);
   if (!place)
-    co_return refuse(503, "busy",
+    co_return refused(
+        error_answer(503, "busy",
                      "upstream '" + call.server + "' is busy with this tenant's other calls (" +
-                         std::to_string(upstream->gate->share()) + " at once); try fewer at once");
+                         std::to_string(upstream->gate->share()) + " at once); try fewer at once"));
 
   auto client = client_for(*channel, *upstream);
   CallOutcome outcome;
   try {
     outcome = co_await client->call_tool(call.tool, std::move(call.arguments), deadline);
   } catch (const UpstreamError& e) {
+    channel->account->record_call(call.server, 0);
     report(*channel, call.server, call.tool, upstream_error_name(e.kind()), started, 0, 0);
     co_return error_answer(status_of(e.kind()), upstream_error_name(e.kind()), e.what());
   }
   if (client->tools_changed()) upstream->catalog->invalidate();
-  channel->count_for_this_call();
-  channel->bytes += outcome.bytes;
-  if (channel->bytes > channel->limits.bytes_per_execute) {
-    report(*channel, call.server, call.tool, "too_large", started, outcome.bytes, 0);
-    co_return error_answer(
-        413, "too_large",
-        "the tool calls of this execute call returned more than " +
-            std::to_string(channel->limits.bytes_per_execute) +
-            " bytes in all; ask for less (filters, pages) or go on in the next call");
-  }
-  double usd = upstream->definition->limits.usd_per_call;
-  if (usd > 0 && !channel->account->charge(usd)) {
-    report(*channel, call.server, call.tool, "refused", started, outcome.bytes, usd);
-    co_return error_answer(402, "spend_cap",
-                           "the sandbox reached its spend cap with this tool call's price");
-  }
-  bool tool_error = outcome.result.is_object() && outcome.result.value("isError", false) == true;
-  report(*channel, call.server, call.tool, tool_error ? "tool_error" : "ok", started, outcome.bytes,
-         usd);
-  co_return json_answer(json{{"result", std::move(outcome.result)}});
+  co_return answered(*channel, call, *upstream, std::move(outcome), started);
 }
 
 // Each allowed upstream's tools (fetched by its catalog), in the tenant's order.

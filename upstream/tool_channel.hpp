@@ -41,6 +41,9 @@ class ToolAccount {
   // Charges a tool call's price to the sandbox's spend; false when it has ended or reached its
   // spend cap with this.
   virtual bool charge(double usd) = 0;
+  // A call the gateway sent to `upstream`, whatever came back, and the price charged for it
+  // (0 when none was): the sandbox's usage counts it (the ledger's tool calls by upstream).
+  virtual void record_call(const std::string& upstream, double usd) = 0;
 };
 
 // Per execute call (all its programs together) and per sandbox.

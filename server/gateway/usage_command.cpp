@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,12 +23,14 @@ namespace {
 constexpr const char* kHelp =
     "usage: sandgate usage [--state-dir DIR | --ledger postgresql://… [--ledger-password-file F]]\n"
     "                      [--tenant T] [--since DATE] [--until DATE]\n"
-    "                      [--by tenant|day|session] [--format table|csv|json]\n"
+    "                      [--by tenant|day|session|upstream] [--format table|csv|json]\n"
     "Reads the usage ledger the gateway writes (also while it runs): in DIR (default:\n"
     "$SANDGATE_STATE_DIR), or the PostgreSQL database --ledger names (default: $SANDGATE_LEDGER;\n"
     "the password from F, default $SANDGATE_LEDGER_PASSWORD_FILE).\n"
     "DATE: a UTC day (2026-12-01) or instant (2026-12-01T12:00:00Z); --since inclusive,\n"
-    "--until exclusive. Days are UTC calendar days.\n";
+    "--until exclusive. Days are UTC calendar days.\n"
+    "--by upstream: the calls sandboxes made to each upstream MCP server (code mode), and\n"
+    "what their prices came to (part of the sandboxes' USD, not in addition to it).\n";
 
 struct UsageArgs {
   std::string state_dir;
@@ -91,8 +94,10 @@ bool apply_flag(const std::string& flag, const std::string& value, UsageArgs& ou
       out.grouping = ledger::Grouping::day;
     else if (value == "session")
       out.grouping = ledger::Grouping::owner;
+    else if (value == "upstream")
+      out.grouping = ledger::Grouping::upstream;
     else {
-      message = "sandgate usage: --by " + value + ": expected tenant, day or session\n";
+      message = "sandgate usage: --by " + value + ": expected tenant, day, session or upstream\n";
       return false;
     }
   } else if (flag == "--format") {
@@ -156,12 +161,6 @@ std::optional<UsageArgs> parse(const std::vector<std::string>& args, char** envp
   return out;
 }
 
-const char* group_column(ledger::Grouping grouping) {
-  return grouping == ledger::Grouping::day     ? "day"
-         : grouping == ledger::Grouping::owner ? "session"
-                                               : nullptr;
-}
-
 std::string number(double value, int decimals) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(decimals) << value;
@@ -187,68 +186,100 @@ std::string csv_cell(const std::string& text) {
   return quoted + "\"";
 }
 
-void write_json(const std::vector<ledger::UsageRow>& rows, ledger::Grouping grouping,
+// One column of the output: its name in JSON and CSV, its table heading, and a row's value
+// (a number: `decimals` for the table, `csv_decimals` for CSV; -1: an integer; a name: text).
+struct Column {
+  const char* key;
+  const char* heading;
+  bool name;
+  std::function<nlohmann::json(const ledger::UsageRow&)> value;
+  int decimals = -1, csv_decimals = -1;
+};
+
+std::vector<Column> columns_of(ledger::Grouping grouping) {
+  using Row = ledger::UsageRow;
+  std::vector<Column> columns = {
+      {"tenant", "TENANT", true, [](const Row& r) { return nlohmann::json(r.tenant); }}};
+  auto group = [](const Row& r) { return nlohmann::json(r.group); };
+  if (grouping == ledger::Grouping::day) columns.push_back({"day", "DAY (UTC)", true, group});
+  if (grouping == ledger::Grouping::owner) columns.push_back({"session", "SESSION", true, group});
+  if (grouping == ledger::Grouping::upstream) {
+    columns.push_back({"upstream", "UPSTREAM", true, group});
+    columns.push_back(
+        {"tool_calls", "TOOL CALLS", false, [](const Row& r) { return r.tool_calls; }});
+    columns.push_back({"usd", "USD", false, [](const Row& r) { return r.usd; }, 6, 6});
+    return columns;
+  }
+  std::vector<Column> totals = {
+      {"usd", "USD", false, [](const Row& r) { return r.usd; }, 6, 6},
+      {"cpu_seconds", "CPU S", false, [](const Row& r) { return r.cpu_seconds; }, 1, 3},
+      {"gib_seconds", "GIB S", false, [](const Row& r) { return r.gib_seconds; }, 1, 3},
+      {"wall_seconds", "WALL S", false, [](const Row& r) { return r.wall_seconds; }, 1, 3},
+      {"calls", "CALLS", false, [](const Row& r) { return r.calls; }},
+      {"output_bytes", "OUTPUT BYTES", false, [](const Row& r) { return r.output_bytes; }},
+      {"tool_calls", "TOOL CALLS", false, [](const Row& r) { return r.tool_calls; }}};
+  columns.insert(columns.end(), totals.begin(), totals.end());
+  return columns;
+}
+
+std::string cell_text(const Column& column, const ledger::UsageRow& row, int decimals) {
+  auto v = column.value(row);
+  if (v.is_string()) return v.get<std::string>();
+  if (decimals >= 0) return number(v.get<double>(), decimals);
+  return std::to_string(v.get<std::uint64_t>());
+}
+
+void write_json(const std::vector<ledger::UsageRow>& rows, const std::vector<Column>& columns,
                 std::ostream& out) {
   auto all = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json row = {{"tenant", r.tenant},
-                          {"usd", r.usd},
-                          {"cpu_seconds", r.cpu_seconds},
-                          {"gib_seconds", r.gib_seconds},
-                          {"wall_seconds", r.wall_seconds},
-                          {"calls", r.calls},
-                          {"output_bytes", r.output_bytes}};
-    if (const char* column = group_column(grouping)) row[column] = r.group;
+    nlohmann::json row = nlohmann::json::object();
+    for (const auto& c : columns) row[c.key] = c.value(r);
     all.push_back(std::move(row));
   }
   out << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
-void write_csv(const std::vector<ledger::UsageRow>& rows, ledger::Grouping grouping,
+void write_csv(const std::vector<ledger::UsageRow>& rows, const std::vector<Column>& columns,
                std::ostream& out) {
-  const char* column = group_column(grouping);
-  out << "tenant," << (column ? std::string(column) + "," : "")
-      << "usd,cpu_seconds,gib_seconds,wall_seconds,calls,output_bytes\n";
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    out << columns[i].key << (i + 1 < columns.size() ? "," : "\n");
   for (const auto& r : rows)
-    out << csv_cell(r.tenant) << "," << (column ? csv_cell(r.group) + "," : "") << number(r.usd, 6)
-        << "," << number(r.cpu_seconds, 3) << "," << number(r.gib_seconds, 3) << ","
-        << number(r.wall_seconds, 3) << "," << r.calls << "," << r.output_bytes << "\n";
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const auto& c = columns[i];
+      auto text = cell_text(c, r, c.csv_decimals);
+      out << (c.name ? csv_cell(text) : text) << (i + 1 < columns.size() ? "," : "\n");
+    }
 }
 
-void write_table(const std::vector<ledger::UsageRow>& rows, ledger::Grouping grouping,
-                 std::ostream& out) {
-  const char* column = group_column(grouping);
-  std::vector<std::vector<std::string>> cells;
-  std::vector<std::string> head = {"TENANT"};
-  if (column) head.push_back(column == std::string("day") ? "DAY (UTC)" : "SESSION");
-  for (const char* h : {"USD", "CPU S", "GIB S", "WALL S", "CALLS", "OUTPUT BYTES"})
-    head.push_back(h);
-  cells.push_back(head);
+void write_table(const std::vector<ledger::UsageRow>& rows, const std::vector<Column>& columns,
+                 ledger::Grouping grouping, std::ostream& out) {
+  std::vector<std::vector<std::string>> cells(1);
+  for (const auto& c : columns) cells[0].push_back(c.heading);
   ledger::UsageRow total;
   for (const auto& r : rows) {
-    std::vector<std::string> line = {printable(r.tenant)};
-    if (column) line.push_back(printable(r.group));
-    for (auto v :
-         {number(r.usd, 6), number(r.cpu_seconds, 1), number(r.gib_seconds, 1),
-          number(r.wall_seconds, 1), std::to_string(r.calls), std::to_string(r.output_bytes)})
-      line.push_back(v);
-    cells.push_back(line);
+    auto& line = cells.emplace_back();
+    for (const auto& c : columns)
+      line.push_back(c.name ? printable(cell_text(c, r, -1)) : cell_text(c, r, c.decimals));
     total.usd += r.usd;
     total.calls += r.calls;
+    total.tool_calls += r.tool_calls;
   }
-  std::vector<std::size_t> width(head.size(), 0);
+  std::vector<std::size_t> width(columns.size(), 0);
   for (const auto& line : cells)
     for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
-  for (const auto& line : cells) {
-    for (std::size_t i = 0; i < line.size(); ++i) {
+  for (const auto& line : cells)
+    for (std::size_t i = 0; i < line.size(); ++i)
       // Names to the left, numbers to the right.
-      bool name = i == 0 || (column && i == 1);
-      out << (name ? std::left : std::right) << std::setw(static_cast<int>(width[i])) << line[i]
-          << (i + 1 < line.size() ? "  " : "\n");
-    }
-  }
-  out << "total: $" << number(total.usd, 6) << " in " << total.calls << " calls, " << rows.size()
-      << (rows.size() == 1 ? " row\n" : " rows\n");
+      out << (columns[i].name ? std::left : std::right) << std::setw(static_cast<int>(width[i]))
+          << line[i] << (i + 1 < line.size() ? "  " : "\n");
+  const char* rows_word = rows.size() == 1 ? " row\n" : " rows\n";
+  if (grouping == ledger::Grouping::upstream)
+    out << "total: " << total.tool_calls << " tool calls, $" << number(total.usd, 6) << ", "
+        << rows.size() << rows_word;
+  else
+    out << "total: $" << number(total.usd, 6) << " in " << total.calls << " calls, " << rows.size()
+        << rows_word;
 }
 
 }  // namespace
@@ -278,12 +309,13 @@ int usage_command(const std::vector<std::string>& args, char** envp, std::ostrea
       store = std::make_shared<ledger::SqliteLedger>(path, ledger::SqliteLedger::Access::read_only);
     }
     auto rows = store->usage(parsed->query, parsed->grouping);
+    auto columns = columns_of(parsed->grouping);
     if (parsed->format == "json")
-      write_json(rows, parsed->grouping, out);
+      write_json(rows, columns, out);
     else if (parsed->format == "csv")
-      write_csv(rows, parsed->grouping, out);
+      write_csv(rows, columns, out);
     else
-      write_table(rows, parsed->grouping, out);
+      write_table(rows, columns, parsed->grouping, out);
   } catch (const std::exception& e) {
     err << "sandgate usage: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -338,6 +339,67 @@ TEST_CASE("per-call bounds: tool calls beyond the cap, and none outside an execu
     seen = stdout_of(alice.run("print(late)"));
   }
   CHECK(seen == "['no_call']\n");
+}
+
+TEST_CASE("the usage ledger counts each tenant's tool calls by upstream, and what they cost",
+          "[integration][upstream][code_mode][ledger]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  TempFile state{"code-mode-state"};
+  std::filesystem::create_directories(state.path);
+  struct RemoveAll {
+    std::filesystem::path path;
+    ~RemoveAll() { std::filesystem::remove_all(path); }
+  } remove_state{state.path};
+  CodeModeWorld world(
+      {{"everything", {{"url", url_of(*everything)}, {"limits", {{"usd_per_call", 0.01}}}}}},
+      "everything", {"--state-dir", state.path.string()});
+  Client alice(*world.gw, "alice-token");
+  auto made = alice.run(
+      "import sandgate_tools as t\n"
+      "for i in range(3):\n"
+      "    t.everything.echo(message=str(i))\n"
+      "print(t.everything.get_sum(a=1, b=2))\n"
+      "try:\n"
+      "    t.call('nowhere', 'echo', {'message': 'refused: never sent, never counted'})\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind)\n");
+  INFO(made.dump());
+  CHECK(stdout_of(made).find("not_allowed") != std::string::npos);
+  Client bob(*world.gw, "bob-token");
+  bob.run("print(1)");
+  // The sessions end, then the gateway: their sandboxes' last records are the ledger's.
+  for (auto* client : {&alice, &bob})
+    CHECK(world.gw
+              ->request(boost::beast::http::verb::delete_, "/mcp", "",
+                        GatewayProcess::mcp_headers(client->session, client->token))
+              .status == 200);
+  CHECK(world.gw->stop(SIGTERM) == 0);
+
+  auto usage = [&](const std::string& by) {
+    auto run =
+        run_sandgate("usage --state-dir " + state.path.string() + " --format json --by " + by);
+    INFO(run.out);
+    REQUIRE(run.status == 0);
+    return json::parse(run.out);
+  };
+  auto by_upstream = usage("upstream");
+  INFO(by_upstream.dump());
+  REQUIRE(by_upstream.size() == 1);
+  CHECK(by_upstream[0]["tenant"] == "alice");
+  CHECK(by_upstream[0]["upstream"] == "everything");
+  CHECK(by_upstream[0]["tool_calls"] == 4);
+  CHECK(by_upstream[0]["usd"].get<double>() == Approx(0.04));
+  auto by_tenant = usage("tenant");
+  REQUIRE(by_tenant.size() == 2);
+  CHECK(by_tenant[0]["tenant"] == "alice");
+  CHECK(by_tenant[0]["tool_calls"] == 4);
+  CHECK(by_tenant[0]["usd"].get<double>() >= 0.04);  // the calls' prices are in the sandbox's
+  CHECK(by_tenant[1]["tool_calls"] == 0);
+  auto table = run_sandgate("usage --state-dir " + state.path.string() + " --by upstream");
+  INFO(table.out);
+  CHECK(table.out.find("TOOL CALLS") != std::string::npos);
+  CHECK(table.out.find("total: 4 tool calls") != std::string::npos);
 }
 
 TEST_CASE("code mode from a 2026-07-28 client's sandbox handle, against a 2026-07-28 upstream",

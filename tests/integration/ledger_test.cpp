@@ -174,8 +174,9 @@ TEST_CASE("sandgate usage: tables, CSV and bad options", "[integration][ledger]"
   CHECK(table.out.find("total: $") != std::string::npos);
   auto csv = usage("--state-dir " + dir.state.string() + " --format csv --by day");
   CHECK(csv.status == 0);
-  CHECK(csv.out.rfind("tenant,day,usd,cpu_seconds,gib_seconds,wall_seconds,calls,output_bytes\n",
-                      0) == 0);
+  CHECK(csv.out.rfind(
+            "tenant,day,usd,cpu_seconds,gib_seconds,wall_seconds,calls,output_bytes,tool_calls\n",
+            0) == 0);
   CHECK(csv.out.find("\na,20") != std::string::npos);
   // Nothing for another tenant, or before the records.
   CHECK(usage_json(dir, "--tenant b").empty());

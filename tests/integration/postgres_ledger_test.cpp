@@ -109,7 +109,8 @@ TEST_CASE(
   }
   for (const auto& e : errors) CHECK(e.empty());
   CHECK(opened == 4);
-  CHECK(pg->psql("SELECT count(*), max(version) FROM sandgate_schema") == "1|1\n");
+  CHECK(pg->psql("SELECT count(*), max(version) FROM sandgate_schema") ==
+        "1|" + std::to_string(kPostgresSchemaVersion) + "\n");
 
   PostgresLedger ledger(options);
   // Records: a stretch's later totals replace its earlier ones.
@@ -127,6 +128,32 @@ TEST_CASE(
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].group == "session:abcd1234");
   CHECK(rows[0].calls == 3);
+  CHECK(rows[0].tool_calls == 0);
+  // Tool calls by upstream (code mode): per stretch, the latest replacing the last.
+  r.tool_use = {{"tickets", {2, 0.02}}, {"search", {1, 0}}};
+  ledger.save({r});
+  r.tool_use["tickets"] = {4, 0.04};
+  ledger.save({r});
+  auto by_upstream = ledger.usage({}, Grouping::upstream);
+  REQUIRE(by_upstream.size() == 2);
+  CHECK(by_upstream[0].group == "search");
+  CHECK(by_upstream[1].group == "tickets");
+  CHECK(by_upstream[1].tool_calls == 4);
+  CHECK(by_upstream[1].usd == Approx(0.04));
+  CHECK(ledger.usage({}, Grouping::tenant).at(0).tool_calls == 5);
+  // A schema 1 database (a sandgate before code mode): read as it is, migrated by a gateway.
+  pg->psql("DROP TABLE sandgate_tool_use; UPDATE sandgate_schema SET version = 1");
+  {
+    auto reading = options;
+    reading.access = PostgresLedger::Access::read_only;
+    PostgresLedger reader(reading);
+    CHECK(reader.usage({}, Grouping::tenant).at(0).tool_calls == 0);
+    CHECK(reader.usage({}, Grouping::upstream).empty());
+  }
+  { PostgresLedger migrated(options); }
+  CHECK(pg->psql("SELECT max(version) FROM sandgate_schema") ==
+        std::to_string(kPostgresSchemaVersion) + "\n");
+  CHECK(ledger.usage({}, Grouping::upstream).empty());  // the old stretch's calls went with it
 
   // Reservations from many threads at once never pass the budget (a period's claims start at
   // nothing: each replica claims what its own sandboxes use).

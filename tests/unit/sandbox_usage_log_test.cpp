@@ -56,3 +56,32 @@ TEST_CASE("a sandbox's log: totals since its stretch began, and a new stretch ea
   CHECK(closing.cpu_seconds == Approx(0));
   CHECK(closing.started == utc(2026, 12, 5));
 }
+
+TEST_CASE("a sandbox's calls to upstream MCP servers go to its stretch, by upstream and by day",
+          "[unit][ledger][upstream]") {
+  session::UsageOwner owner{"acme", "0a1b2c3d", "session", ""};
+  auto made = utc(2026, 12, 4, 23, 59);
+  session::SandboxUsageLog log(owner, "gw7:sb3", made);
+  sandbox::SandboxUsage total;
+  auto tally = log.tool_use();
+  // Told by the tool channel on its own thread, as calls end.
+  tally->add("tickets", 0.01);
+  tally->add("tickets", 0.01);
+  tally->add("search", 0);
+  auto today = log.records(total, made + seconds(30));
+  REQUIRE(today.size() == 1);
+  REQUIRE(today[0].tool_use.size() == 2);
+  CHECK(today[0].tool_use.at("tickets").calls == 2);
+  CHECK(today[0].tool_use.at("tickets").usd == Approx(0.02));
+  CHECK(today[0].tool_use.at("search").calls == 1);
+  // Past midnight: the day before keeps its calls; the new day has only those made since.
+  tally->add("tickets", 0.01);
+  auto across = log.records(total, utc(2026, 12, 5, 0, 1));
+  REQUIRE(across.size() == 2);
+  CHECK(across[0].tool_use.at("tickets").calls == 3);
+  CHECK(across[1].tool_use.empty());
+  tally->add("search", 0);
+  auto closing = log.final_record(total, utc(2026, 12, 5, 0, 2));
+  REQUIRE(closing.tool_use.size() == 1);
+  CHECK(closing.tool_use.at("search").calls == 1);
+}

@@ -191,3 +191,74 @@ TEST_CASE("two openers of a new ledger at once both get the one schema", "[unit]
   SqliteLedger ledger(file);
   CHECK(ledger.usage({}, Grouping::tenant).size() == 2);
 }
+
+TEST_CASE("tool calls by upstream: kept per stretch, replaced when saved again, summed by tenant",
+          "[unit][ledger][upstream]") {
+  TempDir dir;
+  SqliteLedger ledger(dir.path / "ledger.sqlite");
+  auto a = record("acme", utc(2026, 12, 4, 1), 0.5);
+  a.tool_use = {{"tickets", {2, 0.02}}, {"search", {1, 0}}};
+  auto b = record("acme", utc(2026, 12, 4, 2), 0.5, "99887766");
+  b.tool_use = {{"tickets", {1, 0.01}}};
+  auto c = record("beta", utc(2026, 12, 4, 3), 1.0);
+  ledger.save({a, b, c});
+  a.tool_use["tickets"] = {5, 0.05};  // the same stretch's later totals
+  ledger.save({a});
+  auto by_upstream = ledger.usage({}, Grouping::upstream);
+  REQUIRE(by_upstream.size() == 2);
+  CHECK(by_upstream[0].tenant == "acme");
+  CHECK(by_upstream[0].group == "search");
+  CHECK(by_upstream[0].tool_calls == 1);
+  CHECK(by_upstream[1].group == "tickets");
+  CHECK(by_upstream[1].tool_calls == 6);
+  CHECK(by_upstream[1].usd == Approx(0.06));
+  auto totals = ledger.usage({}, Grouping::tenant);
+  REQUIRE(totals.size() == 2);
+  CHECK(totals[0].tool_calls == 7);
+  CHECK(totals[0].calls == 2);  // execute calls, unchanged by the join
+  CHECK(totals[1].tool_calls == 0);
+  UsageQuery later;
+  later.since = utc(2026, 12, 4, 2);
+  auto since = ledger.usage(later, Grouping::upstream);
+  REQUIRE(since.size() == 1);
+  CHECK(since[0].tool_calls == 1);
+  // The in-memory ledger forgets a stretch's tool calls with the stretch.
+  ledger.forget_before(utc(2026, 12, 4, 2));
+  CHECK(ledger.usage({}, Grouping::upstream).at(0).tool_calls == 1);
+}
+
+TEST_CASE("a schema 1 ledger is read as it is, and migrated forward by the gateway that opens it",
+          "[unit][ledger][upstream]") {
+  TempDir dir;
+  auto file = dir.path / "ledger.sqlite";
+  {
+    // What a sandgate before code mode wrote: the usage table alone, user_version 1.
+    SqliteLedger fresh(file);
+    fresh.save({record("acme", utc(2026, 12, 4, 1), 0.5)});
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE tool_use; PRAGMA user_version=1", nullptr, nullptr,
+                         nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    SqliteLedger reader(file, SqliteLedger::Access::read_only);
+    CHECK(reader.usage({}, Grouping::tenant).at(0).tool_calls == 0);
+    CHECK(reader.usage({}, Grouping::upstream).empty());
+  }
+  SqliteLedger ledger(file);
+  auto later = record("acme", utc(2026, 12, 4, 2), 0.5, "99887766");
+  later.tool_use = {{"tickets", {3, 0}}};
+  ledger.save({later});
+  auto totals = ledger.usage({}, Grouping::tenant);
+  CHECK(totals.at(0).usd == Approx(1.0));
+  CHECK(totals.at(0).tool_calls == 3);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+  sqlite3_stmt* version = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &version, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(version, 0) == kSchemaVersion);
+  sqlite3_finalize(version);
+  sqlite3_close(db);
+}
