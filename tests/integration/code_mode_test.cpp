@@ -108,11 +108,17 @@ TEST_CASE("a tenant's code calls server-everything's tools from Python, JavaScri
       "image = [x for x in t.everything.get_tiny_image() if isinstance(x, bytes)][0]\n"
       "print(image[:8] == b'\\x89PNG\\r\\n\\x1a\\n')\n"
       "print('everything.get-sum(a: number, b: number)' in t.reference('everything'))\n"
-      "print(sorted(s['name'] for s in t.list()))\n");
+      "print(sorted(s['name'] for s in t.list()))\n"
+      "print('completed' in str(t.everything.trigger_long_running_operation(duration=1, "
+      "steps=2)))\n"
+      "try:\n"
+      "    t.everything.get_sum(a='two', b=1)\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind)\n");
   INFO(python.dump());
   CHECK(stdout_of(python) ==
         "Echo: hello\nThe sum of 2 and 3 is 5.\nThe sum of 20 and 22 is 42.\nTrue\nTrue\nTrue\n"
-        "['everything']\n");
+        "['everything']\nTrue\ntool_error\n");
 
   // 50 calls in one loop, then 50 at once, from Node.
   auto node = alice.run(
