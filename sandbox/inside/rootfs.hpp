@@ -21,7 +21,7 @@ struct RootfsPlan {
   // mode.
   struct File {
     std::string path;
-    std::string_view text;
+    std::string text;  // owned: a file made from what the supervisor read (the CA bundle) too
     mode_t mode = 0644;
   };
   std::vector<File> files;

@@ -307,23 +307,20 @@ bool is_supervisor_invocation(int argc, char** argv) {
   return argc == 10 && std::strcmp(argv[0], protocol::kSupervisorArgv0) == 0;
 }
 
-void supervisor_main(int /*argc*/, char** argv) {
-  // If the gateway dies, so does the sandbox: killing pid 1 ends its whole pid namespace.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // Not dumpable (inherited by the calls' inits, reset for programs by their exec): a program
-  // may not ptrace, read the memory or /proc entries of, or even see (hidepid) the processes
-  // that hold every capability of the sandbox, even where it shares their uid (an
-  // unprivileged gateway maps only one).
-  ::prctl(PR_SET_DUMPABLE, 0);
+namespace {
+
+// What the gateway's spawn asked for (its argv: see is_supervisor_invocation and
+// SpawnedSupervisor), and the files the new root gets for it.
+Settings settings_from(char** argv) {
   Settings s;
   s.rootfs.work_bytes = arg_number(argv, 1);
   s.rootfs.tmp_bytes = arg_number(argv, 2);
   s.rootfs.program_uid = static_cast<uid_t>(arg_number(argv, 3));
   s.rootfs.program_gid = static_cast<gid_t>(arg_number(argv, 4));
   const std::string support = kPythonSupportDir;
-  s.rootfs.files = {{support + "/sitecustomize.py", kPythonSitecustomize},
-                    {support + "/sandgate_figures.py", kPythonFigures},
-                    {support + "/sandgate_matplotlib.py", kPythonBackend}};
+  s.rootfs.files = {{support + "/sitecustomize.py", std::string(kPythonSitecustomize)},
+                    {support + "/sandgate_figures.py", std::string(kPythonFigures)},
+                    {support + "/sandgate_matplotlib.py", std::string(kPythonBackend)}};
   s.max_processes = static_cast<std::uint32_t>(arg_number(argv, 5));
   s.spare_idle_ms = static_cast<int>(std::min<std::uint64_t>(arg_number(argv, 6), 1u << 30));
   const auto features = arg_number(argv, 7);
@@ -331,9 +328,11 @@ void supervisor_main(int /*argc*/, char** argv) {
   s.rootfs.tool_channel = (features & protocol::kFeatureToolChannel) != 0;
   if (s.rootfs.tool_channel) {
     // The programs that call the tenant's upstream tools through the channel (issue #45).
-    s.rootfs.files.push_back({support + "/sandgate_tools.py", kToolsPython});
-    s.rootfs.files.push_back({std::string(kToolsNodeDir) + "/sandgate_tools.js", kToolsJavascript});
-    s.rootfs.files.push_back({std::string(kToolsBinDir) + "/sandgate-tool", kToolsCommand, 0755});
+    s.rootfs.files.push_back({support + "/sandgate_tools.py", std::string(kToolsPython)});
+    s.rootfs.files.push_back(
+        {std::string(kToolsNodeDir) + "/sandgate_tools.js", std::string(kToolsJavascript)});
+    s.rootfs.files.push_back(
+        {std::string(kToolsBinDir) + "/sandgate-tool", std::string(kToolsCommand), 0755});
   }
   // With egress, the trust its programs' TLS clients are pointed at (program_launch.cpp): the
   // system's store, and the gateway CA's certificate when the gateway terminates TLS for hosts
@@ -355,9 +354,23 @@ void supervisor_main(int /*argc*/, char** argv) {
   }
   s.environment = std::make_shared<const ProgramEnvironment>(
       s.egress, s.rootfs.layer_fd >= 0, s.rootfs.layer_writable, gateway_ca, s.rootfs.tool_channel);
-  UniqueFd egress_listener, tool_listener;
   s.last_cap = last_capability();
   s.drop_groups = setgroups_allowed();
+  return s;
+}
+
+}  // namespace
+
+void supervisor_main(int /*argc*/, char** argv) {
+  // If the gateway dies, so does the sandbox: killing pid 1 ends its whole pid namespace.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Not dumpable (inherited by the calls' inits, reset for programs by their exec): a program
+  // may not ptrace, read the memory or /proc entries of, or even see (hidepid) the processes
+  // that hold every capability of the sandbox, even where it shares their uid (an
+  // unprivileged gateway maps only one).
+  ::prctl(PR_SET_DUMPABLE, 0);
+  Settings s = settings_from(argv);
+  UniqueFd egress_listener, tool_listener;
   try {
     // The gateway has placed us in our cgroups; a cgroup namespace hides the host's tree.
     if (::unshare(CLONE_NEWCGROUP) != 0)

@@ -21,13 +21,13 @@
 #include "common/on_scope_exit.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
-#include "server/gateway/environments_command.hpp"
-#include "server/gateway/gateway_environments.hpp"
-#include "server/gateway/gateway_upstreams.hpp"
 #include "server/admin/admin_channel.hpp"
 #include "server/admin/admin_command.hpp"
 #include "server/admin/admin_requests.hpp"
+#include "server/gateway/environments_command.hpp"
+#include "server/gateway/gateway_environments.hpp"
 #include "server/gateway/gateway_tokens.hpp"
+#include "server/gateway/gateway_upstreams.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/process_memory.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
@@ -232,17 +232,17 @@ void start_readiness_probe(Executor background, sandbox::SandboxHost& host, Http
     log_event(LogLevel::error, "isolation_refused", {{"problem", host.isolation().problem}});
     return;
   }
-  asio::co_spawn(background, host.self_test(), [&server, background, environments](
-                                                  std::exception_ptr, std::string problem) {
-    if (problem.empty()) {
-      // Ready now, or once every environment is built or failed.
-      ready_when_environments_settled(environments, server, background);
-      log_event(LogLevel::info, "ready");
-    } else {
-      server.set_not_ready_reason("sandbox self-test failed: " + problem);
-      log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
-    }
-  });
+  asio::co_spawn(background, host.self_test(),
+                 [&server, background, environments](std::exception_ptr, std::string problem) {
+                   if (problem.empty()) {
+                     // Ready now, or once every environment is built or failed.
+                     ready_when_environments_settled(environments, server, background);
+                     log_event(LogLevel::info, "ready");
+                   } else {
+                     server.set_not_ready_reason("sandbox self-test failed: " + problem);
+                     log_event(LogLevel::error, "self_test_failed", {{"problem", problem}});
+                   }
+                 });
 }
 
 // The registry's settings with the tenant shares that follow from the gateway's pools.
@@ -275,7 +275,7 @@ asio::awaitable<void> reload_credentials_on_sighup(
       log_event(LogLevel::warn, "tenant_revoked",
                 {{"tenant", tenant}, {"sessions_ended", ended.size()}});
     }
-    if (environments) reload_environments(config, *environments);
+    if (environments) reload_environments(config, credentials, *environments);
     if (upstreams) reload_upstreams(config, credentials, *upstreams);
   }
 }
@@ -362,23 +362,21 @@ struct GatewayParts {
   UsageLedger* usage;
   RegistryCheckpoint* checkpoint;
   std::shared_ptr<environment::Environments> environments;  // null without --environments
-  std::shared_ptr<upstream::Upstreams> upstreams;            // null without --upstreams
+  std::shared_ptr<upstream::Upstreams> upstreams;           // null without --upstreams
 };
 
 // The tools, the MCP endpoint and the HTTP server; serves until a signal ends the gateway,
 // then lets every sandbox go. Returns the process exit code.
 int serve(const GatewayParts& g) {
   ToolRegistry tools;
-  add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics,
-                     g.environments, g.upstreams);
+  add_standard_tools(tools, effective_tool_limits(g.config), g.registry, g.metrics, g.environments,
+                     g.upstreams);
   if (g.extras.add_tools) g.extras.add_tools(tools, g.registry);
   McpEndpoint endpoint(mcp_endpoint_config(g.config), g.credentials.token_store(),
                        g.credentials.oauth.get(), g.registry, tools, g.metrics, g.extras.extension);
-  HttpServer server(g.io, effective_http_config(g.config), endpoint, g.metrics,
-                    [&] {
-                      return gauges_of(g.registry, g.host, g.gateway_slots, g.state,
-                                       g.environments.get());
-                    });
+  HttpServer server(g.io, effective_http_config(g.config), endpoint, g.metrics, [&] {
+    return gauges_of(g.registry, g.host, g.gateway_slots, g.state, g.environments.get());
+  });
 
   start_oauth(g.config, g.credentials, server, g.io.get_executor());
   std::unique_ptr<StdioTransport> stdio;
@@ -526,7 +524,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   // The checkpoint goes before the registry: the registry must not call into it afterwards.
   OnScopeExit forget_checkpoint([&registry] { registry.on_removal_saved(nullptr); });
   connect_registry(registry, host, metrics);
-  auto environments = open_environments(config, background, host, registry, metrics);
+  auto environments = open_environments(config, background, host, registry, metrics, credentials);
   if (!environments.fatal.empty()) {
     std::cerr << "sandgate: " << environments.fatal << "\n";
     return 2;

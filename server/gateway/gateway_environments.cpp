@@ -1,5 +1,6 @@
 #include "server/gateway/gateway_environments.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,16 +20,58 @@ std::string environments_store_dir(const Config& config) {
   return "";
 }
 
+std::string unknown_environment(const Credentials& credentials,
+                                const std::vector<std::string>& defined, bool file_given) {
+  for (const auto& name : credentials.tokens.tenant_names()) {
+    auto tenant = credentials.tokens.find_tenant(name);
+    if (!tenant) continue;
+    for (const auto& wanted : tenant->environments) {
+      if (wanted == environment::kBase ||
+          std::find(defined.begin(), defined.end(), wanted) != defined.end())
+        continue;
+      return "tenant '" + name + "' names environment '" + wanted + "', which " +
+             (file_given ? "the environments file does not define"
+                         : "no --environments file defines");
+    }
+  }
+  return "";
+}
+
+namespace {
+
+std::vector<std::string> names_of(const std::map<std::string, environment::Definition>& defined) {
+  std::vector<std::string> names;
+  for (const auto& [name, definition] : defined) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> names_of(const environment::Environments& environments) {
+  std::vector<std::string> names;
+  for (const auto& status : environments.all()) names.push_back(status.definition.name);
+  return names;
+}
+
+}  // namespace
+
 OpenedEnvironments open_environments(const Config& config, asio::any_io_executor executor,
                                      sandbox::SandboxHost& host, session::Registry& registry,
-                                     Metrics& metrics) {
+                                     Metrics& metrics, const Credentials& credentials) {
   OpenedEnvironments opened;
-  if (config.environments.file.empty()) return opened;
+  if (config.environments.file.empty()) {
+    if (auto unknown = unknown_environment(credentials, {}, false); !unknown.empty())
+      opened.fatal = "--token-file: " + unknown;
+    return opened;
+  }
   std::map<std::string, environment::Definition> definitions;
   try {
     definitions = environment::read_definitions_file(config.environments.file);
   } catch (const environment::DefinitionError& e) {
     opened.fatal = std::string("--environments: ") + e.what();
+    return opened;
+  }
+  if (auto unknown = unknown_environment(credentials, names_of(definitions), true);
+      !unknown.empty()) {
+    opened.fatal = "--token-file: " + unknown;
     return opened;
   }
   std::string dir = environments_store_dir(config);
@@ -69,7 +112,8 @@ std::vector<std::pair<std::string, PoolStats>> environment_pool_stats(
   return out;
 }
 
-void reload_environments(const Config& config, environment::Environments& environments) {
+void reload_environments(const Config& config, const Credentials& credentials,
+                         environment::Environments& environments) {
   try {
     auto definitions = environment::read_definitions_file(config.environments.file);
     log_event(LogLevel::info, "environments_reloaded", {{"environments", definitions.size()}});
@@ -78,6 +122,9 @@ void reload_environments(const Config& config, environment::Environments& enviro
     log_event(LogLevel::error, "environments_reload_refused",
               {{"why", e.what()}, {"kept", "the environments as they were"}});
   }
+  if (auto unknown = unknown_environment(credentials, names_of(environments), true);
+      !unknown.empty())
+    log_event(LogLevel::warn, "environment_unknown", {{"problem", unknown}});
 }
 
 namespace {

@@ -404,3 +404,30 @@ TEST_CASE("environments built ahead into a directory are used without building",
   CHECK(entry["state"] == "ready");
   CHECK(entry["layer"].get<std::string>().find((base / "image").string()) == 0);
 }
+
+TEST_CASE("a tenant naming an environment the gateway does not define refuses the start",
+          "[integration][environments]") {
+  TempFile tokens{"environments-unknown-tokens"};
+  TempFile file{"environments-unknown.json"};
+  auto state = std::filesystem::temp_directory_path() /
+               ("sandgate-environments-unknown-" + std::to_string(::getpid()));
+  struct RemoveAll {
+    std::filesystem::path path;
+    ~RemoveAll() { std::filesystem::remove_all(path); }
+  } remove_state{state};
+  tokens.write(digest("alice-token") + " alice environments=analysis,base\n");
+  file.write(R"({"analyses": {"setup": "true", "verify": "true"}})", 0644);
+  auto with_file =
+      run_sandgate("--listen 127.0.0.1:0 --pool-size 0 --token-file " + tokens.path.string() +
+                   " --environments " + file.path.string() + " --state-dir " + state.string());
+  INFO(with_file.out);
+  CHECK(with_file.status == 2);
+  CHECK(with_file.out.find("tenant 'alice' names environment 'analysis', which the environments "
+                           "file does not define") != std::string::npos);
+  auto without_file =
+      run_sandgate("--listen 127.0.0.1:0 --pool-size 0 --token-file " + tokens.path.string());
+  INFO(without_file.out);
+  CHECK(without_file.status == 2);
+  CHECK(without_file.out.find("names environment 'analysis', which no --environments file "
+                              "defines") != std::string::npos);
+}
