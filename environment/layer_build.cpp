@@ -1,9 +1,11 @@
 #include "layer_build.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "egress/relay.hpp"
+#include "environment/build_disk_watch.hpp"
 
 namespace sandgate::environment {
 namespace asio = boost::asio;
@@ -70,7 +72,8 @@ std::string run_problem(const sandbox::RunResult& run, const std::string& step,
   }
   if (run.oom_killed) return "the " + step + " ran out of memory";
   if (run.signal != 0) return "the " + step + " was killed by signal " + std::to_string(run.signal);
-  if (run.exit_code != 0) return "the " + step + " exited with status " + std::to_string(run.exit_code);
+  if (run.exit_code != 0)
+    return "the " + step + " exited with status " + std::to_string(run.exit_code);
   return "";
 }
 
@@ -80,11 +83,13 @@ std::string output_of(const std::string& step, const sandbox::RunResult& run) {
 }
 
 // Runs `script` in a sandbox made with `limits`, ended before this returns (its processes gone);
-// "" when it exited 0, else why not. `egress_for`: start the build's relay.
+// "" when it exited 0, else why not. `egress_for`: start the build's relay. A writable layer is
+// watched while the script runs: past `max_layer_bytes` the sandbox ends.
 asio::awaitable<std::string> run_in_sandbox(sandbox::Limits limits, std::string script,
                                             std::string step, std::chrono::seconds timeout,
                                             const Definition* egress_for,
-                                            const BuildServices& services, std::string& output) {
+                                            const BuildServices& services, std::string& output,
+                                            std::uint64_t max_layer_bytes = 0) {
   std::shared_ptr<sandbox::Sandbox> sandbox;
   try {
     sandbox = co_await services.host->create(limits);
@@ -93,16 +98,26 @@ asio::awaitable<std::string> run_in_sandbox(sandbox::Limits limits, std::string 
   }
   // Behind the sessions' calls: a build never slows a tenant down.
   sandbox->warm_in_background();
-  if (egress_for) start_build_egress(sandbox, *egress_for, services, co_await asio::this_coro::executor);
+  if (egress_for)
+    start_build_egress(sandbox, *egress_for, services, co_await asio::this_coro::executor);
   sandbox::RunRequest request;
   request.language = sandbox::Language::bash;
   request.code = std::move(script);
   request.timeout = timeout;
   request.fresh = true;
+  std::optional<BuildDiskWatch> watch;
+  if (limits.layer_writable)
+    watch.emplace(limits.layer_dir, max_layer_bytes,
+                  [weak = std::weak_ptr(sandbox)](std::string why) {
+                    if (auto running = weak.lock()) running->end(sandbox::EndReason::failed, why);
+                  });
   auto run = co_await sandbox->run(std::move(request));
   // Every process of it is gone once end() returns (its pid namespace's init is reaped).
   sandbox->end(sandbox::EndReason::closed, "the " + step + " ended");
+  std::string too_large = watch ? watch->tripped() : "";
+  watch.reset();
   output += output_of(step, run);
+  if (!too_large.empty()) co_return too_large;
   co_return run_problem(run, step, timeout);
 }
 
@@ -133,10 +148,10 @@ asio::awaitable<BuildOutcome> build_layer(Definition definition, std::string has
   sandbox::Limits setup_limits = build_limits(services.host->config().limits, definition);
   setup_limits.layer_dir = dir;
   setup_limits.layer_writable = true;
-  outcome.reason = co_await run_in_sandbox(setup_limits, definition.setup, "setup",
-                                           definition.build_timeout,
-                                           setup_limits.egress ? &definition : nullptr, services,
-                                           outcome.output);
+  outcome.reason =
+      co_await run_in_sandbox(setup_limits, definition.setup, "setup", definition.build_timeout,
+                              setup_limits.egress ? &definition : nullptr, services, outcome.output,
+                              definition.max_size_bytes);
   std::uint64_t size = 0;
   if (outcome.reason.empty()) {
     try {

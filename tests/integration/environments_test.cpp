@@ -431,3 +431,42 @@ TEST_CASE("a tenant naming an environment the gateway does not define refuses th
   CHECK(without_file.out.find("names environment 'analysis', which no --environments file "
                               "defines") != std::string::npos);
 }
+
+TEST_CASE("a setup writing past max_size_mb is stopped while it runs, and stores nothing",
+          "[integration][environments]") {
+  TempFile tokens{"environments-flood-tokens"};
+  TempFile file{"environments-flood.json"};
+  auto state = std::filesystem::temp_directory_path() /
+               ("sandgate-environments-flood-" + std::to_string(::getpid()));
+  struct RemoveAll {
+    std::filesystem::path path;
+    ~RemoveAll() { std::filesystem::remove_all(path); }
+  } remove_state{state};
+  tokens.write(digest("alice-token") + " alice environments=flood\n");
+  // Without a bound while it runs, this setup fills the disk until its timeout (5 minutes).
+  file.write(json{{"flood",
+                   {{"setup", "while :; do head -c 1048576 /dev/zero >> /env/flood.bin; done"},
+                    {"verify", "true"},
+                    {"max_size_mb", 8},
+                    {"build_timeout_s", 300}}}}
+                 .dump(),
+             0644);
+  // /readyz answers 200 once every environment is built or failed.
+  GatewayProcess gw({"--token-file", tokens.path.string(), "--environments", file.path.string(),
+                     "--state-dir", state.string(), "--pool-size", "0"},
+                    {}, false, {}, kBuildsMayTake);
+  auto run = run_sandgate("environments --json --environments " + file.path.string() +
+                          " --state-dir " + state.string());
+  INFO(run.out);
+  REQUIRE(run.status == 0);
+  auto listed = json::parse(run.out);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["state"] == "failed");
+  CHECK(listed[0]["reason"].get<std::string>().find(
+            "the setup wrote more than its max_size_mb (8 MiB) into the layer") !=
+        std::string::npos);
+  // Nothing stored, and the build's directory is gone with what it wrote.
+  auto store = state / "environments";
+  CHECK(std::filesystem::is_empty(store / "building"));
+  CHECK(std::filesystem::is_empty(store / "layers"));
+}
