@@ -132,6 +132,7 @@ sandbox::Limits build_limits(const sandbox::Limits& gateway, const Definition& d
   limits.spend_cap_usd = 1'000;
   limits.lifetime = definition.build_timeout + std::chrono::seconds(60);
   limits.egress = !definition.egress.empty();
+  limits.tool_channel = false;  // a build calls no tenant's tools
   return limits;
 }
 
@@ -165,6 +166,7 @@ asio::awaitable<BuildOutcome> build_layer(Definition definition, std::string has
     sandbox::Limits verify_limits = services.host->config().limits;
     verify_limits.layer_dir = dir;
     verify_limits.egress = false;
+    verify_limits.tool_channel = false;
     verify_limits.output_bytes = 64 << 10;
     auto timeout = std::min(definition.build_timeout, kVerifyTimeout);
     verify_limits.lifetime = timeout + std::chrono::seconds(60);

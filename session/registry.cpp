@@ -58,7 +58,9 @@ Registry::SessionTerms Registry::terms_for(const tenant::TenantTerms& tenant) co
   if (tenant.max_sandboxes) terms.share.sandboxes = tenant.max_sandboxes;
   terms.limits.egress = terms.egress != nullptr;
   terms.limits.egress_gateway_ca = terms.limits.egress && !tenant.secrets.empty();
-  terms.limits.tool_channel = upstreams_ != nullptr && !tenant.upstreams.empty();
+  // Limits::tool_channel comes with the host's limits: on a gateway with upstreams every sandbox,
+  // the pool's too, has the channel's socket (so that the pool serves every tenant); only a
+  // tenant with upstreams is answered on it (equip).
   return terms;
 }
 
@@ -75,7 +77,7 @@ void Registry::equip(Session& session, const SessionTerms& terms, tenant::Terms 
   session.renew_terms(std::move(tenant));
   if (terms.egress)
     session.allow_egress(terms.egress, egress_proxy_, egress_shares_, egress_observer_);
-  if (terms.limits.tool_channel)
+  if (terms.limits.tool_channel && upstreams_ && !upstream_names.empty())
     session.allow_tools(std::make_shared<const upstream::ChannelGrant>(upstream::ChannelGrant{
         upstreams_, std::move(upstream_names), tool_limits_, tool_observer_}));
 }

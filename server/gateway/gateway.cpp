@@ -494,6 +494,9 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   }
   sandbox::HostConfig host_config = config.host;
   if (termination) host_config.egress_ca_pem = termination->ca().certificate_pem();
+  // With upstreams, every sandbox (the ready pool's included) has the tool channel's socket;
+  // a tenant without upstreams finds nobody answering on it (Registry::equip).
+  host_config.limits.tool_channel = !config.upstreams.file.empty();
   sandbox::SandboxHost host(background, host_config);
   report_host_events(host);
   session::RegistryConfig registry_config = effective_registry_config(config);

@@ -152,11 +152,19 @@ TEST_CASE("a tenant's code calls server-everything's tools from Python, JavaScri
   CHECK(stdout_of(bash).rfind("\"Echo: from bash\"\nstatus 1\n", 0) == 0);
   CHECK(stderr_of(bash).find("nope") != std::string::npos);
 
-  // Bob has no upstreams: no channel, no library, nothing in his description.
+  // Bob has no upstreams: nothing in his description, and nobody answers his sandbox's channel
+  // (every sandbox of a gateway with upstreams has its socket, so that the ready pool serves
+  // every tenant): a call says so.
   Client bob(*world.gw, "bob-token");
   CHECK(bob.description().find("sandgate_tools") == std::string::npos);
-  auto none = bob.run("import sandgate_tools");
-  CHECK(stderr_of(none).find("No module named 'sandgate_tools'") != std::string::npos);
+  auto none = bob.run(
+      "import sandgate_tools as t\n"
+      "try:\n"
+      "    t.call('everything', 'echo', {'message': 'not mine'})\n"
+      "except t.ToolError as e:\n"
+      "    print(e.kind, '|', e)\n");
+  INFO(none.dump());
+  CHECK(stdout_of(none).rfind("unavailable | no upstream MCP server answers this sandbox", 0) == 0);
 
   CHECK(metric(*world.gw,
                "sandgate_upstream_tool_calls_total{upstream=\"everything\",outcome=\"ok\"}") >=
@@ -300,6 +308,24 @@ TEST_CASE(
   // The sandbox serves the next call.
   CHECK(stdout_of(bob_like.run(
             "import sandgate_tools as t\nprint(t.slow.echo(message='next'))\n")) == "Echo: next\n");
+}
+
+TEST_CASE("a code-mode tenant's first sandbox comes from the ready pool, its channel answering",
+          "[integration][upstream][code_mode][pool]") {
+  if (!upstreams_can_run()) return;
+  auto everything = start_everything();
+  CodeModeWorld world({{"everything", {{"url", url_of(*everything)}}}}, "everything",
+                      {"--pool-size", "2"});
+  REQUIRE(eventually([&] { return metric(*world.gw, "sandgate_pool_ready") >= 2; },
+                     std::chrono::seconds(60)));
+  Client alice(*world.gw, "alice-token");
+  auto called = alice.run("import sandgate_tools as t\nprint(t.everything.echo(message='warm'))\n");
+  INFO(called.dump());
+  CHECK(stdout_of(called) == "Echo: warm\n");
+  Client bob(*world.gw, "bob-token");
+  CHECK(stdout_of(bob.run("print('plain')")) == "plain\n");
+  CHECK(metric(*world.gw, "sandgate_pool_takes_total{result=\"hit\"}") == 2);
+  CHECK(metric(*world.gw, "sandgate_pool_takes_total{result=\"miss\"}") == 0);
 }
 
 TEST_CASE("per-call bounds: tool calls beyond the cap, and none outside an execute call",

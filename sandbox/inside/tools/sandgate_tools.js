@@ -51,8 +51,9 @@ function request(method, path, body) {
         });
         res.on('error', reject);
       });
-    req.on('error', (e) => reject(new ToolError(`this sandbox has no tool channel (${e.message})`,
-                                                'unavailable')));
+    req.on('error', (e) => reject(new ToolError(
+        `no upstream MCP server answers this sandbox: its tenant has none, or the gateway is ` +
+        `going away (${e.message})`, 'unavailable')));
     if (payload) req.write(payload);
     req.end();
   });

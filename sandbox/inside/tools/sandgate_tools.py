@@ -43,7 +43,8 @@ class _Connection(_http.HTTPConnection):
             sock.connect(_SOCKET)
         except OSError as e:
             sock.close()
-            raise ToolError("this sandbox has no tool channel (" + str(e) + ")", "unavailable")
+            raise ToolError("no upstream MCP server answers this sandbox: its tenant has none, or "
+                            "the gateway is going away (" + str(e) + ")", "unavailable")
         self.sock = sock
 
 
