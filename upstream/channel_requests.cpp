@@ -201,7 +201,8 @@ asio::awaitable<ChannelAnswer> answer_call(std::shared_ptr<ChannelContext> chann
     co_return refused(
         error_answer(503, "busy",
                      "upstream '" + call.server + "' is busy with this tenant's other calls (" +
-                         std::to_string(upstream->gate->share()) + " at once); try fewer at once"));
+                         std::to_string(upstream->gate->share_for(channel->labels.tenant)) +
+                         " at once now); try fewer at once"));
 
   auto client = client_for(*channel, *upstream);
   CallOutcome outcome;

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
+#include <vector>
 
 using sandgate::upstream::SlotGate;
 using Clock = std::chrono::steady_clock;
@@ -55,4 +56,47 @@ TEST_CASE("a waiter gets the place a release frees, before its deadline", "[unit
   held.reset();
   while (waiting.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
   CHECK(waiting.get());  // a place, not the empty slot of a deadline passed
+}
+
+TEST_CASE("a tenant's share shrinks while others are active: two busy tenants never hold it all",
+          "[unit][upstream]") {
+  boost::asio::io_context io;
+  // Six places, at most four each (the fixed share): alone, a tenant may take four.
+  auto gate = std::make_shared<SlotGate>(6, 4);
+  CHECK(gate->share_for("a") == 4);
+  std::vector<SlotGate::Slot> a, b;
+  for (int i = 0; i < 3; ++i) a.push_back(take(io, gate, "a", std::chrono::milliseconds(0)));
+  // With a holding, b's part is half the capacity: three.
+  CHECK(gate->share_for("b") == 3);
+  for (int i = 0; i < 3; ++i) b.push_back(take(io, gate, "b", std::chrono::milliseconds(0)));
+  for (const auto& slot : a) CHECK(slot);
+  for (const auto& slot : b) CHECK(slot);
+  // c waits; while it does, the parts are two each, so the place a gives back is c's, not a's.
+  auto c = boost::asio::co_spawn(io, gate->acquire("c", Clock::now() + std::chrono::seconds(30)),
+                                 boost::asio::use_future);
+  io.restart();
+  io.run_for(std::chrono::milliseconds(20));
+  REQUIRE(c.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+  CHECK(gate->share_for("a") == 2);
+  a.pop_back();  // a holds two now: its part
+  CHECK_FALSE(take(io, gate, "a", std::chrono::milliseconds(0)));
+  while (c.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
+  auto cs = c.get();
+  CHECK(cs);
+  // b, over its part, keeps what it holds but takes no more; once c is gone, parts grow back.
+  CHECK(gate->held() == 6);
+  a.clear();
+  CHECK_FALSE(take(io, gate, "b", std::chrono::milliseconds(0)));  // b holds 3, its part is 2
+  { auto gone = std::move(cs); }
+  CHECK(gate->share_for("b") == 4);  // b alone: its fixed share
+  CHECK(take(io, gate, "b", std::chrono::milliseconds(0)));
+}
+
+TEST_CASE("a waiter whose deadline passed no longer counts as active", "[unit][upstream]") {
+  boost::asio::io_context io;
+  auto gate = std::make_shared<SlotGate>(2, 2);
+  auto a1 = take(io, gate, "a", std::chrono::milliseconds(0));
+  auto a2 = take(io, gate, "a", std::chrono::milliseconds(0));
+  CHECK_FALSE(take(io, gate, "b", std::chrono::milliseconds(60)));
+  CHECK(gate->share_for("a") == 2);
 }
