@@ -153,7 +153,22 @@ asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> se
       entry.bytes_up = up_;
       entry.bytes_down = down_;
     });
-  if (relay_->observer) relay_->observer(ConnectionEnd{end_, up_, down_});
+  if (relay_->observer) {
+    ConnectionEnd end;
+    end.kind = end_;
+    end.bytes_up = up_;
+    end.bytes_down = down_;
+    end.labels = &relay_->labels;
+    end.method = kind_;
+    end.host = host_;
+    end.port = port_;
+    end.reason = outcome_ == "relayed" ? "" : outcome_;
+    end.secret = secret_ == "-" ? "" : secret_;
+    end.started = started_wall_;
+    end.duration =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+    relay_->observer(end);
+  }
 }
 
 asio::awaitable<void> RelayConnection::relay() {

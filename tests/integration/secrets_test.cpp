@@ -16,8 +16,10 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "admin_peer.hpp"
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
 #include "package_index_server.hpp"
@@ -412,6 +414,156 @@ TEST_CASE(
   log = world.log.read();
   CHECK(log.find(world.key) == std::string::npos);
   CHECK(log.find(rotated) == std::string::npos);
+}
+
+namespace {
+
+// `sandgate connections --state-dir D ARGS --json`, parsed; fails the test on an error.
+json connections_json(const SecretsWorld& world, const std::string& args) {
+  auto run =
+      run_sandgate("connections --state-dir " + world.state_dir.string() + " " + args + " --json");
+  INFO(run.out);
+  REQUIRE(run.status == 0);
+  return json::parse(run.out);
+}
+
+// What identifies a connection in a listing or a call's network report: host, port, outcome,
+// secret (the bytes of a report taken before its connection ended may be behind).
+std::multiset<std::string> connection_keys(const json& connections) {
+  std::multiset<std::string> out;
+  for (const auto& c : connections)
+    out.insert(c["host"].get<std::string>() + ":" + std::to_string(c["port"].get<int>()) + " " +
+               c["outcome"].get<std::string>() + " " + c.value("secret", "-"));
+  return out;
+}
+
+std::set<std::string> sessions_in(const json& connections) {
+  std::set<std::string> out;
+  for (const auto& c : connections) out.insert(c["session"].get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sandgate connections lists exactly a session's or a tenant's egress connections, refusals "
+    "with their reason, never a secret's value",
+    "[integration][egress][secrets][admin]") {
+  if (!can_run_with_own_hosts()) return;
+  SecretsWorld world;
+  auto& gw = *world.gw;
+  const std::string p = std::to_string(world.api->port);
+
+  // Alice's first session: the secret's host (terminated), the same server by a name without a
+  // secret (a tunnel), and a host not on her list (refused).
+  Client alice(gw, "alice-token");
+  alice.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
+  auto reached = alice.run(
+      kGet + "get('name', 'https://api.sandgate.test:" + p + "/whoami')\n" +
+          "get('other', 'https://other.sandgate.test:" + p +
+          "/whoami', {}, ssl.create_default_context(cafile='/work/ca.pem'))\n" +
+          "get('refused', 'https://nowhere.sandgate.test:" + p + "/whoami')\n",
+      "python", 90);
+  INFO(reached.dump());
+  REQUIRE(line_of(stdout_of(reached), "name") == "name 200 key=right count=1");
+  const json reported =
+      reached["structuredContent"].value("network", json::object()).value("connections", json());
+  REQUIRE(reported.size() == 3);
+  // Alice's second session and Bob's: one connection each.
+  Client alice2(gw, "alice-token");
+  REQUIRE(line_of(stdout_of(alice2.run(kGet + "get('name', 'https://api.sandgate.test:" + p +
+                                       "/whoami')\n")),
+                  "name") == "name 200 key=right count=1");
+  Client bob(gw, "bob-token");
+  bob.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
+  REQUIRE(line_of(stdout_of(bob.run(kGet +
+                                    "get('name', 'https://api.sandgate.test:" + p +
+                                    "/whoami', {}, ssl.create_default_context(cafile="
+                                    "'/work/ca.pem'))\n")),
+                  "name") == "name 401 key=none count=0");
+
+  const std::string first = alice.session.substr(0, 8), second = alice2.session.substr(0, 8),
+                    bobs = bob.session.substr(0, 8);
+  // A connection is recorded when the relay sees it end, a moment after the call answered.
+  json of_first;
+  REQUIRE(eventually([&] {
+    of_first = connections_json(world, "--session " + first);
+    return of_first.size() == reported.size();
+  }));
+  // Exactly what the call's report showed the model, and only that session's.
+  CHECK(connection_keys(of_first) == connection_keys(reported));
+  CHECK(sessions_in(of_first) == std::set<std::string>{first});
+  for (const auto& c : of_first) {
+    CHECK(c["tenant"] == "alice");
+    CHECK(c["method"] == "CONNECT");
+    CHECK(c["time"].get<std::string>().size() == 24);  // 2025-05-01T12:00:03.250Z
+    if (c["host"] == "api.sandgate.test") {
+      CHECK(c["secret"] == "api");
+      CHECK(c["bytes_up"] > 0);
+      CHECK(c["bytes_down"] > 0);
+    }
+    if (c["host"] == "nowhere.sandgate.test") {
+      CHECK(c["outcome"] == "refused");
+      CHECK(c["reason"] == "nowhere.sandgate.test:" + p +
+                               " is not on this tenant's egress allow-list");
+    }
+  }
+  // The whole id names the session as its prefix does.
+  CHECK(connections_json(world, "--session " + alice.session).size() == of_first.size());
+
+  // By tenant: both of Alice's sessions, none of Bob's; and Bob's alone.
+  json of_alice;
+  REQUIRE(eventually([&] {
+    of_alice = connections_json(world, "--tenant alice");
+    return of_alice.size() == reported.size() + 1;
+  }));
+  CHECK(sessions_in(of_alice) == std::set<std::string>{first, second});
+  json of_bob;
+  REQUIRE(eventually([&] {
+    of_bob = connections_json(world, "--tenant bob");
+    return of_bob.size() == 1;
+  }));
+  CHECK(sessions_in(of_bob) == std::set<std::string>{bobs});
+  CHECK(of_bob[0]["host"] == "api.sandgate.test");
+  CHECK(of_bob[0]["outcome"] == "relayed");
+  CHECK_FALSE(of_bob[0].contains("secret"));
+  // Bob's tenant and Alice's session: nothing.
+  CHECK(connections_json(world, "--tenant bob --session " + first).empty());
+  CHECK(connections_json(world, "--tenant carol").empty());
+  // Every tenant's.
+  CHECK(connections_json(world, "").size() == of_alice.size() + of_bob.size());
+
+  // The table: a header, the refusal's reason, the secret's name; never its value.
+  auto table = run_sandgate("connections --state-dir " + world.state_dir.string() +
+                            " --tenant alice --since 1h");
+  INFO(table.out);
+  CHECK(table.status == 0);
+  CHECK(table.out.find("HOST:PORT") != std::string::npos);
+  CHECK(table.out.find("nowhere.sandgate.test:" + p + " is not on this tenant's egress") !=
+        std::string::npos);
+  CHECK(table.out.find(" api ") != std::string::npos);
+  CHECK(table.out.find(std::to_string(of_alice.size()) + " connections") != std::string::npos);
+  CHECK(table.out.find(world.key) == std::string::npos);
+  CHECK(connections_json(world, "").dump().find(world.key) == std::string::npos);
+  // A period shorter than the time since they ended lists none.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(connections_json(world, "--since 1s").empty());
+  CHECK(connections_json(world, "--since 1d").size() == of_alice.size() + of_bob.size());
+
+  auto bad = run_sandgate("connections --state-dir " + world.state_dir.string() + " --since 10x");
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("--since takes a duration such as 30s, 10m, 2h or 1d") != std::string::npos);
+
+  // Another uid is refused by the gateway, past the file system too (as for `sessions`).
+  if (::geteuid() == 0) {
+    const std::string socket = (world.state_dir / "admin.sock").string();
+    const char* request = "{\"op\":\"connections\"}\n";
+    CHECK(ask_as(65534, socket, false, request) == 10);
+    CHECK(ask_as(65534, socket, true, request) == 11);
+    CHECK(ask_as(::geteuid(), socket, false, request) == 12);
+  } else {
+    WARN("not root: the refusal of another uid is not tried (admin_test.cpp needs root too)");
+  }
 }
 
 TEST_CASE("a secrets file that cannot be used stops the start with its line and why",
