@@ -1,8 +1,9 @@
 // Secrets the sandbox never holds (issue #44), on the real binary with real sandboxes: a local
 // HTTPS API (tests/support/secret_api.py, a test CA, certificates for a name and for an IP
 // literal) that answers 200 only to the right key; stock clients in the sandbox (Python urllib
-// and http.client, curl, Node fetch) reach it without the key in their code, through the
-// gateway's egress proxy, which adds the key; a tenant without the secret, another host, a
+// and http.client, curl, Node's https module; Node's fetch from 22.21/24 — Node 20's ignores the
+// proxy) reach it without the key in their code, through the gateway's egress proxy, which adds
+// the key; a tenant without the secret, another host, a
 // redirect to another host, a sandbox's own header of that name, an upstream certificate for
 // another name or from an untrusted CA; and the key nowhere in the sandbox nor in the log.
 //
@@ -358,6 +359,87 @@ print('found', found, 'files', files > 10, 'ca', CA_LINE in bundle, 'key', 'PRIV
   CHECK(logged.find("\"secret\":\"api\"") != std::string::npos);
   CHECK(logged.find(world.key) == std::string::npos);
   CHECK(logged.find(half) == std::string::npos);
+}
+
+TEST_CASE(
+    "stock Node reaches a host carrying a secret through the proxy with the gateway CA; Node 20's "
+    "own fetch does not use the proxy",
+    "[integration][egress][secrets]") {
+  if (!can_run_with_own_hosts()) return;
+  if (!std::filesystem::exists("/usr/bin/node")) {
+    skip_test("node", "/usr/bin/node is not installed");
+    return;
+  }
+  SecretsWorld world;
+  auto& gw = *world.gw;
+  const std::string p = std::to_string(world.api->port);
+  Client alice(gw, "alice-token");
+  // Node's own fetch; then Node's https module through a CONNECT tunnel its http module opens to
+  // the proxy the sandbox's HTTPS_PROXY names (no package: what stock Node 20 can do), trusting
+  // the gateway CA through NODE_EXTRA_CA_CERTS.
+  const std::string code = R"JS(
+const http = require('http'), https = require('https'), tls = require('tls');
+const host = 'api.sandgate.test', port = PORT;
+const say = (label, status, body) => {
+  try { const a = JSON.parse(body); console.log(label, status, 'key=' + a.key, 'count=' + a.count); }
+  catch (e) { console.log(label, status, body.slice(0, 200)); }
+};
+(async () => {
+  console.log('node', process.versions.node);
+  try {
+    const r = await fetch(`https://${host}:${port}/whoami`);
+    say('fetch', r.status, await r.text());
+  } catch (e) {
+    console.log('fetch failed', (e.cause && e.cause.code) || e.message);
+  }
+  await new Promise((done) => {
+    const proxy = new URL(process.env.HTTPS_PROXY);
+    const connect = http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT',
+                                  path: `${host}:${port}`});
+    connect.on('connect', (answer, socket) => {
+      if (answer.statusCode !== 200) { console.log('https', answer.statusCode); return done(); }
+      const get = https.request({host, port, path: '/whoami',
+                                 createConnection: () => tls.connect({socket, servername: host})},
+                                (r) => {
+        let body = '';
+        r.on('data', (d) => body += d);
+        r.on('end', () => { say('https', r.statusCode, body); done(); });
+      });
+      get.on('error', (e) => { console.log('https failed', e.message); done(); });
+      get.end();
+    });
+    connect.on('error', (e) => { console.log('https failed', e.message); done(); });
+    connect.end();
+  });
+})();
+)JS";
+  std::string js = code;
+  js.replace(js.find("PORT"), 4, p);
+  auto result = alice.run(js, "javascript", 90);
+  INFO(result.dump());
+  const std::string out = stdout_of(result);
+  CHECK(line_of(out, "https") == "https 200 key=right count=1");
+  // The version decides what fetch does: it follows HTTPS_PROXY (NODE_USE_ENV_PROXY, set in
+  // every egress sandbox) from Node 22.21 and 24 on; Node 20's ignores it and connects by
+  // itself, which the sandbox's empty network refuses.
+  const std::string version = line_of(out, "node").substr(5);
+  const int major = std::atoi(version.c_str());
+  const int minor = std::atoi(version.substr(version.find('.') + 1).c_str());
+  const json connections =
+      result["structuredContent"].value("network", json::object()).value("connections", json());
+  if (major >= 24 || (major == 22 && minor >= 21)) {
+    CHECK(line_of(out, "fetch") == "fetch 200 key=right count=1");
+    CHECK(connections.size() == 2);
+  } else {
+    const std::string failed = line_of(out, "fetch");
+    INFO(failed);
+    // No name is resolved in the sandbox (ENOTFOUND, EAI_AGAIN) or, where its /etc/hosts names
+    // the host, its loopback has no such server (ECONNREFUSED): never the API, never the proxy.
+    CHECK((failed == "fetch failed ENOTFOUND" || failed == "fetch failed EAI_AGAIN" ||
+           failed == "fetch failed ECONNREFUSED"));
+    CHECK(connections.size() == 1);
+  }
+  CHECK(result.dump().find(world.key) == std::string::npos);
 }
 
 TEST_CASE(
