@@ -19,8 +19,8 @@ void ConnectionHistory::add(const ConnectionEnd& end) {
   record.outcome = connection_end_name(end.kind);
   // Without the "refused: " the outcome says (as the call's network report).
   static constexpr std::string_view kRefused = "refused: ";
-  record.reason = end.reason.rfind(kRefused, 0) == 0 ? end.reason.substr(kRefused.size())
-                                                      : end.reason;
+  record.reason =
+      end.reason.rfind(kRefused, 0) == 0 ? end.reason.substr(kRefused.size()) : end.reason;
   record.secret = end.secret;
   record.bytes_up = end.bytes_up;
   record.bytes_down = end.bytes_down;

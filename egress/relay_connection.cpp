@@ -165,8 +165,7 @@ asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> se
     end.reason = outcome_ == "relayed" ? "" : outcome_;
     end.secret = secret_ == "-" ? "" : secret_;
     end.started = started_wall_;
-    end.duration =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+    end.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
     relay_->observer(end);
   }
 }

@@ -175,8 +175,7 @@ void print_connections(const json& connections, std::ostream& out) {
 std::optional<long> seconds_of(const std::string& text) {
   if (text.empty() || text.size() > 12) return std::nullopt;
   std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
-    ++digits;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   if (digits == 0) return std::nullopt;
   const std::string unit = text.substr(digits);
   long scale = 0;
@@ -230,8 +229,8 @@ std::optional<AdminArgs> parse_args(const std::string& verb, const std::vector<s
     } else if (flag == "--since") {
       a.since_s = seconds_of(value);
       if (!a.since_s) {
-        why = "--since takes a duration such as 30s, 10m, 2h or 1d (at most 10 years), not " +
-              value;
+        why =
+            "--since takes a duration such as 30s, 10m, 2h or 1d (at most 10 years), not " + value;
         return std::nullopt;
       }
     } else if (flag == "--tenant")

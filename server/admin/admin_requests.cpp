@@ -115,19 +115,24 @@ std::string utc_text(std::chrono::system_clock::time_point at) {
 // ended within `since` (zero: all kept).
 std::string list_connections(const egress::ConnectionHistory& history,
                              const std::optional<std::string>& tenant,
-                             const std::optional<std::string>& session,
-                             std::chrono::seconds since, unsigned uid) {
+                             const std::optional<std::string>& session, std::chrono::seconds since,
+                             unsigned uid) {
   egress::ConnectionHistory::Query query;
   query.tenant = tenant.value_or("");
   query.session = session ? std::string(session::log_prefix(*session)) : "";
   query.since = since;
   json rows = json::array();
   for (const auto& c : history.find(query)) {
-    json row = {{"time", utc_text(c.started)}, {"duration_ms", c.duration_ms},
-                {"session", c.session},        {"tenant", c.tenant},
-                {"method", c.method},          {"host", c.host},
-                {"port", c.port},              {"outcome", c.outcome},
-                {"bytes_up", c.bytes_up},      {"bytes_down", c.bytes_down}};
+    json row = {{"time", utc_text(c.started)},
+                {"duration_ms", c.duration_ms},
+                {"session", c.session},
+                {"tenant", c.tenant},
+                {"method", c.method},
+                {"host", c.host},
+                {"port", c.port},
+                {"outcome", c.outcome},
+                {"bytes_up", c.bytes_up},
+                {"bytes_down", c.bytes_down}};
     if (!c.reason.empty()) row["reason"] = c.reason;
     if (!c.secret.empty()) row["secret"] = c.secret;
     rows.push_back(std::move(row));

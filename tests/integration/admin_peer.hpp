@@ -18,8 +18,9 @@ namespace sandgate::test {
 
 // In a child as `uid` (and, with `dac_override`, still able to pass file permissions, so that
 // only the gateway's own check stands between it and the channel): connects to `path` and sends
-// `request` (a line; the sessions by default). Exit status: 10 connect refused by the file system, 11 connected and refused
-// by the gateway, 12 connected and answered, 13 the child could not become `uid`.
+// `request` (a line; the sessions by default). Exit status: 10 connect refused by the file system,
+// 11 connected and refused by the gateway, 12 connected and answered, 13 the child could not become
+// `uid`.
 inline int ask_as(uid_t uid, const std::string& path, bool dac_override,
                   const char* request = "{\"op\":\"sessions\"}\n") {
   // Everything the child needs is made before the fork: after it, in a process with threads,

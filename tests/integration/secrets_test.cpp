@@ -540,12 +540,12 @@ TEST_CASE(
   // secret (a tunnel), and a host not on her list (refused).
   Client alice(gw, "alice-token");
   alice.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
-  auto reached = alice.run(
-      kGet + "get('name', 'https://api.sandgate.test:" + p + "/whoami')\n" +
-          "get('other', 'https://other.sandgate.test:" + p +
-          "/whoami', {}, ssl.create_default_context(cafile='/work/ca.pem'))\n" +
-          "get('refused', 'https://nowhere.sandgate.test:" + p + "/whoami')\n",
-      "python", 90);
+  auto reached =
+      alice.run(kGet + "get('name', 'https://api.sandgate.test:" + p + "/whoami')\n" +
+                    "get('other', 'https://other.sandgate.test:" + p +
+                    "/whoami', {}, ssl.create_default_context(cafile='/work/ca.pem'))\n" +
+                    "get('refused', 'https://nowhere.sandgate.test:" + p + "/whoami')\n",
+                "python", 90);
   INFO(reached.dump());
   REQUIRE(line_of(stdout_of(reached), "name") == "name 200 key=right count=1");
   const json reported =
@@ -558,8 +558,7 @@ TEST_CASE(
                   "name") == "name 200 key=right count=1");
   Client bob(gw, "bob-token");
   bob.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
-  REQUIRE(line_of(stdout_of(bob.run(kGet +
-                                    "get('name', 'https://api.sandgate.test:" + p +
+  REQUIRE(line_of(stdout_of(bob.run(kGet + "get('name', 'https://api.sandgate.test:" + p +
                                     "/whoami', {}, ssl.create_default_context(cafile="
                                     "'/work/ca.pem'))\n")),
                   "name") == "name 401 key=none count=0");
@@ -586,8 +585,8 @@ TEST_CASE(
     }
     if (c["host"] == "nowhere.sandgate.test") {
       CHECK(c["outcome"] == "refused");
-      CHECK(c["reason"] == "nowhere.sandgate.test:" + p +
-                               " is not on this tenant's egress allow-list");
+      CHECK(c["reason"] ==
+            "nowhere.sandgate.test:" + p + " is not on this tenant's egress allow-list");
     }
   }
   // The whole id names the session as its prefix does.

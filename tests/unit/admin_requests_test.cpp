@@ -160,12 +160,12 @@ TEST_CASE("the admin channel lists the egress connections of a session or a tena
   auto one = ask_connections({{"op", "connections"}, {"session", "aaaa0002"}});
   REQUIRE(one["connections"].size() == 1);
   CHECK(one["connections"][0]["host"] == "pypi.org");
-  CHECK(ask_connections({{"op", "connections"}, {"session", "aaaa0002ffffffffffffffffffffffff"}})
-            ["connections"]
-                .size() == 1);
-  CHECK(ask_connections({{"op", "connections"}, {"tenant", "b"}, {"session", "aaaa0001"}})
-            ["connections"]
-                .empty());
+  CHECK(ask_connections(
+            {{"op", "connections"}, {"session", "aaaa0002ffffffffffffffffffffffff"}})["connections"]
+            .size() == 1);
+  CHECK(ask_connections(
+            {{"op", "connections"}, {"tenant", "b"}, {"session", "aaaa0001"}})["connections"]
+            .empty());
   CHECK(ask_connections({{"op", "connections"}})["connections"].size() == 3);
   CHECK(ask_connections({{"op", "connections"}, {"since_s", 60}})["connections"].size() == 3);
   // Bad periods, and a gateway without a record, are refused with a reason.
