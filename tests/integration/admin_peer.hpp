@@ -47,7 +47,7 @@ inline int ask_as(uid_t uid, const std::string& path, bool dac_override,
     if (::write(fd, request, request_size) < 0) ::_exit(11);
     char answer[4096] = {};
     ssize_t n = ::read(fd, answer, sizeof answer - 1);
-    ::_exit(n > 0 && std::strstr(answer, "refused") != nullptr ? 11 : 12);
+    ::_exit(n > 0 && std::strstr(answer, "refused: only the gateway's user") != nullptr ? 11 : 12);
   }
   int status = 0;
   ::waitpid(child, &status, 0);
