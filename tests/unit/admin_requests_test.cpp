@@ -120,14 +120,14 @@ TEST_CASE("the admin channel lists the egress connections of a session or a tena
   session::CallSlots slots(1, 1);
   session::Registry registry(io.get_executor(), {}, host, slots);
   egress::ConnectionHistory history;
-  auto add = [&](const std::string& tenant, const std::string& session, const std::string& host,
+  auto add = [&](const std::string& tenant, const std::string& session, const std::string& to,
                  const std::string& outcome, const std::string& reason, const std::string& secret) {
     egress::ConnectionHistory::Record r;
     r.started = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000250));
     r.tenant = tenant;
     r.session = session;
     r.method = "CONNECT";
-    r.host = host;
+    r.host = to;
     r.port = 443;
     r.outcome = outcome;
     r.reason = reason;
