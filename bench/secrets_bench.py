@@ -168,8 +168,10 @@ def start_gateway(binary, directory, port, ca, hosts):
     tokens = os.path.join(directory, "tokens")
     digest = {k: hashlib.sha256(v.encode()).hexdigest() for k, v in TOKENS.items()}
     write_private(tokens,
-                  f"{digest['tunnel']} tunnel egress=*.{DOMAIN}:{port}\n"
-                  f"{digest['terminated']} terminated secrets="
+                  # The loopback address the names resolve to must be on the lists too (the
+                  # proxy refuses a name that resolves to loopback unless the literal is).
+                  f"{digest['tunnel']} tunnel egress=*.{DOMAIN}:{port},127.0.0.2:{port}\n"
+                  f"{digest['terminated']} terminated egress=127.0.0.2:{port} secrets="
                   + ",".join(f"s{i}" for i in range(len(hosts))) + "\n")
     hosts_file = os.path.join(directory, "hosts")
     with open(hosts_file, "w") as f:
