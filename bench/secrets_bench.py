@@ -16,7 +16,9 @@ standard library) measures, each in one call:
     http.client's set_tunnel), timed inside the sandbox;
 and per round, to a host that round alone uses (so the terminated side's first request issues a
 leaf certificate):
-  first   a new connection's first request (64 bytes) to that host;
+  first   a new connection's first request (64 bytes) to that host (after one request to a
+          host reached before, so that the client process's own first-connection set-up is
+          not counted);
   second  a second new connection's first request to it (the leaf certificate now cached);
   kept    --kept more requests on that second connection, each timed (their median);
   MiB/s   a --mib download on a new connection.
@@ -49,24 +51,25 @@ MAX_ROUNDS = 30
 
 # One round's measurements for one way of reaching the server, printed as JSON. argv: host to
 # connect to (a name through the proxy, the address direct), port, SNI name, CA file ("" for
-# the default store, i.e. SSL_CERT_FILE), download bytes, kept requests, "proxy" or "direct".
+# the default store, i.e. SSL_CERT_FILE), download bytes, kept requests, "proxy" or "direct",
+# and a host already reached (its leaf certificate cached) for the process's warm-up request.
 CLIENT = r"""
 import http.client, json, os, ssl, sys, time, urllib.parse
-host, port, name, ca, size, kept, how = sys.argv[1:8]
+host, port, name, ca, size, kept, how, warm = sys.argv[1:9]
 port, size, kept = int(port), int(size), int(kept)
 context = ssl.create_default_context(cafile=ca or None)
 proxy = urllib.parse.urlsplit(os.environ.get("HTTPS_PROXY", "")) if how == "proxy" else None
 
-def connect():
+def connect(to=host):
     if proxy:
         c = http.client.HTTPSConnection(proxy.hostname, proxy.port, timeout=120, context=context)
-        c.set_tunnel(host, port)
+        c.set_tunnel(to, port)
     else:
-        c = http.client.HTTPSConnection(host, port, timeout=120, context=context)
+        c = http.client.HTTPSConnection(to, port, timeout=120, context=context)
     return c
 
-def get(c, n):
-    c.request("GET", "/big?bytes=%d" % n, headers={"Host": "%s:%d" % (name, port)})
+def get(c, n, to=name):
+    c.request("GET", "/big?bytes=%d" % n, headers={"Host": "%s:%d" % (to, port)})
     r = c.getresponse()
     got = 0
     while True:
@@ -77,6 +80,9 @@ def get(c, n):
     if r.status != 200 or got != n:
         raise SystemExit("GET answered %d with %d bytes" % (r.status, got))
 
+# A first TLS connection costs a new process a few ms more than the next (lazy set-up in
+# Python and OpenSSL): spent here, on a host every way has reached before, not on "first".
+c = connect(warm); get(c, 64, warm); c.close()
 out = {}
 c = connect()
 t = time.perf_counter(); get(c, 64); out["first"] = time.perf_counter() - t
@@ -199,20 +205,21 @@ def start_gateway(binary, directory, port, ca, hosts):
     raise RuntimeError("the gateway did not become ready")
 
 
-def client_args(host, port, name, ca, size, kept, how):
-    return [host, str(port), name, ca, str(size), str(kept), how]
+def client_args(host, port, name, ca, size, kept, how, warm):
+    return [host, str(port), name, ca, str(size), str(kept), how, warm]
 
 
 def direct(port, ca, size, kept):
     out = subprocess.run(
         ["/usr/bin/python3", "-c", CLIENT, *client_args("127.0.0.2", port, "127.0.0.2", ca, size,
-                                                         kept, "direct")],
+                                                         kept, "direct", "127.0.0.2")],
         capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin"})
     return json.loads(out.stdout)
 
 
-def proxied(mcp, host, port, ca, size, kept):
-    quoted = " ".join(f"'{a}'" for a in client_args(host, port, host, ca, size, kept, "proxy"))
+def proxied(mcp, host, port, ca, size, kept, warm):
+    quoted = " ".join(f"'{a}'"
+                      for a in client_args(host, port, host, ca, size, kept, "proxy", warm))
     code = f"python3 - {quoted} <<'SANDGATE_CLIENT'\n{CLIENT}\nSANDGATE_CLIENT\n"
     return json.loads(mcp.bash(code).strip().splitlines()[-1])
 
@@ -252,7 +259,7 @@ def main():
             def measure(way, host):
                 if way == "direct":
                     return direct(port, ca, size, args.kept)
-                return proxied(mcps[way], host, port, trust[way], size, args.kept)
+                return proxied(mcps[way], host, port, trust[way], size, args.kept, hosts[-1])
 
             for way in ways:  # warm every path once (sandboxes started, code paged in)
                 measure(way, hosts[-1])
