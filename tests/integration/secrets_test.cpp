@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -88,9 +89,11 @@ struct SecretsWorld {
   TempFile log{"secrets-gateway.log"};
   std::filesystem::path state_dir;
   std::string secrets_text;
-  std::optional<GatewayProcess> gw;
+  std::vector<std::string> args, wrapper;
+  std::unique_ptr<GatewayProcess> gw;
 
-  SecretsWorld() {
+  // `more`: flags after the world's own.
+  explicit SecretsWorld(std::vector<std::string> more = {}) {
     key_file.write(key + "\n", 0600);
     api.emplace(key_file.path.string());
     state_dir = std::filesystem::temp_directory_path() /
@@ -120,14 +123,21 @@ struct SecretsWorld {
         ",api.sandgate.test:" + plain + ",127.0.0.2:" + plain + "\n" +
         // A secret and no egress= at all: the secret's host is reachable by itself.
         digest("carol-token") + " carol secrets=api-ip\n");
-    std::vector<std::string> args = {"--token-file",     tokens.path.string(),
-                                     "--secrets-file",   secrets.path.string(),
-                                     "--egress-ca-file", api->ca_file,
-                                     "--state-dir",      state_dir.string(),
-                                     "--log-level",      "debug"};
-    auto wrapper = hosts_wrapper(hosts.path.string());
+    args = {"--token-file",     tokens.path.string(),
+            "--secrets-file",   secrets.path.string(),
+            "--egress-ca-file", api->ca_file,
+            "--state-dir",      state_dir.string(),
+            "--log-level",      "debug"};
+    args.insert(args.end(), more.begin(), more.end());
+    wrapper = hosts_wrapper(hosts.path.string());
     wrapper.insert(wrapper.begin(), {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
-    gw.emplace(args, std::vector<std::string>{}, false, wrapper);
+    gw = std::make_unique<GatewayProcess>(args, std::vector<std::string>{}, false, wrapper);
+  }
+  // Stops the gateway with SIGTERM (its sessions saved) and starts it again with the same flags.
+  void restart() {
+    REQUIRE(gw->stop(SIGTERM) == 0);
+    gw.reset();
+    gw = std::make_unique<GatewayProcess>(args, std::vector<std::string>{}, false, wrapper);
   }
   ~SecretsWorld() {
     gw.reset();
@@ -174,6 +184,35 @@ std::string line_of(const std::string& out, const std::string& label) {
   auto at = out.find(label + " ");
   if (at == std::string::npos) return "(no line " + label + ")";
   return out.substr(at, out.find('\n', at) - at);
+}
+
+}  // namespace
+
+namespace {
+
+// `sandgate connections --state-dir D ARGS --json`, parsed; fails the test on an error.
+json connections_json(const SecretsWorld& world, const std::string& args) {
+  auto run =
+      run_sandgate("connections --state-dir " + world.state_dir.string() + " " + args + " --json");
+  INFO(run.out);
+  REQUIRE(run.status == 0);
+  return json::parse(run.out);
+}
+
+// What identifies a connection in a listing or a call's network report: host, port, outcome,
+// secret (the bytes of a report taken before its connection ended may be behind).
+std::multiset<std::string> connection_keys(const json& connections) {
+  std::multiset<std::string> out;
+  for (const auto& c : connections)
+    out.insert(c["host"].get<std::string>() + ":" + std::to_string(c["port"].get<int>()) + " " +
+               c["outcome"].get<std::string>() + " " + c.value("secret", "-"));
+  return out;
+}
+
+std::set<std::string> sessions_in(const json& connections) {
+  std::set<std::string> out;
+  for (const auto& c : connections) out.insert(c["session"].get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -362,6 +401,40 @@ print('found', found, 'files', files > 10, 'ca', CA_LINE in bundle, 'key', 'PRIV
 }
 
 TEST_CASE(
+    "the connections kept for the operator are lost at a restart, and a restored session's are "
+    "kept again",
+    "[integration][egress][secrets][admin][restart]") {
+  if (!can_run_with_own_hosts()) return;
+  SecretsWorld world({"--replica-name", "r1"});
+  const std::string fetch =
+      kGet + "get('name', 'https://api.sandgate.test:" + std::to_string(world.api->port) +
+      "/whoami')\n";
+  Client alice(*world.gw, "alice-token");
+  REQUIRE(line_of(stdout_of(alice.run(fetch)), "name") == "name 200 key=right count=1");
+  // "r1.<hex>": the log prefix is the first characters after the replica's name.
+  REQUIRE(alice.session.rfind("r1.", 0) == 0);
+  const std::string prefix = alice.session.substr(3, 8);
+  REQUIRE(eventually([&] { return connections_json(world, "--session " + prefix).size() == 1; }));
+
+  world.restart();
+  // In memory only: the new process lists nothing (the log lines are the durable record).
+  CHECK(connections_json(world, "").empty());
+  // The session came back (its sandbox hibernated and resumed); its new connection is kept.
+  // (The new process listens elsewhere: asked through it, not through `alice`'s.)
+  auto resumed = world.gw->execute(alice.session, fetch, "python", 90, 10, "alice-token");
+  INFO(resumed.dump());
+  REQUIRE(line_of(stdout_of(resumed), "name") == "name 200 key=right count=1");
+  json after;
+  REQUIRE(eventually([&] {
+    after = connections_json(world, "--session " + prefix);
+    return after.size() == 1;
+  }));
+  CHECK(after[0]["tenant"] == "alice");
+  CHECK(after[0]["secret"] == "api");
+  CHECK(after[0]["outcome"] == "relayed");
+}
+
+TEST_CASE(
     "stock Node reaches a host carrying a secret through the proxy with the gateway CA; Node 20's "
     "own fetch does not use the proxy",
     "[integration][egress][secrets]") {
@@ -497,35 +570,6 @@ TEST_CASE(
   CHECK(log.find(world.key) == std::string::npos);
   CHECK(log.find(rotated) == std::string::npos);
 }
-
-namespace {
-
-// `sandgate connections --state-dir D ARGS --json`, parsed; fails the test on an error.
-json connections_json(const SecretsWorld& world, const std::string& args) {
-  auto run =
-      run_sandgate("connections --state-dir " + world.state_dir.string() + " " + args + " --json");
-  INFO(run.out);
-  REQUIRE(run.status == 0);
-  return json::parse(run.out);
-}
-
-// What identifies a connection in a listing or a call's network report: host, port, outcome,
-// secret (the bytes of a report taken before its connection ended may be behind).
-std::multiset<std::string> connection_keys(const json& connections) {
-  std::multiset<std::string> out;
-  for (const auto& c : connections)
-    out.insert(c["host"].get<std::string>() + ":" + std::to_string(c["port"].get<int>()) + " " +
-               c["outcome"].get<std::string>() + " " + c.value("secret", "-"));
-  return out;
-}
-
-std::set<std::string> sessions_in(const json& connections) {
-  std::set<std::string> out;
-  for (const auto& c : connections) out.insert(c["session"].get<std::string>());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE(
     "sandgate connections lists exactly a session's or a tenant's egress connections, refusals "
