@@ -3,9 +3,11 @@
 // literal) that answers 200 only to the right key; stock clients in the sandbox (Python urllib
 // and http.client, curl, Node's https module; Node's fetch from 22.21/24 — Node 20's ignores the
 // proxy) reach it without the key in their code, through the gateway's egress proxy, which adds
-// the key; a tenant without the secret, another host, a
-// redirect to another host, a sandbox's own header of that name, an upstream certificate for
-// another name or from an untrusted CA; and the key nowhere in the sandbox nor in the log.
+// the key; a tenant without the secret, another host, a redirect to another host, a sandbox's own
+// header of that name, an upstream certificate for another name or from an untrusted CA; and the
+// key nowhere in the sandbox nor in the log. The operator's `sandgate connections` lists exactly
+// a session's or a tenant's connections, refusals with their reason, from memory (lost at a
+// restart).
 //
 // As in egress_test.cpp, the gateway runs in a mount namespace of its own whose /etc/hosts
 // gives the test's names their address (127.0.0.2).
