@@ -22,13 +22,13 @@
 #include "egress/connection_history.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
-#include "server/gateway/environments_command.hpp"
-#include "server/gateway/gateway_environments.hpp"
-#include "server/gateway/gateway_upstreams.hpp"
 #include "server/admin/admin_channel.hpp"
 #include "server/admin/admin_command.hpp"
 #include "server/admin/admin_requests.hpp"
+#include "server/gateway/environments_command.hpp"
+#include "server/gateway/gateway_environments.hpp"
 #include "server/gateway/gateway_tokens.hpp"
+#include "server/gateway/gateway_upstreams.hpp"
 #include "server/gateway/isolation_notes.hpp"
 #include "server/gateway/process_memory.hpp"
 #include "server/gateway/registry_checkpoint.hpp"
@@ -342,13 +342,11 @@ std::unique_ptr<AdminChannel> open_admin_channel(const Config& config, asio::io_
     return nullptr;
   }
   try {
-    auto channel =
-        std::make_unique<AdminChannel>(io.get_executor(), admin_socket_path(dir),
-                                       [&registry, &connections](std::string_view request,
-                                                                 unsigned uid) {
-                                         return answer_admin_request(registry, request, uid,
-                                                                     &connections);
-                                       });
+    auto channel = std::make_unique<AdminChannel>(
+        io.get_executor(), admin_socket_path(dir),
+        [&registry, &connections](std::string_view request, unsigned uid) {
+          return answer_admin_request(registry, request, uid, &connections);
+        });
     channel->start();
     log_event(LogLevel::info, "admin_channel", {{"socket", channel->path()}});
     return channel;
