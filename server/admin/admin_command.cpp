@@ -138,12 +138,12 @@ void print_table(const json& sessions, std::ostream& out) {
   out << sessions.size() << (sessions.size() == 1 ? " session\n" : " sessions\n");
 }
 
-// "1024" → "1024", 2500000 → "2.4M": bytes, short enough for a column.
+// 9999 → "9999", 250000 → "244.1K", 2500000 → "2.4M": bytes, short enough for a column.
 std::string bytes_text(std::uint64_t n) {
   char text[32];
   if (n < 10000)
     std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(n));
-  else if (n < 10ull << 20)
+  else if (n < (1ull << 20))
     std::snprintf(text, sizeof text, "%.1fK", static_cast<double>(n) / 1024);
   else
     std::snprintf(text, sizeof text, "%.1fM", static_cast<double>(n) / (1 << 20));
