@@ -6,7 +6,8 @@
 # (auth.{md,json}), and warm calls with the usage ledger off, on SQLite and on PostgreSQL
 # (ledger.{md,json}), and a new session's first call with the pool of ready sandboxes on and off
 # (pool.{md,json}), and a download through a sandbox's egress proxy against a direct one
-# (egress.{md,json}), and environments: a first call warm against cold, a burst of new sessions,
+# (egress.{md,json}), downloads and kept-alive requests direct, through the tunnel and through
+# the TLS termination of a host carrying a secret (secrets.{md,json}), and environments: a first call warm against cold, a burst of new sessions,
 # the build against its setup (environments.{md,json}). Release build; run as root on an
 # otherwise idle machine.
 #
@@ -30,6 +31,8 @@ if [[ "${1:-}" == "--quick" ]]; then
   ./build-release/bench/pool_bench --sandgate build-release/sandgate --samples 2 --out "$out"
   /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --mib 2 --rounds 2 \
     --out "$out"
+  /usr/bin/python3 bench/secrets_bench.py --sandgate build-release/sandgate --mib 2 --rounds 2 \
+    --kept 5 --out "$out"
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --samples 2 \
     --burst 4 --out "$out"
   rm -rf "$out"
@@ -42,5 +45,6 @@ else
   ./build-release/bench/ledger_bench --sandgate build-release/sandgate --out bench/results
   ./build-release/bench/pool_bench --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --out bench/results
+  /usr/bin/python3 bench/secrets_bench.py --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --out bench/results
 fi

@@ -47,8 +47,8 @@ MAY_INCLUDE = {
     "server/mcp": {"tenant", "server/http", "server/tasks", "server/tools", "server/metrics", "session",
                    "environment", "upstream", "sandbox", "sandbox/shared", "auth", "common"},
     # server/admin/: the operator's unix socket and CLI verbs (issue #47): sessions listed and
-    # ended; no HTTP, no MCP.
-    "server/admin": {"session", "common"},
+    # ended, and the egress connections kept for the operator (issue #44); no HTTP, no MCP.
+    "server/admin": {"session", "egress", "common"},
     # server/stdio/: the MCP stdio transport in front of the Endpoint interface (issue #47).
     "server/stdio": {"server/http", "common"},
     # The gateway wires everything, and its binary is also the sandbox's supervisor (it

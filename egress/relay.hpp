@@ -8,6 +8,7 @@
 // All of a relay's work runs on one strand of the given executor; stop() may be called from any
 // thread (the sandbox's end, under its lock: it only posts).
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,9 +41,20 @@ struct ConnectionEnd {
   Kind kind = Kind::relayed;
   std::uint64_t bytes_up = 0;    // client to destination
   std::uint64_t bytes_down = 0;  // destination to client
+  // What the `egress_connection` log line says of it (metadata only), for the operator's
+  // record of each tenant's connections (connection_history.hpp).
+  const RelayLabels* labels = nullptr;
+  std::string method;  // CONNECT or the plain request's; "-" when none was read
+  std::string host;    // "-" when the request named none
+  std::uint16_t port = 0;
+  std::string reason;  // why it was refused or ended, when not simply relayed
+  std::string secret;  // the name of the secret applied, if any (never its value)
+  std::chrono::system_clock::time_point started{};
+  std::chrono::milliseconds duration{0};
 };
 const char* connection_end_name(ConnectionEnd::Kind kind);
-// Told of every connection's end, on the relay's strand: it must be quick and thread-safe.
+// Told of every connection's end, on the relay's strand: it must be quick and thread-safe
+// (`labels` lives as long as the call).
 using ConnectionObserver = std::function<void(const ConnectionEnd&)>;
 
 class Relay {

@@ -153,7 +153,21 @@ asio::awaitable<void> RelayConnection::serve(std::shared_ptr<RelayConnection> se
       entry.bytes_up = up_;
       entry.bytes_down = down_;
     });
-  if (relay_->observer) relay_->observer(ConnectionEnd{end_, up_, down_});
+  if (relay_->observer) {
+    ConnectionEnd end;
+    end.kind = end_;
+    end.bytes_up = up_;
+    end.bytes_down = down_;
+    end.labels = &relay_->labels;
+    end.method = kind_;
+    end.host = host_;
+    end.port = port_;
+    end.reason = outcome_ == "relayed" ? "" : outcome_;
+    end.secret = secret_ == "-" ? "" : secret_;
+    end.started = started_wall_;
+    end.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+    relay_->observer(end);
+  }
 }
 
 asio::awaitable<void> RelayConnection::relay() {
@@ -172,6 +186,12 @@ asio::awaitable<void> RelayConnection::relay() {
                                    ? relay_->policy->secret_for(target->host, target->port, 443)
                                    : nullptr;
   if (!co_await open_far_side(*target)) co_return;
+  // Each chunk goes on as it came: the endpoints decide how their bytes are batched. With
+  // Nagle's algorithm here, an answer's second write (its body after its head) would wait for
+  // the client's delayed ACK, 40 ms per request on a kept-alive connection.
+  boost::system::error_code ignored;
+  client_.set_option(tcp::no_delay(true), ignored);
+  upstream_.set_option(tcp::no_delay(true), ignored);
   deadline_ = Clock::now() + relay_->config->step_timeout;
   if (secret != nullptr)
     co_await relay_terminated(*target, *secret, buffer);

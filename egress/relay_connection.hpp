@@ -122,6 +122,7 @@ class RelayConnection : public std::enable_shared_from_this<RelayConnection> {
   bool timed_out_ = false;
   bool abandoned_ = false;  // timed out, or its relay stopped: no step may start again
   Clock::time_point started_ = Clock::now();
+  std::chrono::system_clock::time_point started_wall_ = std::chrono::system_clock::now();
   std::string kind_ = "-";  // CONNECT or the plain request's method
   std::string host_ = "-";
   std::uint16_t port_ = 0;

@@ -5,7 +5,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -26,6 +28,8 @@ using nlohmann::json;
 constexpr const char* kHelp =
     "usage: sandgate sessions --state-dir DIR [--tenant T] [--json]\n"
     "       sandgate end --state-dir DIR (--session PREFIX_OR_ID | --tenant T)\n"
+    "       sandgate connections --state-dir DIR [--session PREFIX_OR_ID] [--tenant T]\n"
+    "                            [--since DURATION] [--json]\n"
     "Speaks to the gateway running with --state-dir DIR (default: $SANDGATE_STATE_DIR) through\n"
     "its admin socket, DIR/admin.sock, as the gateway's own user.\n"
     "sessions: its live sessions and sandbox handles (of tenant T): prefix, kind, tenant, age,\n"
@@ -33,7 +37,12 @@ constexpr const char* kHelp =
     "the environment it runs in.\n"
     "end: ends a session or handle (by the prefix `sessions` shows, or its whole id), or every\n"
     "one of tenant T's, with their sandboxes and hibernated files; a running call is told the\n"
-    "operator ended it.\n";
+    "operator ended it.\n"
+    "connections: the egress connections of a session, a tenant or all that ended within\n"
+    "DURATION (30s, 10m, 2h, 1d; default: all kept): when each started (UTC), session, tenant,\n"
+    "method, host:port, outcome and why, bytes each way, the secret applied (by name). Kept in\n"
+    "this replica's memory only: the last 2000 per tenant within 24 hours, lost at restart;\n"
+    "the egress_connection log lines are the durable record.\n";
 
 // An answer may list every session: 50,000 at about 200 bytes each, with room to spare.
 constexpr std::size_t kMaxAnswerBytes = 64u << 20;
@@ -129,9 +138,66 @@ void print_table(const json& sessions, std::ostream& out) {
   out << sessions.size() << (sessions.size() == 1 ? " session\n" : " sessions\n");
 }
 
+// 9999 → "9999", 250000 → "244.1K", 2500000 → "2.4M": bytes, short enough for a column.
+std::string bytes_text(std::uint64_t n) {
+  char text[32];
+  if (n < 10000)
+    std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(n));
+  else if (n < (1ull << 20))
+    std::snprintf(text, sizeof text, "%.1fK", static_cast<double>(n) / 1024);
+  else
+    std::snprintf(text, sizeof text, "%.1fM", static_cast<double>(n) / (1 << 20));
+  return text;
+}
+
+void print_connections(const json& connections, std::ostream& out) {
+  out << std::left << std::setw(25) << "STARTED (UTC)" << std::setw(14) << "SESSION"
+      << std::setw(16) << "TENANT" << std::setw(9) << "METHOD" << std::setw(9) << "OUTCOME"
+      << std::setw(8) << "UP" << std::setw(8) << "DOWN" << std::setw(12) << "SECRET"
+      << std::setw(32) << "HOST:PORT"
+      << "REASON\n";
+  for (const auto& c : connections) {
+    std::string host = c.value("host", "-");
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    const std::string destination = host + ":" + std::to_string(c.value("port", 0));
+    out << std::setw(25) << c.value("time", "") << std::setw(14) << c.value("session", "")
+        << std::setw(16) << c.value("tenant", "") << std::setw(9) << c.value("method", "")
+        << std::setw(9) << c.value("outcome", "") << std::setw(8)
+        << bytes_text(c.value("bytes_up", std::uint64_t{0})) << std::setw(8)
+        << bytes_text(c.value("bytes_down", std::uint64_t{0})) << std::setw(12)
+        << c.value("secret", "-") << std::setw(32) << destination << " " << c.value("reason", "")
+        << "\n";
+  }
+  out << connections.size() << (connections.size() == 1 ? " connection\n" : " connections\n");
+}
+
+// "90" / "90s" → 90, "10m" → 600, "2h", "1d"; nothing when it is not one of those.
+std::optional<long> seconds_of(const std::string& text) {
+  if (text.empty() || text.size() > 12) return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) return std::nullopt;
+  const std::string unit = text.substr(digits);
+  long scale = 0;
+  if (unit.empty() || unit == "s")
+    scale = 1;
+  else if (unit == "m")
+    scale = 60;
+  else if (unit == "h")
+    scale = 3600;
+  else if (unit == "d")
+    scale = 86400;
+  else
+    return std::nullopt;
+  const long n = std::stol(text.substr(0, digits));
+  if (n <= 0 || n > 3650L * 86400 / scale) return std::nullopt;
+  return n * scale;
+}
+
 struct AdminArgs {
   std::string state_dir;
   std::optional<std::string> tenant, session;
+  std::optional<long> since_s;
   bool as_json = false;
 };
 
@@ -142,11 +208,14 @@ std::optional<AdminArgs> parse_args(const std::string& verb, const std::vector<s
   a.state_dir = env_value(envp, "SANDGATE_STATE_DIR");
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    if (flag == "--json" && verb == "sessions") {
+    const bool listing = verb == "sessions" || verb == "connections";
+    if (flag == "--json" && listing) {
       a.as_json = true;
       continue;
     }
-    if (flag != "--state-dir" && flag != "--tenant" && !(flag == "--session" && verb == "end")) {
+    const bool takes_session = verb == "end" || verb == "connections";
+    if (flag != "--state-dir" && flag != "--tenant" && !(flag == "--session" && takes_session) &&
+        !(flag == "--since" && verb == "connections")) {
       why = "unknown option " + flag;
       return std::nullopt;
     }
@@ -155,9 +224,16 @@ std::optional<AdminArgs> parse_args(const std::string& verb, const std::vector<s
       return std::nullopt;
     }
     const std::string& value = args[++i];
-    if (flag == "--state-dir")
+    if (flag == "--state-dir") {
       a.state_dir = value;
-    else if (flag == "--tenant")
+    } else if (flag == "--since") {
+      a.since_s = seconds_of(value);
+      if (!a.since_s) {
+        why =
+            "--since takes a duration such as 30s, 10m, 2h or 1d (at most 10 years), not " + value;
+        return std::nullopt;
+      }
+    } else if (flag == "--tenant")
       a.tenant = value;
     else
       a.session = value;
@@ -176,7 +252,7 @@ std::optional<AdminArgs> parse_args(const std::string& verb, const std::vector<s
 }  // namespace
 
 bool is_admin_verb(const std::string& verb) {
-  return verb == "sessions" || verb == "end";
+  return verb == "sessions" || verb == "end" || verb == "connections";
 }
 
 int admin_command(const std::string& verb, const std::vector<std::string>& args, char** envp,
@@ -195,6 +271,7 @@ int admin_command(const std::string& verb, const std::vector<std::string>& args,
   json request = {{"op", verb}};
   if (parsed->tenant) request["tenant"] = *parsed->tenant;
   if (parsed->session) request["session"] = *parsed->session;
+  if (parsed->since_s) request["since_s"] = *parsed->since_s;
   auto answer = ask(admin_socket_path(parsed->state_dir), request.dump(), why);
   if (!answer) {
     err << "sandgate " << verb << ": " << why << "\n";
@@ -215,6 +292,11 @@ int admin_command(const std::string& verb, const std::vector<std::string>& args,
       out << reply["sessions"].dump(2) << "\n";
     else
       print_table(reply["sessions"], out);
+  } else if (verb == "connections") {
+    if (parsed->as_json)
+      out << reply["connections"].dump(2) << "\n";
+    else
+      print_connections(reply["connections"], out);
   } else {
     for (const auto& prefix : reply["ended"]) out << "ended " << prefix.get<std::string>() << "\n";
   }

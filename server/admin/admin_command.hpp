@@ -2,6 +2,7 @@
 // The CLI verbs on the admin channel of the gateway running with a state directory:
 //   sandgate sessions --state-dir D [--tenant T] [--json]
 //   sandgate end --state-dir D (--session PREFIX_OR_ID | --tenant T)
+//   sandgate connections --state-dir D [--session PREFIX_OR_ID] [--tenant T] [--since 10m] [--json]
 // D defaults to $SANDGATE_STATE_DIR, as for `sandgate usage`.
 #include <iosfwd>
 #include <string>

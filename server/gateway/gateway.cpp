@@ -19,6 +19,7 @@
 #include "auth/token_store.hpp"
 #include "common/logging.hpp"
 #include "common/on_scope_exit.hpp"
+#include "egress/connection_history.hpp"
 #include "sandbox/host.hpp"
 #include "sandbox/inside/supervisor.hpp"
 #include "server/admin/admin_channel.hpp"
@@ -153,6 +154,16 @@ void record_eviction(Metrics& metrics, const session::Eviction& e) {
              {"idle_s", e.idle.count()}});
 }
 
+// The end of every egress connection: counted, and kept for the operator's `sandgate
+// connections` (issue #44). Set before sessions are restored, so that theirs are too.
+void observe_egress(session::Registry& registry, Metrics& metrics,
+                    std::shared_ptr<egress::ConnectionHistory> history) {
+  registry.on_egress([&metrics, history](const egress::ConnectionEnd& end) {
+    metrics.count_egress(egress::connection_end_name(end.kind), end.bytes_up, end.bytes_down);
+    history->add(end);
+  });
+}
+
 // The registry's hooks: failed hibernations and evictions logged (and counted), and the host's
 // way to ask it for room under pressure.
 void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, Metrics& metrics) {
@@ -160,9 +171,6 @@ void connect_registry(session::Registry& registry, sandbox::SandboxHost& host, M
     log_event(LogLevel::warn, "hibernation_failed", {{"file", file}, {"why", why}});
   };
   registry.on_eviction([&metrics](const session::Eviction& e) { record_eviction(metrics, e); });
-  registry.on_egress([&metrics](const egress::ConnectionEnd& end) {
-    metrics.count_egress(egress::connection_end_name(end.kind), end.bytes_up, end.bytes_down);
-  });
   host.set_make_room(
       [&registry](sandbox::Pressure pressure) { return registry.make_room(pressure); });
 }
@@ -325,7 +333,8 @@ std::unique_ptr<UsageLedger> open_usage_ledger(const Config& config, session::Re
 // an explicit --state-dir; none (logged) without either, or when the socket cannot be made.
 std::unique_ptr<AdminChannel> open_admin_channel(const Config& config, asio::io_context& io,
                                                  session::Registry& registry,
-                                                 const session::StateStore* state) {
+                                                 const session::StateStore* state,
+                                                 const egress::ConnectionHistory& connections) {
   const std::string dir = state ? state->dir() : config.state.dir;
   std::error_code ec;
   if (dir.empty() || !std::filesystem::is_directory(dir, ec)) {
@@ -333,11 +342,11 @@ std::unique_ptr<AdminChannel> open_admin_channel(const Config& config, asio::io_
     return nullptr;
   }
   try {
-    auto channel =
-        std::make_unique<AdminChannel>(io.get_executor(), admin_socket_path(dir),
-                                       [&registry](std::string_view request, unsigned uid) {
-                                         return answer_admin_request(registry, request, uid);
-                                       });
+    auto channel = std::make_unique<AdminChannel>(
+        io.get_executor(), admin_socket_path(dir),
+        [&registry, &connections](std::string_view request, unsigned uid) {
+          return answer_admin_request(registry, request, uid, &connections);
+        });
     channel->start();
     log_event(LogLevel::info, "admin_channel", {{"socket", channel->path()}});
     return channel;
@@ -363,6 +372,7 @@ struct GatewayParts {
   RegistryCheckpoint* checkpoint;
   std::shared_ptr<environment::Environments> environments;  // null without --environments
   std::shared_ptr<upstream::Upstreams> upstreams;           // null without --upstreams
+  std::shared_ptr<const egress::ConnectionHistory> connections;
 };
 
 // The tools, the MCP endpoint and the HTTP server; serves until a signal ends the gateway,
@@ -397,7 +407,7 @@ int serve(const GatewayParts& g) {
     announce_listening(g.config, *bound, g.host, g.state);
   }
   // Removed (stop()) when serve() returns: a clean exit leaves no socket behind.
-  auto admin = open_admin_channel(g.config, g.io, g.registry, g.state);
+  auto admin = open_admin_channel(g.config, g.io, g.registry, g.state, *g.connections);
   report_isolation(g.host, server);
   start_readiness_probe(g.background, g.host, server, g.environments);
 
@@ -441,7 +451,8 @@ int gateway_main(int argc, char** argv, char** envp, const GatewayExtras& extras
   if (argc >= 2 && std::string_view(argv[1]) == "environments")
     return environments_command(std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
                                 std::cerr);
-  // `sandgate sessions …`, `sandgate end …`: the admin channel of the gateway running there.
+  // `sandgate sessions …`, `sandgate end …`, `sandgate connections …`: the admin channel of the
+  // gateway running there.
   if (argc >= 2 && is_admin_verb(argv[1]))
     return admin_command(argv[1], std::vector<std::string>(argv + 2, argv + argc), envp, std::cout,
                          std::cerr);
@@ -509,6 +520,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   }
   std::unique_ptr<session::StateStore> state = std::move(opened.store);
   session::Registry registry(background, registry_config, host, gateway_slots, state.get());
+  auto connections = std::make_shared<egress::ConnectionHistory>();
+  observe_egress(registry, metrics, connections);
   // Before sessions are restored: theirs are recorded too.
   std::unique_ptr<UsageLedger> usage = open_usage_ledger(config, registry, metrics, credentials);
   if (!usage) return 2;
@@ -536,7 +549,8 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
   OnScopeExit forget_make_room([&host] { host.set_make_room(nullptr); });
   return serve({config, extras, metrics, credentials, gateway_slots, io, background, host,
                 state.get(), registry, usage.get(), checkpoint.get(),
-                std::move(environments.environments), std::move(upstreams.upstreams)});
+                std::move(environments.environments), std::move(upstreams.upstreams),
+                std::move(connections)});
 }
 
 }  // namespace sandgate::server

@@ -1,10 +1,13 @@
 // Secrets the sandbox never holds (issue #44), on the real binary with real sandboxes: a local
 // HTTPS API (tests/support/secret_api.py, a test CA, certificates for a name and for an IP
 // literal) that answers 200 only to the right key; stock clients in the sandbox (Python urllib
-// and http.client, curl, Node fetch) reach it without the key in their code, through the
-// gateway's egress proxy, which adds the key; a tenant without the secret, another host, a
-// redirect to another host, a sandbox's own header of that name, an upstream certificate for
-// another name or from an untrusted CA; and the key nowhere in the sandbox nor in the log.
+// and http.client, curl, Node's https module; Node's fetch from 22.21/24 — Node 20's ignores the
+// proxy) reach it without the key in their code, through the gateway's egress proxy, which adds
+// the key; a tenant without the secret, another host, a redirect to another host, a sandbox's own
+// header of that name, an upstream certificate for another name or from an untrusted CA; and the
+// key nowhere in the sandbox nor in the log. The operator's `sandgate connections` lists exactly
+// a session's or a tenant's connections, refusals with their reason, from memory (lost at a
+// restart).
 //
 // As in egress_test.cpp, the gateway runs in a mount namespace of its own whose /etc/hosts
 // gives the test's names their address (127.0.0.2).
@@ -14,10 +17,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "admin_peer.hpp"
 #include "auth/token_store.hpp"
 #include "gateway_process.hpp"
 #include "package_index_server.hpp"
@@ -85,9 +91,11 @@ struct SecretsWorld {
   TempFile log{"secrets-gateway.log"};
   std::filesystem::path state_dir;
   std::string secrets_text;
-  std::optional<GatewayProcess> gw;
+  std::vector<std::string> args, wrapper;
+  std::unique_ptr<GatewayProcess> gw;
 
-  SecretsWorld() {
+  // `more`: flags after the world's own.
+  explicit SecretsWorld(std::vector<std::string> more = {}) {
     key_file.write(key + "\n", 0600);
     api.emplace(key_file.path.string());
     state_dir = std::filesystem::temp_directory_path() /
@@ -117,14 +125,21 @@ struct SecretsWorld {
         ",api.sandgate.test:" + plain + ",127.0.0.2:" + plain + "\n" +
         // A secret and no egress= at all: the secret's host is reachable by itself.
         digest("carol-token") + " carol secrets=api-ip\n");
-    std::vector<std::string> args = {"--token-file",     tokens.path.string(),
-                                     "--secrets-file",   secrets.path.string(),
-                                     "--egress-ca-file", api->ca_file,
-                                     "--state-dir",      state_dir.string(),
-                                     "--log-level",      "debug"};
-    auto wrapper = hosts_wrapper(hosts.path.string());
+    args = {"--token-file",     tokens.path.string(),
+            "--secrets-file",   secrets.path.string(),
+            "--egress-ca-file", api->ca_file,
+            "--state-dir",      state_dir.string(),
+            "--log-level",      "debug"};
+    args.insert(args.end(), more.begin(), more.end());
+    wrapper = hosts_wrapper(hosts.path.string());
     wrapper.insert(wrapper.begin(), {EXEC_WITH_BINARY, "--stderr", log.path.string(), "--"});
-    gw.emplace(args, std::vector<std::string>{}, false, wrapper);
+    gw = std::make_unique<GatewayProcess>(args, std::vector<std::string>{}, false, wrapper);
+  }
+  // Stops the gateway with SIGTERM (its sessions saved) and starts it again with the same flags.
+  void restart() {
+    REQUIRE(gw->stop(SIGTERM) == 0);
+    gw.reset();
+    gw = std::make_unique<GatewayProcess>(args, std::vector<std::string>{}, false, wrapper);
   }
   ~SecretsWorld() {
     gw.reset();
@@ -171,6 +186,35 @@ std::string line_of(const std::string& out, const std::string& label) {
   auto at = out.find(label + " ");
   if (at == std::string::npos) return "(no line " + label + ")";
   return out.substr(at, out.find('\n', at) - at);
+}
+
+}  // namespace
+
+namespace {
+
+// `sandgate connections --state-dir D ARGS --json`, parsed; fails the test on an error.
+json connections_json(const SecretsWorld& world, const std::string& args) {
+  auto run =
+      run_sandgate("connections --state-dir " + world.state_dir.string() + " " + args + " --json");
+  INFO(run.out);
+  REQUIRE(run.status == 0);
+  return json::parse(run.out);
+}
+
+// What identifies a connection in a listing or a call's network report: host, port, outcome,
+// secret (the bytes of a report taken before its connection ended may be behind).
+std::multiset<std::string> connection_keys(const json& connections) {
+  std::multiset<std::string> out;
+  for (const auto& c : connections)
+    out.insert(c["host"].get<std::string>() + ":" + std::to_string(c["port"].get<int>()) + " " +
+               c["outcome"].get<std::string>() + " " + c.value("secret", "-"));
+  return out;
+}
+
+std::set<std::string> sessions_in(const json& connections) {
+  std::set<std::string> out;
+  for (const auto& c : connections) out.insert(c["session"].get<std::string>());
+  return out;
 }
 
 }  // namespace
@@ -359,6 +403,121 @@ print('found', found, 'files', files > 10, 'ca', CA_LINE in bundle, 'key', 'PRIV
 }
 
 TEST_CASE(
+    "the connections kept for the operator are lost at a restart, and a restored session's are "
+    "kept again",
+    "[integration][egress][secrets][admin][restart]") {
+  if (!can_run_with_own_hosts()) return;
+  SecretsWorld world({"--replica-name", "r1"});
+  const std::string fetch =
+      kGet + "get('name', 'https://api.sandgate.test:" + std::to_string(world.api->port) +
+      "/whoami')\n";
+  Client alice(*world.gw, "alice-token");
+  REQUIRE(line_of(stdout_of(alice.run(fetch)), "name") == "name 200 key=right count=1");
+  // "r1.<hex>": the log prefix is the first characters after the replica's name.
+  REQUIRE(alice.session.rfind("r1.", 0) == 0);
+  const std::string prefix = alice.session.substr(3, 8);
+  REQUIRE(eventually([&] { return connections_json(world, "--session " + prefix).size() == 1; }));
+
+  world.restart();
+  // In memory only: the new process lists nothing (the log lines are the durable record).
+  CHECK(connections_json(world, "").empty());
+  // The session came back (its sandbox hibernated and resumed); its new connection is kept.
+  // (The new process listens elsewhere: asked through it, not through `alice`'s.)
+  auto resumed = world.gw->execute(alice.session, fetch, "python", 90, 10, "alice-token");
+  INFO(resumed.dump());
+  REQUIRE(line_of(stdout_of(resumed), "name") == "name 200 key=right count=1");
+  json after;
+  REQUIRE(eventually([&] {
+    after = connections_json(world, "--session " + prefix);
+    return after.size() == 1;
+  }));
+  CHECK(after[0]["tenant"] == "alice");
+  CHECK(after[0]["secret"] == "api");
+  CHECK(after[0]["outcome"] == "relayed");
+}
+
+TEST_CASE(
+    "stock Node reaches a host carrying a secret through the proxy with the gateway CA; Node 20's "
+    "own fetch does not use the proxy",
+    "[integration][egress][secrets]") {
+  if (!can_run_with_own_hosts()) return;
+  if (!std::filesystem::exists("/usr/bin/node")) {
+    skip_test("node", "/usr/bin/node is not installed");
+    return;
+  }
+  SecretsWorld world;
+  auto& gw = *world.gw;
+  const std::string p = std::to_string(world.api->port);
+  Client alice(gw, "alice-token");
+  // Node's own fetch; then Node's https module through a CONNECT tunnel its http module opens to
+  // the proxy the sandbox's HTTPS_PROXY names (no package: what stock Node 20 can do), trusting
+  // the gateway CA through NODE_EXTRA_CA_CERTS.
+  const std::string code = R"JS(
+const http = require('http'), https = require('https'), tls = require('tls');
+const host = 'api.sandgate.test', port = PORT;
+const say = (label, status, body) => {
+  try { const a = JSON.parse(body); console.log(label, status, 'key=' + a.key, 'count=' + a.count); }
+  catch (e) { console.log(label, status, body.slice(0, 200)); }
+};
+(async () => {
+  console.log('node', process.versions.node);
+  try {
+    const r = await fetch(`https://${host}:${port}/whoami`);
+    say('fetch', r.status, await r.text());
+  } catch (e) {
+    console.log('fetch failed', (e.cause && e.cause.code) || e.message);
+  }
+  await new Promise((done) => {
+    const proxy = new URL(process.env.HTTPS_PROXY);
+    const connect = http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT',
+                                  path: `${host}:${port}`});
+    connect.on('connect', (answer, socket) => {
+      if (answer.statusCode !== 200) { console.log('https', answer.statusCode); return done(); }
+      const get = https.request({host, port, path: '/whoami',
+                                 createConnection: () => tls.connect({socket, servername: host})},
+                                (r) => {
+        let body = '';
+        r.on('data', (d) => body += d);
+        r.on('end', () => { say('https', r.statusCode, body); done(); });
+      });
+      get.on('error', (e) => { console.log('https failed', e.message); done(); });
+      get.end();
+    });
+    connect.on('error', (e) => { console.log('https failed', e.message); done(); });
+    connect.end();
+  });
+})();
+)JS";
+  std::string js = code;
+  js.replace(js.find("PORT"), 4, p);
+  auto result = alice.run(js, "javascript", 90);
+  INFO(result.dump());
+  const std::string out = stdout_of(result);
+  CHECK(line_of(out, "https") == "https 200 key=right count=1");
+  // The version decides what fetch does: it follows HTTPS_PROXY (NODE_USE_ENV_PROXY, set in
+  // every egress sandbox) from Node 22.21 and 24 on; Node 20's ignores it and connects by
+  // itself, which the sandbox's empty network refuses.
+  const std::string version = line_of(out, "node").substr(5);
+  const int major = std::atoi(version.c_str());
+  const int minor = std::atoi(version.substr(version.find('.') + 1).c_str());
+  const json connections =
+      result["structuredContent"].value("network", json::object()).value("connections", json());
+  if (major >= 24 || (major == 22 && minor >= 21)) {
+    CHECK(line_of(out, "fetch") == "fetch 200 key=right count=1");
+    CHECK(connections.size() == 2);
+  } else {
+    const std::string failed = line_of(out, "fetch");
+    INFO(failed);
+    // No name is resolved in the sandbox (ENOTFOUND, EAI_AGAIN) or, where its /etc/hosts names
+    // the host, its loopback has no such server (ECONNREFUSED): never the API, never the proxy.
+    CHECK((failed == "fetch failed ENOTFOUND" || failed == "fetch failed EAI_AGAIN" ||
+           failed == "fetch failed ECONNREFUSED"));
+    CHECK(connections.size() == 1);
+  }
+  CHECK(result.dump().find(world.key) == std::string::npos);
+}
+
+TEST_CASE(
     "SIGHUP reloads the secrets: a file that cannot be used keeps them, a rotated value reaches "
     "new sessions",
     "[integration][egress][secrets]") {
@@ -412,6 +571,127 @@ TEST_CASE(
   log = world.log.read();
   CHECK(log.find(world.key) == std::string::npos);
   CHECK(log.find(rotated) == std::string::npos);
+}
+
+TEST_CASE(
+    "sandgate connections lists exactly a session's or a tenant's egress connections, refusals "
+    "with their reason, never a secret's value",
+    "[integration][egress][secrets][admin]") {
+  if (!can_run_with_own_hosts()) return;
+  SecretsWorld world;
+  auto& gw = *world.gw;
+  const std::string p = std::to_string(world.api->port);
+
+  // Alice's first session: the secret's host (terminated), the same server by a name without a
+  // secret (a tunnel), and a host not on her list (refused).
+  Client alice(gw, "alice-token");
+  alice.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
+  auto reached =
+      alice.run(kGet + "get('name', 'https://api.sandgate.test:" + p + "/whoami')\n" +
+                    "get('other', 'https://other.sandgate.test:" + p +
+                    "/whoami', {}, ssl.create_default_context(cafile='/work/ca.pem'))\n" +
+                    "get('refused', 'https://nowhere.sandgate.test:" + p + "/whoami')\n",
+                "python", 90);
+  INFO(reached.dump());
+  REQUIRE(line_of(stdout_of(reached), "name") == "name 200 key=right count=1");
+  const json reported =
+      reached["structuredContent"].value("network", json::object()).value("connections", json());
+  REQUIRE(reported.size() == 3);
+  // Alice's second session and Bob's: one connection each.
+  Client alice2(gw, "alice-token");
+  REQUIRE(line_of(stdout_of(alice2.run(kGet + "get('name', 'https://api.sandgate.test:" + p +
+                                       "/whoami')\n")),
+                  "name") == "name 200 key=right count=1");
+  Client bob(gw, "bob-token");
+  bob.run("cat > /work/ca.pem <<'EOF'\n" + world.api->ca + "EOF\n", "bash", 30);
+  REQUIRE(line_of(stdout_of(bob.run(kGet + "get('name', 'https://api.sandgate.test:" + p +
+                                    "/whoami', {}, ssl.create_default_context(cafile="
+                                    "'/work/ca.pem'))\n")),
+                  "name") == "name 401 key=none count=0");
+
+  const std::string first = alice.session.substr(0, 8), second = alice2.session.substr(0, 8),
+                    bobs = bob.session.substr(0, 8);
+  // A connection is recorded when the relay sees it end, a moment after the call answered.
+  json of_first;
+  REQUIRE(eventually([&] {
+    of_first = connections_json(world, "--session " + first);
+    return of_first.size() == reported.size();
+  }));
+  // Exactly what the call's report showed the model, and only that session's.
+  CHECK(connection_keys(of_first) == connection_keys(reported));
+  CHECK(sessions_in(of_first) == std::set<std::string>{first});
+  for (const auto& c : of_first) {
+    CHECK(c["tenant"] == "alice");
+    // Through the termination, the method of the last request on the connection.
+    CHECK(c["method"] == (c["host"] == "api.sandgate.test" ? "GET" : "CONNECT"));
+    CHECK(c["time"].get<std::string>().size() == 24);  // 2025-05-01T12:00:03.250Z
+    if (c["host"] == "api.sandgate.test") {
+      CHECK(c["secret"] == "api");
+      CHECK(c["bytes_up"] > 0);
+      CHECK(c["bytes_down"] > 0);
+    }
+    if (c["host"] == "nowhere.sandgate.test") {
+      CHECK(c["outcome"] == "refused");
+      CHECK(c["reason"] ==
+            "nowhere.sandgate.test:" + p + " is not on this tenant's egress allow-list");
+    }
+  }
+  // The whole id names the session as its prefix does.
+  CHECK(connections_json(world, "--session " + alice.session).size() == of_first.size());
+
+  // By tenant: both of Alice's sessions, none of Bob's; and Bob's alone.
+  json of_alice;
+  REQUIRE(eventually([&] {
+    of_alice = connections_json(world, "--tenant alice");
+    return of_alice.size() == reported.size() + 1;
+  }));
+  CHECK(sessions_in(of_alice) == std::set<std::string>{first, second});
+  json of_bob;
+  REQUIRE(eventually([&] {
+    of_bob = connections_json(world, "--tenant bob");
+    return of_bob.size() == 1;
+  }));
+  CHECK(sessions_in(of_bob) == std::set<std::string>{bobs});
+  CHECK(of_bob[0]["host"] == "api.sandgate.test");
+  CHECK(of_bob[0]["outcome"] == "relayed");
+  CHECK_FALSE(of_bob[0].contains("secret"));
+  // Bob's tenant and Alice's session: nothing.
+  CHECK(connections_json(world, "--tenant bob --session " + first).empty());
+  CHECK(connections_json(world, "--tenant carol").empty());
+  // Every tenant's.
+  CHECK(connections_json(world, "").size() == of_alice.size() + of_bob.size());
+
+  // The table: a header, the refusal's reason, the secret's name; never its value.
+  auto table = run_sandgate("connections --state-dir " + world.state_dir.string() +
+                            " --tenant alice --since 1h");
+  INFO(table.out);
+  CHECK(table.status == 0);
+  CHECK(table.out.find("HOST:PORT") != std::string::npos);
+  CHECK(table.out.find("nowhere.sandgate.test:" + p + " is not on this tenant's egress") !=
+        std::string::npos);
+  CHECK(table.out.find(" api ") != std::string::npos);
+  CHECK(table.out.find(std::to_string(of_alice.size()) + " connections") != std::string::npos);
+  CHECK(table.out.find(world.key) == std::string::npos);
+  CHECK(connections_json(world, "").dump().find(world.key) == std::string::npos);
+  // A period shorter than the time since they ended lists none.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(connections_json(world, "--since 1s").empty());
+  CHECK(connections_json(world, "--since 1d").size() == of_alice.size() + of_bob.size());
+
+  auto bad = run_sandgate("connections --state-dir " + world.state_dir.string() + " --since 10x");
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("--since takes a duration such as 30s, 10m, 2h or 1d") != std::string::npos);
+
+  // Another uid is refused by the gateway, past the file system too (as for `sessions`).
+  if (::geteuid() == 0) {
+    const std::string socket = (world.state_dir / "admin.sock").string();
+    const char* request = "{\"op\":\"connections\"}\n";
+    CHECK(ask_as(65534, socket, false, request) == 10);
+    CHECK(ask_as(65534, socket, true, request) == 11);
+    CHECK(ask_as(::geteuid(), socket, false, request) == 12);
+  } else {
+    WARN("not root: the refusal of another uid is not tried (admin_test.cpp needs root too)");
+  }
 }
 
 TEST_CASE("a secrets file that cannot be used stops the start with its line and why",

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "egress/connection_history.hpp"
 #include "session/registry.hpp"
 #include "session/session_id.hpp"
 
@@ -88,7 +89,7 @@ TEST_CASE("the admin channel refuses malformed requests with a reason", "[unit][
       {"not json", "not a JSON object"},
       {"[1]", "not a JSON object"},
       {R"({"tenant":"a"})", "names no op"},
-      {R"({"op":"reboot"})", "unknown op"},
+      {R"({"op":"reboot"})", "unknown op (sessions, end, connections)"},
       {R"({"op":"end"})", "exactly one of a session and a tenant"},
       {R"({"op":"end","tenant":"a","session":"x"})", "exactly one of a session and a tenant"},
       {R"({"op":"end","tenant":5})", "non-empty strings"},
@@ -107,6 +108,75 @@ TEST_CASE("the admin channel refuses malformed requests with a reason", "[unit][
   const std::string long_name(300, 'x');
   CHECK(ask(registry, json{{"op", "end"}, {"tenant", long_name}}.dump())["ok"] == false);
   CHECK_FALSE(a->ended());
+  registry.end_all();
+  host.shutdown();
+  io.run_for(std::chrono::milliseconds(50));
+}
+
+TEST_CASE("the admin channel lists the egress connections of a session or a tenant",
+          "[unit][admin]") {
+  boost::asio::io_context io;
+  sandbox::SandboxHost host(io.get_executor(), {});
+  session::CallSlots slots(1, 1);
+  session::Registry registry(io.get_executor(), {}, host, slots);
+  egress::ConnectionHistory history;
+  auto add = [&](const std::string& tenant, const std::string& session, const std::string& to,
+                 const std::string& outcome, const std::string& reason, const std::string& secret) {
+    egress::ConnectionHistory::Record r;
+    r.started = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000250));
+    r.tenant = tenant;
+    r.session = session;
+    r.method = "CONNECT";
+    r.host = to;
+    r.port = 443;
+    r.outcome = outcome;
+    r.reason = reason;
+    r.secret = secret;
+    r.bytes_up = 10;
+    r.bytes_down = 20;
+    history.add(r);
+  };
+  add("a", "aaaa0001", "api.example", "relayed", "", "api");
+  add("a", "aaaa0002", "pypi.org", "refused", "pypi.org:443 is not on the list", "");
+  add("b", "bbbb0001", "b.example", "relayed", "", "");
+  auto ask_connections = [&](const json& request) {
+    return json::parse(server::answer_admin_request(registry, request.dump(), 0, &history));
+  };
+
+  auto of_a = ask_connections({{"op", "connections"}, {"tenant", "a"}});
+  REQUIRE(of_a["ok"] == true);
+  REQUIRE(of_a["connections"].size() == 2);
+  const json& first = of_a["connections"][0];
+  CHECK(first["time"] == "2023-11-14T22:13:20.250Z");
+  CHECK(first["session"] == "aaaa0001");
+  CHECK(first["host"] == "api.example");
+  CHECK(first["secret"] == "api");
+  CHECK(first["bytes_down"] == 20);
+  CHECK_FALSE(first.contains("reason"));
+  CHECK(of_a["connections"][1]["reason"] == "pypi.org:443 is not on the list");
+  CHECK_FALSE(of_a["connections"][1].contains("secret"));
+  CHECK(of_a["kept"]["per_tenant"] == egress::ConnectionHistory::kPerTenant);
+  // A session by its prefix or by an id that starts with it.
+  auto one = ask_connections({{"op", "connections"}, {"session", "aaaa0002"}});
+  REQUIRE(one["connections"].size() == 1);
+  CHECK(one["connections"][0]["host"] == "pypi.org");
+  CHECK(ask_connections(
+            {{"op", "connections"}, {"session", "aaaa0002ffffffffffffffffffffffff"}})["connections"]
+            .size() == 1);
+  CHECK(ask_connections(
+            {{"op", "connections"}, {"tenant", "b"}, {"session", "aaaa0001"}})["connections"]
+            .empty());
+  CHECK(ask_connections({{"op", "connections"}})["connections"].size() == 3);
+  CHECK(ask_connections({{"op", "connections"}, {"since_s", 60}})["connections"].size() == 3);
+  // Bad periods, and a gateway without a record, are refused with a reason.
+  for (const json& since : {json(-1), json("10m"), json(1.5)}) {
+    auto bad = ask_connections({{"op", "connections"}, {"since_s", since}});
+    CHECK(bad["ok"] == false);
+    CHECK(bad["error"].get<std::string>().find("since_s") != std::string::npos);
+  }
+  auto none = json::parse(server::answer_admin_request(registry, R"({"op":"connections"})", 0));
+  CHECK(none["ok"] == false);
+  CHECK(none["error"].get<std::string>().find("keeps no record") != std::string::npos);
   registry.end_all();
   host.shutdown();
   io.run_for(std::chrono::milliseconds(50));
