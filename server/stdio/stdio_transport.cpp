@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cerrno>
 #include <mutex>
@@ -166,12 +167,17 @@ asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, 
 
 // What the reader does with one complete line: initialize is answered before the next line is
 // read (every later request needs its session); everything else runs side by side, so that a
-// cancellation or a ping is not stuck behind a long call.
+// cancellation or a ping is not stuck behind a long call. Each line runs on a strand of its own,
+// as each HTTP request runs on its connection's: the endpoint's waits (a request's outbox, an
+// answer awaited from the client) are timers woken from other threads by a post to the waiter's
+// executor, which is only safe when that executor is a strand. On the bare io_context, with two
+// or more threads, a wake-up could run between the waiter's check and its wait and be lost: the
+// answer made, never written, the client waiting for ever (seen once under load in the e2e test).
 void dispatch(const std::shared_ptr<StdioTransport::State>& state, std::string line) {
   if (state->stopped || line.find_first_not_of(" \t\r") == std::string::npos) return;
   const bool initialize = line.find("\"initialize\"") != std::string::npos;
-  auto done =
-      asio::co_spawn(state->executor, handle_line(state, std::move(line)), asio::use_future);
+  auto done = asio::co_spawn(asio::make_strand(state->executor),
+                             handle_line(state, std::move(line)), asio::use_future);
   if (initialize) done.wait();
 }
 
