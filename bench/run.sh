@@ -7,8 +7,9 @@
 # (ledger.{md,json}), and a new session's first call with the pool of ready sandboxes on and off
 # (pool.{md,json}), and a download through a sandbox's egress proxy against a direct one
 # (egress.{md,json}), and environments: a first call warm against cold, a burst of new sessions,
-# the build against its setup (environments.{md,json}). Release build; run as root on an
-# otherwise idle machine.
+# the build against its setup (environments.{md,json}), and a warm call over `sandgate --stdio`
+# against the same over HTTP, both from the official SDK client (stdio.{md,json}). Release build;
+# run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
@@ -18,6 +19,7 @@ cmake --preset release > /dev/null
 cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing \
   auth_bench ledger_bench pool_bench
 (cd bench/peers && npm ci --no-audit --no-fund)
+(cd tests/e2e && npm ci --no-audit --no-fund)  # the official SDK client of stdio_bench.mjs
 if [[ "${1:-}" == "--quick" ]]; then
   out=$(mktemp -d)
   ./build-release/bench/sandbox_bench 20 "$out"
@@ -32,6 +34,7 @@ if [[ "${1:-}" == "--quick" ]]; then
     --out "$out"
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --samples 2 \
     --burst 4 --out "$out"
+  node bench/stdio_bench.mjs --sandgate build-release/sandgate --calls 5 --rounds 2 --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
@@ -43,4 +46,5 @@ else
   ./build-release/bench/pool_bench --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --out bench/results
+  node bench/stdio_bench.mjs --sandgate build-release/sandgate --out bench/results
 fi
