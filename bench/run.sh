@@ -7,9 +7,10 @@
 # (ledger.{md,json}), and a new session's first call with the pool of ready sandboxes on and off
 # (pool.{md,json}), and a download through a sandbox's egress proxy against a direct one
 # (egress.{md,json}), downloads and kept-alive requests direct, through the tunnel and through
-# the TLS termination of a host carrying a secret (secrets.{md,json}), and environments: a first call warm against cold, a burst of new sessions,
-# the build against its setup (environments.{md,json}). Release build; run as root on an
-# otherwise idle machine.
+# the TLS termination of a host carrying a secret (secrets.{md,json}), environments: a first call
+# warm against cold, a burst of new sessions, the build against its setup (environments.{md,json}),
+# and a warm call over `sandgate --stdio` against the same over HTTP, both from the official SDK
+# client (stdio.{md,json}). Release build; run as root on an otherwise idle machine.
 #
 #   bench/run.sh [--quick]     --quick: every workload with small counts (a smoke run)
 set -euo pipefail
@@ -19,6 +20,7 @@ cmake --preset release > /dev/null
 cmake --build --preset release --target sandgate sandbox_bench gateway_bench token_timing \
   auth_bench ledger_bench pool_bench
 (cd bench/peers && npm ci --no-audit --no-fund)
+(cd tests/e2e && npm ci --no-audit --no-fund)  # the official SDK client of stdio_bench.mjs
 if [[ "${1:-}" == "--quick" ]]; then
   out=$(mktemp -d)
   ./build-release/bench/sandbox_bench 20 "$out"
@@ -35,6 +37,7 @@ if [[ "${1:-}" == "--quick" ]]; then
     --kept 5 --out "$out"
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --samples 2 \
     --burst 4 --out "$out"
+  node bench/stdio_bench.mjs --sandgate build-release/sandgate --calls 5 --rounds 2 --out "$out"
   rm -rf "$out"
 else
   ./build-release/bench/sandbox_bench 400 bench/results
@@ -47,4 +50,5 @@ else
   /usr/bin/python3 bench/egress_bench.py --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/secrets_bench.py --sandgate build-release/sandgate --out bench/results
   /usr/bin/python3 bench/environment_bench.py --sandgate build-release/sandgate --out bench/results
+  node bench/stdio_bench.mjs --sandgate build-release/sandgate --out bench/results
 fi

@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_future.hpp>
 #include <cerrno>
 #include <mutex>
@@ -105,40 +106,44 @@ Request request_for(StdioTransport::State& state, const std::string& line, const
   return req;
 }
 
-asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, std::string line) {
-  auto parsed = parse_bounded_json(line);
+// Whether a parsed line is initialize: its method a string, and exactly that (a tools/call whose
+// arguments merely contain the word is not).
+bool is_initialize(const BoundedJson& parsed) {
+  if (parsed.fault != JsonFault::none || !parsed.value.is_object()) return false;
+  auto method = parsed.value.find("method");
+  return method != parsed.value.end() && method->is_string() && *method == "initialize";
+}
+
+// Whether a parsed line is a request, which is always answered: a client over stdio waits for
+// its id, and has no status line to read a refusal from.
+bool is_request(const BoundedJson& parsed) {
+  return parsed.fault == JsonFault::none && parsed.value.is_object() &&
+         parsed.value.contains("id") && parsed.value.contains("method");
+}
+
+std::string error_line(const json& id, const std::string& message) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32603}, {"message", message}}}}
+      .dump();
+}
+
+// The endpoint's answer to one line, written as lines. `answered` is set once a line went out.
+asio::awaitable<void> answer_line(std::shared_ptr<StdioTransport::State> state,
+                                  const std::string& line, const BoundedJson& parsed,
+                                  bool initialize, bool& answered) {
   const json& message = parsed.value;
   Request req = request_for(*state, line, parsed.fault == JsonFault::none ? message : json());
-  // A request is always answered: a client over stdio waits for its id, and has no status line
-  // to read a refusal from.
-  const bool request = parsed.fault == JsonFault::none && message.is_object() &&
-                       message.contains("id") && message.contains("method");
-  auto answer_error = [&](const std::string& why) {
-    if (request)
-      state->write_line(json{{"jsonrpc", "2.0"},
-                             {"id", message["id"]},
-                             {"error", {{"code", -32603}, {"message", why}}}}
-                            .dump());
-  };
   Reply reply;
-  try {
-    if (auto refused = co_await state->endpoint.admit(req))
-      reply.response = std::move(*refused);
-    else
-      reply = co_await state->endpoint.handle(req, std::make_shared<CancelSignal>());
-  } catch (const std::exception& e) {
-    log_event(LogLevel::error, "stdio_request_failed", {{"why", e.what()}});
-    answer_error("Internal error: the request could not be handled");
-    co_return;
-  }
-  const bool initialize = parsed.fault == JsonFault::none && message.is_object() &&
-                          message.value("method", "") == "initialize";
+  if (auto refused = co_await state->endpoint.admit(req))
+    reply.response = std::move(*refused);
+  else
+    reply = co_await state->endpoint.handle(req, std::make_shared<CancelSignal>());
   if (initialize) {
     auto id = reply.response["Mcp-Session-Id"];
     std::lock_guard lock(state->session_mutex);
     if (!id.empty()) state->session_id = std::string(id);
   }
   if (reply.stream) {
+    answered = true;  // events may have gone out: a failure now must not add a second answer
     LineSink sink(*state);
     co_await reply.stream(sink);
     co_return;
@@ -147,31 +152,59 @@ asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, 
   while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
   if (body.empty() || body.front() != '{') {
     // 202 for a notification or a response; anything else a request gets is told as an error.
-    if (reply.response.result() != http::status::accepted)
-      answer_error("Internal error: the gateway answered HTTP " +
-                   std::to_string(reply.response.result_int()));
+    if (reply.response.result() != http::status::accepted && is_request(parsed)) {
+      answered = true;
+      state->write_line(error_line(message["id"], "Internal error: the gateway answered HTTP " +
+                                                      std::to_string(reply.response.result_int())));
+    }
     co_return;
   }
   if (initialize) {
     auto answer = parse_bounded_json(body);
-    if (answer.fault == JsonFault::none && answer.value.contains("result") &&
-        answer.value["result"].is_object() && answer.value["result"].contains("protocolVersion") &&
+    if (answer.fault == JsonFault::none && answer.value.is_object() &&
+        answer.value.contains("result") && answer.value["result"].is_object() &&
+        answer.value["result"].contains("protocolVersion") &&
         answer.value["result"]["protocolVersion"].is_string()) {
       std::lock_guard lock(state->session_mutex);
       state->protocol_version = answer.value["result"]["protocolVersion"].get<std::string>();
     }
   }
+  answered = true;
   state->write_line(std::move(body));
+}
+
+// One line, handled; a request that could not be is still answered, with an error.
+asio::awaitable<void> handle_line(std::shared_ptr<StdioTransport::State> state, std::string line,
+                                  BoundedJson parsed, bool initialize) {
+  bool answered = false;
+  std::string failure;
+  try {
+    co_await answer_line(state, line, parsed, initialize, answered);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (failure.empty()) co_return;
+  log_event(LogLevel::error, "stdio_request_failed", {{"why", failure}});
+  if (!answered && is_request(parsed))
+    state->write_line(
+        error_line(parsed.value["id"], "Internal error: the request could not be handled"));
 }
 
 // What the reader does with one complete line: initialize is answered before the next line is
 // read (every later request needs its session); everything else runs side by side, so that a
-// cancellation or a ping is not stuck behind a long call.
+// cancellation or a ping is not stuck behind a long call. Each line runs on a strand of its own,
+// as each HTTP request runs on its connection's: the endpoint's waits (a request's outbox, an
+// answer awaited from the client) are timers woken from other threads by a post to the waiter's
+// executor, which is only safe when that executor is a strand. On the bare io_context, with two
+// or more threads, a wake-up could run between the waiter's check and its wait and be lost: the
+// answer made, never written, the client waiting for ever (seen once under load in the e2e test).
 void dispatch(const std::shared_ptr<StdioTransport::State>& state, std::string line) {
   if (state->stopped || line.find_first_not_of(" \t\r") == std::string::npos) return;
-  const bool initialize = line.find("\"initialize\"") != std::string::npos;
-  auto done =
-      asio::co_spawn(state->executor, handle_line(state, std::move(line)), asio::use_future);
+  auto parsed = parse_bounded_json(line);
+  const bool initialize = is_initialize(parsed);
+  auto done = asio::co_spawn(asio::make_strand(state->executor),
+                             handle_line(state, std::move(line), std::move(parsed), initialize),
+                             asio::use_future);
   if (initialize) done.wait();
 }
 

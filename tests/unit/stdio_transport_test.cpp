@@ -8,10 +8,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -22,7 +28,7 @@ namespace {
 
 // Answers initialize with a session id, "refused" with a plain-text 403, a 2026-07-28 message (any
 // with Mcp-Method) with the headers it got, a notification with 202, and everything else with the
-// headers it got.
+// headers it got; "hold" only once a "release" came (a long call, and what ends it).
 class RecordingEndpoint final : public Endpoint {
  public:
   boost::asio::awaitable<std::optional<Response>> admit(const Request&) override {
@@ -37,6 +43,8 @@ class RecordingEndpoint final : public Endpoint {
       reply.response.result(http::status::accepted);
       co_return reply;
     }
+    if (message["method"] == "hold") co_await released();
+    if (message["method"] == "release") release();
     if (message["method"] == "refused") {  // a refusal without a JSON body
       reply.response.result(http::status::forbidden);
       reply.response.body() = "Forbidden";
@@ -55,6 +63,26 @@ class RecordingEndpoint final : public Endpoint {
         json{{"jsonrpc", "2.0"}, {"id", message["id"]}, {"result", result}}.dump();
     co_return reply;
   }
+
+ private:
+  boost::asio::awaitable<void> released() {
+    auto timer = std::make_shared<boost::asio::steady_timer>(
+        co_await boost::asio::this_coro::executor, boost::asio::steady_timer::time_point::max());
+    {
+      std::lock_guard lock(mutex_);
+      if (released_) co_return;
+      held_ = timer;
+    }
+    co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    if (held_) boost::asio::post(held_->get_executor(), [timer = held_] { timer->cancel(); });
+  }
+  std::mutex mutex_;
+  bool released_ = false;
+  std::shared_ptr<boost::asio::steady_timer> held_;
 };
 
 bool eventually_closed(const std::atomic<bool>& closed) {
@@ -155,6 +183,17 @@ TEST_CASE("the stdio transport turns lines into the requests an HTTP client woul
   json told = pipes.next();
   CHECK(told["id"] == 6);
   CHECK(told["error"]["message"].get<std::string>().find("HTTP 403") != std::string::npos);
+  // A request whose method is not a string is answered too (the endpoint's answer; before, the
+  // transport's own look at the method threw and nothing was written).
+  pipes.send(R"({"jsonrpc":"2.0","id":7,"method":5})");
+  CHECK(pipes.next()["id"] == 7);
+  // Only initialize holds the reader: a long call whose arguments merely contain the word does
+  // not, so the line that ends it is read and both are answered.
+  pipes.send(
+      R"({"jsonrpc":"2.0","id":8,"method":"hold","params":{"arguments":{"initialize":"initialize"}}})");
+  pipes.send(R"({"jsonrpc":"2.0","id":9,"method":"release"})");
+  std::set<int> ids{pipes.next()["id"].get<int>(), pipes.next()["id"].get<int>()};
+  CHECK(ids == std::set<int>{8, 9});
   // The end of input is reported.
   ::close(pipes.in[1]);
   pipes.in[1] = -1;

@@ -14,7 +14,8 @@
 # files, in a new container on the same volume); then the pod-limit OOM with memory.oom.group=1
 # set on the container's cgroup as a kubelet does; then what a pod gets without the shipped
 # profiles (RuntimeDefault seccomp, the runtime's default AppArmor profile, a masked /proc):
-# `--check-isolation` refuses, naming what is missing and what grants it.
+# `--check-isolation` refuses, naming what is missing and what grants it. And the image as a
+# stdio server (`podman run -i --rm … --stdio`), driven by the SDK's stdio client transport.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 require_pure_v2
@@ -194,6 +195,20 @@ if check "the 1536 MiB pod (baseline) becomes ready" start_pod 1536 "${baseline[
   check "SIGTERM: the gateway exits 0" stop_pod
   check "nothing left after the pod" nothing_left
 fi
+
+say "the image as a stdio server: podman run -i --rm IMAGE --stdio, spawned by the SDK's stdio client"
+# As docs/clients.md configures it for Claude Code, Claude Desktop, Cursor and VS Code: the
+# baseline securityContext's options, the pod's user namespace, no network at all (over stdio the
+# gateway listens on nothing), a read-only root with a /tmp; the client writes initialize and
+# tools/call to the container's stdin and reads the answers from its stdout. --rootfs takes the
+# image's root filesystem, where the image's ENTRYPOINT ["/usr/local/bin/sandgate"] is not read:
+# the command names it. The pool off: its preload would take minutes under software emulation.
+stdio_container=(podman run -i --rm --rootfs --read-only --read-only-tmpfs=false --cgroupns=private
+                 --network none --tmpfs /tmp:size=64m "${baseline[@]}" "${userns[@]}"
+                 "$image" /usr/local/bin/sandgate --stdio --pool-size 0)
+check "the image answers over stdin and stdout: initialize, tools/call, state kept, no network" \
+  node "$repo/tests/e2e/stdio_container_check.mjs" "${stdio_container[@]}"
+check "nothing left after the stdio container" nothing_left
 
 say "without the shipped profiles: --check-isolation refuses and says what grants the missing permission"
 # A pod at baseline that leaves seccomp, AppArmor and /proc at the runtime's defaults (no
