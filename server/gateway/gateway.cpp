@@ -481,6 +481,21 @@ int check_isolation(const Config& config) {
   return problem.empty() ? 0 : 1;
 }
 
+namespace {
+
+// The sandboxes' host as the flags say, with what other parts add to every sandbox.
+sandbox::HostConfig host_config_of(const Config& config,
+                                   const egress::TlsTermination* termination) {
+  sandbox::HostConfig host_config = config.host;
+  if (termination) host_config.egress_ca_pem = termination->ca().certificate_pem();
+  // With upstreams, every sandbox (the ready pool's included) has the tool channel's socket;
+  // a tenant without upstreams finds nobody answering on it (Registry::equip).
+  host_config.limits.tool_channel = !config.upstreams.file.empty();
+  return host_config;
+}
+
+}  // namespace
+
 int run_gateway(const Config& config, const GatewayExtras& extras) {
   Metrics metrics;
   Credentials credentials;
@@ -503,12 +518,7 @@ int run_gateway(const Config& config, const GatewayExtras& extras) {
     std::cerr << "sandgate: the egress CA: " << e.what() << "\n";
     return 2;
   }
-  sandbox::HostConfig host_config = config.host;
-  if (termination) host_config.egress_ca_pem = termination->ca().certificate_pem();
-  // With upstreams, every sandbox (the ready pool's included) has the tool channel's socket;
-  // a tenant without upstreams finds nobody answering on it (Registry::equip).
-  host_config.limits.tool_channel = !config.upstreams.file.empty();
-  sandbox::SandboxHost host(background, host_config);
+  sandbox::SandboxHost host(background, host_config_of(config, termination.get()));
   report_host_events(host);
   session::RegistryConfig registry_config = effective_registry_config(config);
   registry_config.egress_proxy.termination = termination;
