@@ -437,7 +437,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "stock Node reaches a host carrying a secret through the proxy with the gateway CA; Node 20's "
+    "stock Node reaches a host carrying a secret through the proxy with the gateway CA, and Node "
+    "20's "
     "own fetch does not use the proxy",
     "[integration][egress][secrets]") {
   if (!can_run_with_own_hosts()) return;
