@@ -14,7 +14,6 @@ Rounds alternate direct and proxied; medians are reported. Run as root on an idl
 Writes DIR/egress.md and DIR/egress.json (default bench/results)."""
 import argparse
 import hashlib
-import http.client
 import json
 import os
 import pathlib
@@ -22,7 +21,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from bench_gateway import Mcp, launch_gateway
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INDEX = ROOT / "tests" / "support" / "package_index.py"
@@ -44,47 +44,6 @@ print(json.dumps(times))
 """
 
 
-class Mcp:
-    """Just enough of a 2025-11-25 client: one session, tools/call execute."""
-
-    def __init__(self, port):
-        self.port, self.session, self.id = port, None, 0
-
-    def post(self, message):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        headers = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": "2025-11-25"}
-        if self.session:
-            headers["Mcp-Session-Id"] = self.session
-        connection.request("POST", "/mcp", json.dumps(message), headers)
-        reply = connection.getresponse()
-        body = reply.read().decode()
-        self.session = reply.getheader("Mcp-Session-Id") or self.session
-        data = [line[5:] for line in body.splitlines() if line.startswith("data:")]
-        return json.loads(data[-1] if data else body) if body else None
-
-    def start(self):
-        self.id += 1
-        self.post({"jsonrpc": "2.0", "id": self.id, "method": "initialize",
-                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "egress_bench", "version": "1"}}})
-        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def bash(self, code, timeout=300):
-        self.id += 1
-        reply = self.post({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
-                           "params": {"name": "execute",
-                                      "arguments": {"language": "bash", "code": code,
-                                                    "timeout_seconds": timeout}}})
-        result = reply.get("result", {}).get("structuredContent")
-        if result is None:
-            raise RuntimeError("execute failed: " + json.dumps(reply)[:2000])
-        if result.get("exit_code") != 0:
-            raise RuntimeError("sandbox call failed: " + json.dumps(result)[:2000])
-        return result["stdout"]
-
-
 def start_index(directory):
     json_file = os.path.join(directory, "index.json")
     process = subprocess.Popen(
@@ -96,23 +55,10 @@ def start_index(directory):
 
 
 def start_gateway(binary, tokens):
-    process = subprocess.Popen(
+    return launch_gateway(
         [binary, "--listen", "127.0.0.1:0", "--token-file", tokens, "--pool-size", "0",
          "--log-level", "warn", "--egress-mb-per-call", "65536", "--egress-mb-per-sandbox",
-         "1048576", "--spend-cap-usd", "1000"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"})
-    line = process.stdout.readline().decode()  # "sandgate listening on http://127.0.0.1:P/mcp"
-    port = int(line.rsplit(":", 1)[1].split("/")[0])
-    for _ in range(600):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                return process, port
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the gateway did not become ready")
+         "1048576", "--spend-cap-usd", "1000"])
 
 
 def direct(url, count, ca):
@@ -145,7 +91,7 @@ def main():
         os.chmod(tokens, 0o600)
         gateway, port = start_gateway(args.sandgate, tokens)
         try:
-            mcp = Mcp(port)
+            mcp = Mcp(port, TOKEN, "egress_bench")
             mcp.start()
             ca = open(announced["ca"]).read()
             mcp.bash("cat > /work/ca.pem <<'SANDGATE_CA'\n" + ca + "SANDGATE_CA\n")

@@ -16,15 +16,15 @@ Writes DIR/environments.md and DIR/environments.json (default bench/results)."""
 import argparse
 import concurrent.futures
 import hashlib
-import http.client
 import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from bench_gateway import Mcp, launch_gateway
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOKENS = {"warm": "env-bench-warm", "cold": "env-bench-cold", "fixed": "env-bench-fixed",
@@ -62,54 +62,9 @@ def definitions():
             "heavy_cold": dict(named("cold"), pool={"min": 0, "max": 0})}
 
 
-class Mcp:
-    """Just enough of a 2025-11-25 client: one session, tools/call execute."""
-
-    def __init__(self, port, token):
-        self.port, self.token, self.session, self.id = port, token, None, 0
-
-    def post(self, message):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": "2025-11-25"}
-        if self.session:
-            headers["Mcp-Session-Id"] = self.session
-        connection.request("POST", "/mcp", json.dumps(message), headers)
-        reply = connection.getresponse()
-        body = reply.read().decode()
-        self.session = reply.getheader("Mcp-Session-Id") or self.session
-        data = [line[5:] for line in body.splitlines() if line.startswith("data:")]
-        return json.loads(data[-1] if data else body) if body else None
-
-    def start(self):
-        self.id += 1
-        self.post({"jsonrpc": "2.0", "id": self.id, "method": "initialize",
-                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "environment_bench", "version": "1"}}})
-        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def run(self, code, language="python", timeout=300):
-        self.id += 1
-        reply = self.post({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
-                           "params": {"name": "execute",
-                                      "arguments": {"language": language, "code": code,
-                                                    "timeout_seconds": timeout}}})
-        result = reply.get("result", {}).get("structuredContent")
-        if result is None or result.get("exit_code") != 0:
-            raise RuntimeError("execute failed: " + json.dumps(reply)[:2000])
-        return result
-
-    def end(self):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        connection.request("DELETE", "/mcp", headers={"Authorization": "Bearer " + self.token,
-                                                      "Mcp-Session-Id": self.session})
-        connection.getresponse().read()
-
-
 def first_call(port, tenant):
     """A new session's first call importing the package: seconds, end to end."""
-    mcp = Mcp(port, TOKENS[tenant])
+    mcp = Mcp(port, TOKENS[tenant], "environment_bench")
     mcp.start()
     started = time.perf_counter()
     out = mcp.run(FIRST_CALL)
@@ -132,23 +87,13 @@ def start_gateway(binary, directory):
     with open(definitions_file, "w") as f:
         json.dump(definitions(), f)
     log = open(os.path.join(directory, "gateway.log"), "w")
-    process = subprocess.Popen(
+    # Builds first: /readyz answers 200 once every environment is built or failed.
+    process, port = launch_gateway(
         [binary, "--listen", "127.0.0.1:0", "--token-file", tokens, "--pool-size", "0",
          "--environments", definitions_file, "--state-dir", os.path.join(directory, "state"),
          "--log-level", "info", "--max-sandboxes", "64", "--spend-cap-usd", "1000"],
-        stdout=subprocess.PIPE, stderr=log, env={"PATH": "/usr/bin:/bin"})
-    line = process.stdout.readline().decode()  # "sandgate listening on http://127.0.0.1:P/mcp"
-    port = int(line.rsplit(":", 1)[1].split("/")[0])
-    for _ in range(6000):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                return process, port, log.name
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the gateway did not become ready")
+        stderr=log, ready_within_s=600)
+    return process, port, log.name
 
 
 def build_seconds(log_path):
@@ -160,7 +105,7 @@ def build_seconds(log_path):
 
 def setup_own_seconds(port, rounds):
     """The setup script run as an ordinary call in a warm plain sandbox, timed inside it."""
-    mcp = Mcp(port, TOKENS["plain"])
+    mcp = Mcp(port, TOKENS["plain"], "environment_bench")
     mcp.start()
     mcp.run("print('warm')")
     times = []

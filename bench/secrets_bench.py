@@ -31,7 +31,6 @@ namespace) on an idle machine:
 Writes DIR/secrets.md and DIR/secrets.json (default bench/results)."""
 import argparse
 import hashlib
-import http.client
 import json
 import os
 import pathlib
@@ -39,7 +38,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from bench_gateway import Mcp, launch_gateway
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 INDEX = ROOT / "tests" / "support" / "package_index.py"
@@ -101,47 +101,6 @@ print(json.dumps(out))
 """
 
 
-class Mcp:
-    """Just enough of a 2025-11-25 client: one session, tools/call execute."""
-
-    def __init__(self, port, token):
-        self.port, self.token, self.session, self.id = port, token, None, 0
-
-    def post(self, message):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": "2025-11-25"}
-        if self.session:
-            headers["Mcp-Session-Id"] = self.session
-        connection.request("POST", "/mcp", json.dumps(message), headers)
-        reply = connection.getresponse()
-        body = reply.read().decode()
-        self.session = reply.getheader("Mcp-Session-Id") or self.session
-        data = [line[5:] for line in body.splitlines() if line.startswith("data:")]
-        return json.loads(data[-1] if data else body) if body else None
-
-    def start(self):
-        self.id += 1
-        self.post({"jsonrpc": "2.0", "id": self.id, "method": "initialize",
-                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                              "clientInfo": {"name": "secrets_bench", "version": "1"}}})
-        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def bash(self, code, timeout=300):
-        self.id += 1
-        reply = self.post({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
-                           "params": {"name": "execute",
-                                      "arguments": {"language": "bash", "code": code,
-                                                    "timeout_seconds": timeout}}})
-        result = reply.get("result", {}).get("structuredContent")
-        if result is None:
-            raise RuntimeError("execute failed: " + json.dumps(reply)[:2000])
-        if result.get("exit_code") != 0:
-            raise RuntimeError("sandbox call failed: " + json.dumps(result)[:2000])
-        return result["stdout"]
-
-
 def start_index(directory):
     json_file = os.path.join(directory, "index.json")
     # With TCP_NODELAY on its connections: the server writes an answer's head and body apart,
@@ -183,26 +142,13 @@ def start_gateway(binary, directory, port, ca, hosts):
     with open(hosts_file, "w") as f:
         f.write("127.0.0.1 localhost\n127.0.0.2 " + " ".join(hosts) + "\n")
     os.chmod(hosts_file, 0o644)
-    process = subprocess.Popen(
+    return launch_gateway(
         ["/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
          'mount --bind "$0" /etc/hosts && exec "$@"', hosts_file,
          binary, "--listen", "127.0.0.1:0", "--token-file", tokens, "--secrets-file", secrets,
          "--egress-ca-file", ca, "--pool-size", "0", "--log-level", "warn",
          "--egress-mb-per-call", "65536", "--egress-mb-per-sandbox", "1048576",
-         "--spend-cap-usd", "1000"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"})
-    line = process.stdout.readline().decode()  # "sandgate listening on http://127.0.0.1:P/mcp"
-    gateway_port = int(line.rsplit(":", 1)[1].split("/")[0])
-    for _ in range(600):
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", gateway_port, timeout=5)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                return process, gateway_port
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the gateway did not become ready")
+         "--spend-cap-usd", "1000"])
 
 
 def client_args(host, port, name, ca, size, kept, how, warm):
@@ -247,7 +193,7 @@ def main():
         port, ca = announced["port"], announced["ca"]
         gateway, gateway_port = start_gateway(args.sandgate, directory, port, ca, hosts)
         try:
-            mcps = {way: Mcp(gateway_port, TOKENS[way]) for way in ("tunnel", "terminated")}
+            mcps = {way: Mcp(gateway_port, TOKENS[way], "secrets_bench") for way in ("tunnel", "terminated")}
             for mcp in mcps.values():
                 mcp.start()
             # The tunnel's client trusts the test CA (end to end); the terminated one the
