@@ -375,7 +375,9 @@ double PostgresLedger::spent(std::string_view tenant, Clock::time_point from,
 }
 
 std::vector<UsageRow> PostgresLedger::usage(const UsageQuery& query, Grouping grouping) const {
-  if (grouping == Grouping::upstream) return usage_by_upstream(query);
+  // A ledger of schema 1 (read beside an older gateway) holds no tool calls.
+  const bool tool_use = schema_version_ >= 2;
+  if (grouping == Grouping::upstream && !tool_use) return {};
   // The group is a fixed expression per grouping, never text from the query.
   const char* group =
       grouping == Grouping::day
@@ -383,18 +385,23 @@ std::vector<UsageRow> PostgresLedger::usage(const UsageQuery& query, Grouping gr
       : grouping == Grouping::owner ? "owner_kind || ':' || owner"
                                     : "''";
   std::string sql =
-      std::string("SELECT tenant, ") + group +
-      " AS grp, COALESCE(sum(usd), 0), COALESCE(sum(cpu_seconds), 0), "
-      "COALESCE(sum(gib_seconds), 0), COALESCE(sum(wall_seconds), 0), "
-      "COALESCE(sum(calls), 0), COALESCE(sum(output_bytes), 0), " +
-      // A ledger of schema 1 (read beside an older gateway) counts no tool calls.
-      (schema_version_ >= 2 ? "COALESCE(sum((SELECT sum(t.calls) FROM "
-                              "sandgate_tool_use t WHERE t.stretch = "
-                              "sandgate_usage.stretch)), 0)"
-                            : "0") +
-      " FROM sandgate_usage WHERE ($1::text IS NULL OR tenant = $1) AND ($2::bigint IS NULL OR "
-      "ended_ms >= $2) AND ($3::bigint IS NULL OR ended_ms < $3) GROUP BY tenant, "
-      "grp ORDER BY tenant, grp";
+      grouping == Grouping::upstream
+          // The calls and their prices; the sandboxes' other totals are not the upstream's.
+          ? "SELECT u.tenant, t.upstream, COALESCE(sum(t.usd), 0), 0, 0, 0, 0, 0, "
+            "COALESCE(sum(t.calls), 0) FROM sandgate_tool_use t JOIN sandgate_usage u ON "
+            "u.stretch = t.stretch WHERE ($1::text IS NULL OR u.tenant = $1) AND ($2::bigint IS "
+            "NULL OR u.ended_ms >= $2) AND ($3::bigint IS NULL OR u.ended_ms < $3) GROUP BY "
+            "u.tenant, t.upstream ORDER BY u.tenant, t.upstream"
+          : std::string("SELECT tenant, ") + group +
+                " AS grp, COALESCE(sum(usd), 0), COALESCE(sum(cpu_seconds), 0), "
+                "COALESCE(sum(gib_seconds), 0), COALESCE(sum(wall_seconds), 0), "
+                "COALESCE(sum(calls), 0), COALESCE(sum(output_bytes), 0), " +
+                (tool_use ? "COALESCE(sum((SELECT sum(t.calls) FROM sandgate_tool_use t WHERE "
+                            "t.stretch = sandgate_usage.stretch)), 0)"
+                          : "0") +
+                " FROM sandgate_usage WHERE ($1::text IS NULL OR tenant = $1) AND ($2::bigint IS "
+                "NULL OR ended_ms >= $2) AND ($3::bigint IS NULL OR ended_ms < $3) GROUP BY "
+                "tenant, grp ORDER BY tenant, grp";
   Param tenant = query.tenant, since, until;
   if (query.since) since = ms(*query.since);
   if (query.until) until = ms(*query.until);
@@ -412,31 +419,6 @@ std::vector<UsageRow> PostgresLedger::usage(const UsageQuery& query, Grouping gr
       row.calls = static_cast<std::uint64_t>(result.integer(i, 6));
       row.output_bytes = static_cast<std::uint64_t>(result.integer(i, 7));
       row.tool_calls = static_cast<std::uint64_t>(result.integer(i, 8));
-      rows.push_back(std::move(row));
-    }
-    return rows;
-  });
-}
-
-std::vector<UsageRow> PostgresLedger::usage_by_upstream(const UsageQuery& query) const {
-  if (schema_version_ < 2) return {};
-  Param tenant = query.tenant, since, until;
-  if (query.since) since = ms(*query.since);
-  if (query.until) until = ms(*query.until);
-  return with_connection([&](Connection& c) {
-    auto result = c.exec(
-        "SELECT u.tenant, t.upstream, COALESCE(sum(t.usd), 0), COALESCE(sum(t.calls), 0) FROM "
-        "sandgate_tool_use t JOIN sandgate_usage u ON u.stretch = t.stretch WHERE ($1::text IS "
-        "NULL OR u.tenant = $1) AND ($2::bigint IS NULL OR u.ended_ms >= $2) AND ($3::bigint IS "
-        "NULL OR u.ended_ms < $3) GROUP BY u.tenant, t.upstream ORDER BY u.tenant, t.upstream",
-        {tenant, since, until});
-    std::vector<UsageRow> rows;
-    for (int i = 0; i < result.rows(); ++i) {
-      UsageRow row;
-      row.tenant = result.text(i, 0);
-      row.group = result.text(i, 1);
-      row.usd = result.real(i, 2);
-      row.tool_calls = static_cast<std::uint64_t>(result.integer(i, 3));
       rows.push_back(std::move(row));
     }
     return rows;

@@ -68,7 +68,6 @@ class PostgresLedger final : public LedgerStore, public ReservationStore {
   void migrate(Connection& c);
   void check_schema(Connection& c) const;
   void save_tool_use(Connection& c, const UsageRecord& record);
-  std::vector<UsageRow> usage_by_upstream(const UsageQuery& query) const;
 
   const Options options_;
   mutable std::mutex mutex_;

@@ -78,6 +78,25 @@ void bind_query(Statement& statement, const UsageQuery& query) {
   if (query.until) statement.bind(3, unix_ms(*query.until));
 }
 
+// The rows of a usage query whose columns are a UsageRow's, in its order.
+std::vector<UsageRow> rows_of(Statement& select) {
+  std::vector<UsageRow> rows;
+  while (select.step()) {
+    UsageRow row;
+    row.tenant = select.text(0);
+    row.group = select.text(1);
+    row.usd = select.real(2);
+    row.cpu_seconds = select.real(3);
+    row.gib_seconds = select.real(4);
+    row.wall_seconds = select.real(5);
+    row.calls = static_cast<std::uint64_t>(select.integer(6));
+    row.output_bytes = static_cast<std::uint64_t>(select.integer(7));
+    row.tool_calls = static_cast<std::uint64_t>(select.integer(8));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE usage (
   id INTEGER PRIMARY KEY,
@@ -321,41 +340,19 @@ std::vector<UsageRow> SqliteLedger::usage(const UsageQuery& query, Grouping grou
                     "grp";
   Statement select(db_, sql.c_str());
   bind_query(select, query);
-  std::vector<UsageRow> rows;
-  while (select.step()) {
-    UsageRow row;
-    row.tenant = select.text(0);
-    row.group = select.text(1);
-    row.usd = select.real(2);
-    row.cpu_seconds = select.real(3);
-    row.gib_seconds = select.real(4);
-    row.wall_seconds = select.real(5);
-    row.calls = static_cast<std::uint64_t>(select.integer(6));
-    row.output_bytes = static_cast<std::uint64_t>(select.integer(7));
-    row.tool_calls = static_cast<std::uint64_t>(select.integer(8));
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return rows_of(select);
 }
 
 std::vector<UsageRow> SqliteLedger::usage_by_upstream(const UsageQuery& query) const {
   if (schema_version_ < 2) return {};
+  // The calls and their prices; the sandboxes' other totals are not the upstream's.
   Statement select(db_,
-                   "SELECT u.tenant, t.upstream, total(t.usd), sum(t.calls) FROM tool_use t JOIN "
-                   "usage u ON u.stretch = t.stretch WHERE (?1 IS NULL OR u.tenant = ?1) AND (?2 "
-                   "IS NULL OR u.ended_ms >= ?2) AND (?3 IS NULL OR u.ended_ms < ?3) GROUP BY "
-                   "u.tenant, t.upstream ORDER BY u.tenant, t.upstream");
+                   "SELECT u.tenant, t.upstream, total(t.usd), 0, 0, 0, 0, 0, sum(t.calls) FROM "
+                   "tool_use t JOIN usage u ON u.stretch = t.stretch WHERE (?1 IS NULL OR u.tenant "
+                   "= ?1) AND (?2 IS NULL OR u.ended_ms >= ?2) AND (?3 IS NULL OR u.ended_ms < ?3) "
+                   "GROUP BY u.tenant, t.upstream ORDER BY u.tenant, t.upstream");
   bind_query(select, query);
-  std::vector<UsageRow> rows;
-  while (select.step()) {
-    UsageRow row;
-    row.tenant = select.text(0);
-    row.group = select.text(1);
-    row.usd = select.real(2);
-    row.tool_calls = static_cast<std::uint64_t>(select.integer(3));
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return rows_of(select);
 }
 
 }  // namespace sandgate::ledger
