@@ -22,19 +22,13 @@ std::string environments_store_dir(const Config& config) {
 
 std::string unknown_environment(const Credentials& credentials,
                                 const std::vector<std::string>& defined, bool file_given) {
-  for (const auto& name : credentials.tokens.tenant_names()) {
-    auto tenant = credentials.tokens.find_tenant(name);
-    if (!tenant) continue;
-    for (const auto& wanted : tenant->environments) {
-      if (wanted == environment::kBase ||
-          std::find(defined.begin(), defined.end(), wanted) != defined.end())
-        continue;
-      return "tenant '" + name + "' names environment '" + wanted + "', which " +
-             (file_given ? "the environments file does not define"
-                         : "no --environments file defines");
-    }
-  }
-  return "";
+  return tenant_naming_unknown(
+      credentials, &tenant::TenantTerms::environments, "environment",
+      [&](const std::string& name) {
+        return name == environment::kBase ||
+               std::find(defined.begin(), defined.end(), name) != defined.end();
+      },
+      file_given ? "the environments file does not define" : "no --environments file defines");
 }
 
 namespace {

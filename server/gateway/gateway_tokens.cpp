@@ -149,4 +149,19 @@ std::string spend_label(const Credentials& credentials, const std::string& name)
   return "other";
 }
 
+std::string tenant_naming_unknown(const Credentials& credentials,
+                                  std::vector<std::string> tenant::TenantTerms::*names,
+                                  const std::string& kind,
+                                  const std::function<bool(const std::string&)>& defined,
+                                  const std::string& where) {
+  for (const auto& name : credentials.tokens.tenant_names()) {
+    auto tenant = credentials.tokens.find_tenant(name);
+    if (!tenant) continue;
+    for (const auto& wanted : (*tenant).*names)
+      if (!defined(wanted))
+        return "tenant '" + name + "' names " + kind + " '" + wanted + "', which " + where;
+  }
+  return "";
+}
+
 }  // namespace sandgate::server

@@ -3,6 +3,7 @@
 // --no-auth) and, with --oauth-issuer, the OAuth verifier and its tenants' policy. Loaded at
 // start, reloaded on SIGHUP, and a tenant's policy by name for sessions restored after a
 // restart.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ std::vector<std::string> reload_credentials(const Config& config, Credentials& c
 // A tenant's terms now, by name (a restarted gateway's saved sessions name tenants); null when
 // it is gone.
 tenant::Terms tenant_named(const Credentials& credentials, const std::string& name);
+// The first tokens-file tenant whose list (`names`: its upstreams, its environments) holds a name
+// `defined` does not know, as "tenant 'T' names KIND 'N', which WHERE"; "" when none does.
+std::string tenant_naming_unknown(const Credentials& credentials,
+                                  std::vector<std::string> tenant::TenantTerms::*names,
+                                  const std::string& kind,
+                                  const std::function<bool(const std::string&)>& defined,
+                                  const std::string& where);
 // The tenant's label on the spend metric: its name when the operator named it (a tokens-file
 // line, an OAuth policy line of its own), else "other" — an issuer can mint tenants without end,
 // a metric's labels must not grow with them.

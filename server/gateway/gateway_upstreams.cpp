@@ -6,15 +6,10 @@
 namespace sandgate::server {
 
 std::string unknown_upstream(const Credentials& credentials, const upstream::Upstreams& upstreams) {
-  for (const auto& name : credentials.tokens.tenant_names()) {
-    auto tenant = credentials.tokens.find_tenant(name);
-    if (!tenant) continue;
-    for (const auto& wanted : tenant->upstreams)
-      if (!upstreams.find(wanted))
-        return "tenant '" + name + "' names upstream '" + wanted +
-               "', which the upstreams file does not define";
-  }
-  return "";
+  return tenant_naming_unknown(
+      credentials, &tenant::TenantTerms::upstreams, "upstream",
+      [&](const std::string& name) { return upstreams.find(name) != nullptr; },
+      "the upstreams file does not define");
 }
 
 OpenedUpstreams open_upstreams(const Config& config, boost::asio::any_io_executor executor,
