@@ -11,43 +11,19 @@
 //
 // Needs tests/e2e's node_modules (npm ci there). Writes DIR/code_mode.md and DIR/code_mode.json
 // (default bench/results).
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+import { load, option, root, startListening as start } from "./bench_node.mjs";
+
 const sandgate = path.resolve(option("sandgate", path.join(root, "build-release/sandgate")));
 const calls = Number(option("calls", "200"));
 const rounds = Number(option("rounds", "3"));
 const out = path.resolve(option("out", path.join(root, "bench/results")));
-const modules = path.join(root, "tests/e2e/node_modules");
-const require = createRequire(path.join(modules, "noop.js"));
-const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
 const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-
-// A process whose first stdout line names its URL.
-function start(command, argv, env = process.env) {
-  const child = spawn(command, argv, { env, stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    child.stdout.on("data", (d) => {
-      seen += d;
-      const m = seen.match(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on("exit", (code) => reject(new Error(`${command} exited with ${code}`)));
-  });
-}
 
 async function connect(url, token) {
   const client = new Client({ name: "code-mode-bench", version: "1" });

@@ -13,28 +13,18 @@
 // Needs tests/e2e's node_modules (npm ci there). Writes DIR/stdio.md and DIR/stdio.json (default
 // bench/results). Every call must succeed (exit code 0) or the bench fails: its smoke run in
 // tests/CMakeLists.txt asserts only that, never a timing.
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import { setMaxListeners } from "node:events";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
+import { load, option, root, startListening } from "./bench_node.mjs";
+
 const sandgate = path.resolve(option("sandgate", path.join(root, "build-release/sandgate")));
 const calls = Number(option("calls", "200"));
 const rounds = Number(option("rounds", "10"));
 const out = path.resolve(option("out", path.join(root, "bench/results")));
-const modules = path.join(root, "tests/e2e/node_modules");
-const require = createRequire(path.join(modules, "noop.js"));
-const load = async (name) => import(pathToFileURL(require.resolve(name)).href);
 const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/client/streamableHttp.js");
@@ -44,19 +34,8 @@ const common = ["--pool-size", "0", "--log-level", "warn"];
 const env = { PATH: "/usr/bin:/bin" };
 
 // `sandgate` on loopback: its first stdout line names its URL.
-function startHttp(tokenFile) {
-  const child = spawn(sandgate, ["--listen", "127.0.0.1:0", "--token-file", tokenFile, ...common],
-                      { env, stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    child.stdout.on("data", (d) => {
-      seen += d;
-      const m = seen.match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on("exit", (code) => reject(new Error(`sandgate exited with ${code}`)));
-  });
-}
+const startHttp = (tokenFile) =>
+  startListening(sandgate, ["--listen", "127.0.0.1:0", "--token-file", tokenFile, ...common], env);
 
 // The execute calls, and a ping: the transport's own cost, with no sandbox in it.
 const WORKLOADS = {
