@@ -9,7 +9,7 @@ namespace sandgate::environment {
 namespace fs = std::filesystem;
 
 DirectoryUse directory_use(const std::string& dir, std::uint64_t max_bytes,
-                           std::uint64_t max_entries) {
+                           std::uint64_t max_entries, const std::atomic<bool>* stop) {
   DirectoryUse use;
   std::error_code ec;
   // Never through a symbolic link: they are entries here, not directories to enter.
@@ -22,6 +22,7 @@ DirectoryUse directory_use(const std::string& dir, std::uint64_t max_bytes,
     use.bytes += S_ISREG(st.st_mode) ? std::max(static_cast<std::uint64_t>(st.st_size), allocated)
                                      : allocated;
     if (use.bytes > max_bytes || use.entries > max_entries) break;
+    if (stop && stop->load(std::memory_order_relaxed)) break;
   }
   return use;
 }
@@ -35,7 +36,7 @@ BuildDiskWatch::BuildDiskWatch(std::string dir, std::uint64_t max_bytes,
 
 BuildDiskWatch::~BuildDiskWatch() {
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(mutex_);  // not lost between the watch's check and its wait
     stopping_ = true;
   }
   wake_.notify_all();
@@ -49,9 +50,10 @@ std::string BuildDiskWatch::tripped() const {
 
 void BuildDiskWatch::watch() {
   std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, every_, [this] { return stopping_; })) {
+  while (!wake_.wait_for(lock, every_, [this] { return stopping_.load(); })) {
     lock.unlock();
-    auto use = directory_use(dir_, max_bytes_, kMaxEntries);
+    auto use = directory_use(dir_, max_bytes_, kMaxEntries, &stopping_);
+    if (stopping_) return;
     std::string why;
     if (use.bytes > max_bytes_)
       why = "the setup wrote more than its max_size_mb (" + std::to_string(max_bytes_ >> 20) +

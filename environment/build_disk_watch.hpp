@@ -23,9 +23,10 @@ struct DirectoryUse {
 };
 
 // What `dir` holds, never following a symbolic link; entries that vanish during the walk (a
-// package manager's temporary files) are skipped. Stops counting once past either bound.
+// package manager's temporary files) are skipped. Stops counting once past either bound, or
+// when `stop` turns true (the build ended: its coroutine waits for no walk).
 DirectoryUse directory_use(const std::string& dir, std::uint64_t max_bytes,
-                           std::uint64_t max_entries);
+                           std::uint64_t max_entries, const std::atomic<bool>* stop = nullptr);
 
 class BuildDiskWatch {
  public:
@@ -34,7 +35,7 @@ class BuildDiskWatch {
   // `over` is called once, on the watch's thread, with why.
   BuildDiskWatch(std::string dir, std::uint64_t max_bytes, std::function<void(std::string)> over,
                  std::chrono::milliseconds every = std::chrono::seconds(1));
-  ~BuildDiskWatch();  // stops the watch and waits for its thread
+  ~BuildDiskWatch();  // stops the watch (a walk under way within an entry) and joins its thread
   BuildDiskWatch(const BuildDiskWatch&) = delete;
   BuildDiskWatch& operator=(const BuildDiskWatch&) = delete;
 
@@ -50,7 +51,7 @@ class BuildDiskWatch {
   const std::chrono::milliseconds every_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   std::string tripped_;
   std::thread thread_;
 };
